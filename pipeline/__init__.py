@@ -1,0 +1,4 @@
+"""Majordomus: a repository-local continuity layer for coding agents, built on doit."""
+from __future__ import annotations
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""One module per top-level command: `add_parsers(subparsers)` and the implementations."""

@@ -1,0 +1,21 @@
+"""majordomus hook NAME: what the .claude/hooks scripts call (always exits 0)."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def add_parsers(sub: Any) -> None:
+    from pipeline.hooks import NAMES
+
+    p = sub.add_parser("hook", help="run a provider hook (called by .claude/hooks/*; always exits 0)",
+                       description="Read the provider's JSON on stdin and act on the repository it "
+                       "names. Never blocks the provider: exits 0 and records a failure.")
+    p.add_argument("name", choices=NAMES)
+    p.add_argument("--hook-root", default=None, help="the repository the hook script lives in")
+    p.set_defaults(handler=lambda a: run(a.name, a.hook_root))
+
+
+def run(name: str, hook_root: str | None) -> int:
+    from pipeline import hooks
+
+    return hooks.run(name, hook_root)

@@ -1,0 +1,36 @@
+"""majordomus init."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pipeline.output import say
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("init", help="lay .ai/ from the skeleton (idempotent)",
+                       description="Lay .ai/ into this git repository from the shipped skeleton: the "
+                       "policy, the knowledge source classes and the candidates contract, the empty "
+                       "sections, and .ai/local/ in .gitignore. A file you edited is left alone.")
+    p.set_defaults(handler=lambda a: init())
+
+
+def init() -> int:
+    """Lay `.ai/` from the skeleton; says what it wrote and what it left alone."""
+    from pipeline import scaffold
+    from pipeline.errors import NOT_INITIALISED, FatalError
+    from pipeline.git import toplevel
+    from pipeline.workspace import Workspace
+
+    root = toplevel(Path.cwd())
+    if root is None:
+        raise FatalError("not inside a git repository: run `git init` first", NOT_INITIALISED)
+    ws = Workspace(root)
+    laid = scaffold.init(ws)
+    for rel in laid.written:
+        say(f"wrote      {rel}")
+    for rel in laid.left_alone:
+        say(f"left alone {rel} (it differs from the skeleton: yours is kept)")
+    say(f"majordomus initialised in {root}: {len(laid.written)} written, {len(laid.unchanged)} unchanged, "
+        f"{len(laid.left_alone)} left alone. Next: `majordomus capture install`.")
+    return 0

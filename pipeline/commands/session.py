@@ -1,0 +1,67 @@
+"""majordomus session start|close|context."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from pipeline.output import emit_json, say
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("session", help="open, close or read an episode",
+                       description="Episodes by hand: what the hooks call, usable from a terminal.")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    s = verbs.add_parser("start", help="open an episode and print the briefing",
+                         description="Open an episode (resume it when it is open) and print the briefing.")
+    s.add_argument("--id", dest="episode", help="episode id (default: manual-<UTC stamp>)")
+    s.add_argument("--source", default="startup", help="startup|resume|clear|compact (default startup)")
+    s.set_defaults(handler=lambda a: start(a.episode, a.source))
+    c = verbs.add_parser("close", help="close an episode: session record, derivation, session.closed",
+                         description="The one close path: publish the session record, derive candidates "
+                         "(unless session.knowledge_on_end is off), then append session.closed.")
+    c.add_argument("--id", dest="episode", help="episode id (default: the open episode)")
+    c.add_argument("--reason", default="other", help="why it closed (default other)")
+    c.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    c.set_defaults(handler=lambda a: close(a.episode, a.reason, a.json))
+    p.set_defaults(help_parser=p)
+
+
+def start(episode: str | None, source: str) -> int:
+    from pipeline import briefing, episodes, snapshot
+    from pipeline.ledger import utc_now
+    from pipeline.workspace import open_workspace
+
+    ws = open_workspace()
+    episode = episode or "manual-" + utc_now().replace("-", "").replace(":", "")
+    opened = episodes.open_episode(ws, episode, source=source, by="cli")
+    if not opened.resumed:
+        snapshot.write_opening(ws, opened)
+    say(f"episode {episode} {'resumed' if opened.resumed else 'opened'}"
+        + (f" (also open: {', '.join(opened.others_open)})" if opened.others_open else "")
+        + f"; export MAJORDOMUS_EPISODE={episode} to stamp this shell's commands with it")
+    sys.stdout.write(briefing.compose(ws, episode, source))
+    return 0
+
+
+def close(episode: str | None, reason: str, as_json: bool) -> int:
+    from pipeline import episodes
+    from pipeline.workspace import open_workspace
+
+    ws = open_workspace()
+    episode = episode or episodes.require_current(ws)
+    closed = episodes.close_episode(ws, episode, reason=reason, by="cli")
+    outcome = closed.derivation
+    if as_json:
+        emit_json({"episode": episode, "session_record": ws.rel(closed.session_record),
+                   "written": [ws.rel(p) for p in outcome.written] if outcome else [],
+                   "unchanged": len(outcome.unchanged) if outcome else 0,
+                   "skipped": len(outcome.skipped) if outcome else 0,
+                   "derivation_error": closed.error})
+    else:
+        print(f"episode {episode} closed: {ws.rel(closed.session_record)}")
+        if outcome is not None:
+            print(outcome.summary(ws))
+    if closed.error:
+        say(f"derivation failed: {closed.error}")
+        return 1
+    return 0

@@ -1,0 +1,74 @@
+"""The one parser and the one dispatcher. Each command module under `pipeline/commands/`
+declares its parsers (`add_parsers`) and implements them; `main` maps `FatalError` to the exit
+codes of DESIGN.md §5 and never lets a traceback reach a person."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from pipeline import __version__
+from pipeline.errors import INTERNAL, USAGE, FatalError
+
+# Command modules, in the order `majordomus --help` lists them.
+COMMANDS = (
+    "init",
+    "capture",
+    "session",
+    "work",
+    "history",
+    "knowledge",
+    "hook",
+)
+
+EPILOG = """exit codes: 0 ok, 1 internal error, 2 usage, 3 unknown id or episode, 4 refused input,
+5 repository not initialised, 10 blocking finding, 11 advisory drift (watch)"""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="majordomus", description="A continuity layer for coding agents: an episode "
+                    "ledger, and candidate knowledge derived from it at each episode boundary.",
+                    epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"majordomus {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    for name in COMMANDS:
+        importlib.import_module(f"pipeline.commands.{name}").add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        target = getattr(args, "help_parser", parser)
+        target.print_help(sys.stderr)
+        return USAGE
+    try:
+        return int(handler(args) or 0)
+    except FatalError as exc:
+        print(f"majordomus: {exc.message}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+        print(f"majordomus: internal error: {type(exc).__name__}: {exc} "
+              "(rerun with MJ_DEBUG=1 for the traceback)", file=sys.stderr)
+        import os
+
+        if os.environ.get("MJ_DEBUG") == "1":
+            raise
+        return INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())

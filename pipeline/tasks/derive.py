@@ -1,0 +1,101 @@
+"""derive:<episode> and render:<record-id>.
+
+`render:<id>` writes one record; it is up to date while the record's evidence digest (its
+draft and the template) is unchanged and its file exists. `derive:<episode>` depends on the
+episode's renders and always runs, to append `knowledge.derived` with what they did, so a re-run
+over unchanged evidence writes nothing, says so, and leaves its line in the ledger.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.derive import Draft, Outcome, Plan
+from pipeline.workspace import Workspace
+
+
+@dataclass
+class RunState:
+    """What this run's actions did, shared by the render and derive actions of one doit run."""
+
+    written: set[str] = field(default_factory=set)
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+
+def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]:
+    from pipeline import render
+    from pipeline.fsio import write_if_changed
+
+    text = render.render("knowledge-record.md.j2", draft.context())
+    seed_contract(ws, draft.path.parent)
+    if write_if_changed(draft.path, text.encode("utf-8")):
+        state.written.add(draft.id)
+    return {"path": ws.rel(draft.path)}
+
+
+def seed_contract(ws: Workspace, folder: Path) -> None:
+    """A candidates folder never lacks its README contract (a repository initialised before it)."""
+    if folder != ws.candidates or (folder / "README.md").exists():
+        return
+    from pipeline.fsio import atomic_write
+    from pipeline.resources import data_dir
+
+    source = data_dir("skeleton") / "repo" / "knowledge" / "candidates" / "README.md"
+    atomic_write(folder / "README.md", source.read_bytes())
+
+
+def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, Any]:
+    outcome = Outcome(plan.episode, skipped=plan.skipped, kept=plan.kept)
+    for draft in plan.drafts:
+        (outcome.written if draft.id in state.written else outcome.unchanged).append(draft.path)
+    state.outcomes[plan.episode] = outcome
+    data: dict[str, Any] = {"episode": plan.episode, "written": len(outcome.written),
+                            "unchanged": len(outcome.unchanged),
+                            "paths": [ws.rel(p) for p in outcome.written]}
+    if outcome.skipped:
+        data["skipped"] = len(outcome.skipped)
+    if outcome.kept:
+        data["kept"] = len(outcome.kept)
+    from pipeline import episodes
+
+    stamp = plan.episode if episodes.open_record(ws, plan.episode) else episodes.current(ws)
+    ws.ledger.append("knowledge.derived", stamp, **data)
+    return {"written": len(outcome.written)}
+
+
+def creators(ws: Workspace, plans: list[Plan], state: RunState) -> dict[str, Callable[[], Any]]:
+    from doit.tools import config_changed
+
+    def task_render() -> Iterator[dict[str, Any]]:
+        """Render one candidate record from its draft."""
+        for plan in plans:
+            for draft in plan.drafts:
+                yield {"name": draft.id, "actions": [(write_record, (ws, draft, state))],
+                       "targets": [str(draft.path)], "uptodate": [config_changed(draft.digest())],
+                       "doc": f"render {draft.id}"}
+
+    def task_derive() -> Iterator[dict[str, Any]]:
+        """Derive an episode's candidates and record that it ran."""
+        for plan in plans:
+            yield {"name": plan.episode, "actions": [(finish_derivation, (ws, plan, state))],
+                   "task_dep": [f"render:{d.id}" for d in plan.drafts],
+                   "uptodate": [False], "meta": {"bookkeeping": True},
+                   "doc": f"derive {plan.episode}"}
+
+    return {"task_render": task_render, "task_derive": task_derive}
+
+
+def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
+    from pipeline import doitrun
+    from pipeline.errors import FatalError
+
+    state = RunState()
+    code, report = doitrun.run(creators(ws, plans, state), [f"derive:{p.episode}" for p in plans],
+                               ws.dep_file, quiet=True)
+    if code != 0:
+        raise FatalError(f"derive failed (doit exit {code}, tasks {', '.join(report.failed) or '-'}): "
+                         "see the error above, then rerun `majordomus knowledge derive`")
+    return state.outcomes
+

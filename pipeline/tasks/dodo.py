@@ -1,0 +1,71 @@
+"""What `dodo.py` exposes when doit is run by hand: the same creators the CLI runs.
+
+In an initialised repository `doit derive` derives every episode in the ledger that has
+evidence (`doit derive:<episode>` one of them); elsewhere it has nothing to derive.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pipeline import doitrun
+from pipeline.derive import Plan
+from pipeline.tasks import derive as derive_tasks
+
+_REPORT = doitrun.RunReport()
+_STATE = derive_tasks.RunState()
+
+
+def _dep_file() -> str:
+    ws = _workspace()
+    return str(ws.dep_file) if ws is not None else ".doit.db"
+
+
+@lru_cache(maxsize=1)
+def _workspace() -> Any:
+    from pipeline.errors import FatalError
+    from pipeline.workspace import open_workspace
+
+    try:
+        return open_workspace()
+    except FatalError:
+        return None
+
+
+@lru_cache(maxsize=1)
+def _plans() -> tuple[Plan, ...]:
+    from pipeline import derive
+
+    ws = _workspace()
+    if ws is None:
+        return ()
+    windows: dict[str, list[Any]] = {}
+    for line in ws.ledger.read().lines:  # one pass, grouped by episode
+        if line.session:
+            windows.setdefault(line.session, []).append(line)
+    plans = [derive.plan(ws, episode, window) for episode, window in windows.items()]
+    return tuple(p for p in plans if p.evidence)
+
+
+def _creators() -> dict[str, Any]:
+    return derive_tasks.creators(_workspace(), list(_plans()), _STATE)
+
+
+def task_render() -> Iterator[dict[str, Any]]:
+    """Render candidate records (one sub-task per record)."""
+    if _workspace() is None:
+        return iter(())
+    return _creators()["task_render"]()
+
+
+def task_derive() -> Iterator[dict[str, Any]]:
+    """Derive candidates for every episode with evidence (one sub-task per episode)."""
+    if _workspace() is None:
+        return iter(())
+    return _creators()["task_derive"]()
+
+
+DOIT_CONFIG = {**doitrun.config(Path(_dep_file()), _REPORT),
+               "default_tasks": []}
