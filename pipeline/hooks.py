@@ -37,7 +37,7 @@ def read_payload(raw: bytes) -> dict[str, Any]:
 def _root(payload: dict[str, Any], hook_root: str | None) -> Path | None:
     from pipeline.workspace import find_root
 
-    for candidate in (payload.get("cwd"), os.environ.get("CLAUDE_PROJECT_DIR"), hook_root):
+    for candidate in (payload.get("cwd"), os.environ.get("CLAUDE_PROJECT_DIR"), hook_root, os.getcwd()):
         if isinstance(candidate, str) and candidate and "\x00" not in candidate and Path(candidate).is_dir():
             return find_root(Path(candidate))
     return None

@@ -32,19 +32,24 @@ class Parser(argparse.ArgumentParser):
         self.exit(USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `only`, just the command module that declares that command (fast path:
+    the hooks run on every session boundary and must not pay for every command's parser)."""
     parser = Parser(prog="majordomus", description="A continuity layer for coding agents: an episode "
                     "ledger, and candidate knowledge derived from it at each episode boundary.",
                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"majordomus {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for name in COMMANDS:
-        importlib.import_module(f"pipeline.commands.{name}").add_parsers(sub)
+    modules = [importlib.import_module(f"pipeline.commands.{name}") for name in COMMANDS]
+    owner = [m for m in modules if only in getattr(m, "NAMES", ())]
+    for module in owner or modules:
+        module.add_parsers(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:

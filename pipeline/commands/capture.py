@@ -5,6 +5,8 @@ from typing import Any
 
 from pipeline.output import say
 
+NAMES = ("capture",)
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("capture", help="install the Claude Code hooks",

@@ -7,6 +7,8 @@ from typing import Any
 
 from pipeline.output import emit_json, say
 
+NAMES = ("history",)
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("history", help="read the ledger",

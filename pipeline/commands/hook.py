@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from typing import Any
 
+NAMES = ("hook",)  # the command names this module declares
+
 
 def add_parsers(sub: Any) -> None:
-    from pipeline.hooks import NAMES
-
     p = sub.add_parser("hook", help="run a provider hook (called by .claude/hooks/*; always exits 0)",
                        description="Read the provider's JSON on stdin and act on the repository it "
                        "names. Never blocks the provider: exits 0 and records a failure.")
-    p.add_argument("name", choices=NAMES)
+    p.add_argument("name", choices=("session-start", "session-end", "pre-compact"))
     p.add_argument("--hook-root", default=None, help="the repository the hook script lives in")
     p.set_defaults(handler=lambda a: run(a.name, a.hook_root))
 

@@ -6,6 +6,8 @@ from typing import Any
 
 from pipeline.output import say
 
+NAMES = ("init",)
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("init", help="lay .ai/ from the skeleton (idempotent)",

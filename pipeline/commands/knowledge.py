@@ -6,6 +6,8 @@ from typing import Any
 
 from pipeline.output import emit_json, say, table
 
+NAMES = ("knowledge",)
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("knowledge", help="derive, read and review knowledge records",

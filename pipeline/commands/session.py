@@ -6,6 +6,8 @@ from typing import Any
 
 from pipeline.output import emit_json, say
 
+NAMES = ("session",)
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("session", help="open, close or read an episode",

@@ -6,10 +6,10 @@ from typing import Any
 
 from pipeline.output import emit_json, say
 
+NAMES = ("start", "finish", "decision", "question", "checkpoint", "handover")
+
 
 def add_parsers(sub: Any) -> None:
-    from pipeline.work import OUTCOMES
-
     p = sub.add_parser("start", help="start a task", description="Start a task; one is active at a time.")
     p.add_argument("title")
     p.add_argument("--scope", help="the path the task is about")
@@ -20,7 +20,7 @@ def add_parsers(sub: Any) -> None:
                        ".ai/local/state/completed/<task>.md with the reason under '## Reason'. "
                        "--verify CMD runs CMD in the repository root and records the task completed "
                        "only when it exits 0.")
-    p.add_argument("--outcome", choices=OUTCOMES, default="completed")
+    p.add_argument("--outcome", choices=("completed", "blocked", "failed", "no_match"), default="completed")
     p.add_argument("--reason", help="why it ended so (required unless completed)")
     p.add_argument("--verify", metavar="CMD", help="a command that proves the task is done")
     p.set_defaults(handler=lambda a: finish(a.outcome, a.reason, a.verify))

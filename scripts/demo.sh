@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Seed 000's "How to see it", in a throwaway git repository. `make demo` runs this with the
+# project's .venv on PATH; it never touches this checkout.
+set -euo pipefail
+
+demo=$(mktemp -d "${TMPDIR:-/tmp}/majordomus-demo.XXXXXX")
+trap 'rm -rf "$demo"' EXIT
+cd "$demo"
+git init -q -b main
+git config user.name "Demo"
+git config user.email "demo@example.invalid"
+echo "a project" > README.md && git add README.md && git commit -qm "initial"
+
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+run() { step "$*"; "$@"; }
+
+echo "A throwaway repository: $demo"
+run majordomus init
+run majordomus capture install
+step "printf '{\"session_id\":\"e1\",\"source\":\"startup\"}' | .claude/hooks/majordomus-session-start >/dev/null"
+printf '{"session_id":"e1","source":"startup"}' | .claude/hooks/majordomus-session-start >/dev/null
+run majordomus start "a task" --scope lib
+run majordomus decision add "Tabs are refused in the parser" --why "two encodings of one thing"
+step "printf '{\"session_id\":\"e1\",\"reason\":\"other\"}' | .claude/hooks/majordomus-session-end"
+printf '{"session_id":"e1","reason":"other"}' | .claude/hooks/majordomus-session-end
+run ls .ai/repo/knowledge/candidates/
+run majordomus history --event knowledge.derived
+run majordomus knowledge candidates
+step "cat .ai/repo/knowledge/candidates/e1-*.md"
+cat .ai/repo/knowledge/candidates/e1-*.md
+run majordomus knowledge derive --episode e1
+echo
+echo "The candidate above was derived from the ledger and git alone: no model, no network."
+echo "Promote it with evidence on stdin, or reject it with a reason (see the README)."
