@@ -31,9 +31,9 @@ class Head:
 
 def head(root: Path) -> Head:
     """Branch and commit of HEAD, in one git call (a second only before the first commit)."""
-    out = run(root, "rev-parse", "--abbrev-ref", "HEAD", "HEAD", check=False).split()
+    out = run(root, "rev-parse", "HEAD", "--abbrev-ref", "HEAD", check=False).split()
     if len(out) == 2:
-        return Head(None if out[0] == "HEAD" else out[0], out[1])
+        return Head(None if out[1] == "HEAD" else out[1], out[0])
     branch = run(root, "symbolic-ref", "--short", "-q", "HEAD", check=False).strip()
     return Head(branch or None, None)
 

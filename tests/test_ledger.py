@@ -1,0 +1,75 @@
+"""The ledger: registered events, locked appends, tolerant readers, the retention cap."""
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+
+from pipeline.ledger import EVENTS, Ledger
+
+
+def _append_many(local: str, writer: int, count: int) -> None:
+    ledger = Ledger(Path(local))
+    for n in range(count):
+        ledger.append("decision.recorded", f"w{writer}", task=None, text=f"writer {writer} line {n} " + "x" * 300)
+
+
+def test_eight_processes_append_1600_whole_lines(tmp_path: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_append_many, args=(str(tmp_path), w, 200)) for w in range(8)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    raw = (tmp_path / "ledger.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(raw) == 1600
+    parsed = [json.loads(line) for line in raw]  # every line whole
+    for w in range(8):
+        mine = [p["text"].split()[3] for p in parsed if p["session"] == f"w{w}"]
+        assert mine == [str(n) for n in range(200)]  # in order, none lost
+
+
+def test_unregistered_event_is_a_programming_error(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unregistered ledger event"):
+        Ledger(tmp_path).append("decision.invented", None)
+    assert not (tmp_path / "ledger.jsonl").exists()
+
+
+def test_every_line_is_stamped(tmp_path: Path) -> None:
+    line = Ledger(tmp_path).append("checkpoint.recorded", "e9", note="n")
+    assert set(line) >= {"ts", "event", "session"}
+    assert line["ts"].endswith("Z") and line["session"] == "e9"
+    assert "knowledge.derived" in EVENTS and "outbox.drained" in EVENTS
+
+
+def test_malformed_lines_are_skipped_and_counted(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path)
+    ledger.append("checkpoint.recorded", "e1")
+    with open(ledger.path, "ab") as handle:
+        handle.write(b'{"ts": "2026-01-01T00:00:00Z", "event": "checkpoint.rec\n')  # torn
+        handle.write(b"\xff\xfe binary\n[1, 2]\n")
+        handle.write(b'{"ts": 5, "event": "x", "session": null}\n')  # wrong type
+    ledger.append("checkpoint.recorded", "e1")
+    result = ledger.read()
+    assert [l.number for l in result.lines] == [1, 6]
+    assert result.malformed == 4 and result.first_malformed == 2
+
+
+def test_window_selects_one_episode(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path)
+    ledger.append("checkpoint.recorded", "e1", note="mentions e2")
+    ledger.append("checkpoint.recorded", "e2")
+    ledger.append("checkpoint.recorded", "e12")
+    assert [l.number for l in ledger.window("e2")] == [2]
+
+
+def test_retention_keeps_the_newest_lines(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path)
+    for n in range(10):
+        ledger.append("checkpoint.recorded", "e1", note=str(n))
+    assert ledger.trim(4) == 6
+    assert [l.get("note") for l in ledger.read().lines] == ["6", "7", "8", "9"]
+    assert ledger.trim(4) == 0
