@@ -1,0 +1,101 @@
+"""`majordomus init` and `majordomus capture install`: idempotent, and polite to what is there."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+from conftest import Repo
+from pipeline import policy, yamlio
+
+
+def _tree(repo: Repo) -> dict[str, bytes]:
+    return {str(p.relative_to(repo.root)): p.read_bytes()
+            for p in sorted(repo.root.rglob("*")) if p.is_file() and ".git" not in p.parts}
+
+
+def test_init_lays_the_skeleton(bare_repo: Repo) -> None:
+    proc = bare_repo.mj("init", check=True)
+    ai = bare_repo.root / ".ai/repo"
+    for rel in ("policy.yaml", "knowledge/sources.yaml", "knowledge/candidates/README.md",
+                "knowledge/curated/README.md", "sessions/README.md", "adrs/README.md"):
+        assert (ai / rel).is_file(), rel
+    assert ".ai/local/" in (bare_repo.root / ".gitignore").read_text().splitlines()
+    assert ".tmp.*" in (bare_repo.root / ".gitignore").read_text().splitlines()
+    assert "initialised" in proc.stderr
+    sources = yamlio.load((ai / "knowledge/sources.yaml").read_text())
+    assert sources["classes"]["candidates"]["pathspec"] == ":(glob).ai/repo/knowledge/candidates/*.md"
+    assert set(sources["classes"]) == {"curated", "candidates"}
+    contract = (ai / "knowledge/candidates/README.md").read_text()
+    assert "majordomus knowledge promote" in contract and "majordomus knowledge reject" in contract
+    # the .ai/local/ state is ignored by git: only tracked sections show up
+    status = bare_repo.git("status", "--porcelain", "--untracked-files=all")
+    assert ".ai/local" not in status and ".ai/repo/policy.yaml" in status
+
+
+def test_policy_declares_every_key_with_its_default(bare_repo: Repo) -> None:
+    bare_repo.mj("init", check=True)
+    loaded = policy.load(bare_repo.root / ".ai/repo/policy.yaml")
+    assert loaded.declared == frozenset(policy.DECLARED)
+    assert loaded.values == policy.defaults().values
+
+
+def test_init_is_idempotent_and_leaves_edits_alone(bare_repo: Repo) -> None:
+    bare_repo.mj("init", check=True)
+    before = _tree(bare_repo)
+    assert bare_repo.mj("init", check=True).returncode == 0
+    assert _tree(bare_repo) == before
+    edited = bare_repo.root / ".ai/repo/policy.yaml"
+    edited.write_text(edited.read_text().replace("briefing_budget_lines: 40", "briefing_budget_lines: 12"))
+    proc = bare_repo.mj("init", check=True)
+    assert "left alone .ai/repo/policy.yaml" in proc.stderr
+    assert "briefing_budget_lines: 12" in edited.read_text()
+
+
+def test_init_outside_git_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    repo = Repo(tmp_path)
+    proc = repo.mj("init")
+    assert proc.returncode == 5 and "git init" in proc.stderr
+    assert not (tmp_path / ".ai").exists()
+
+
+def test_commands_before_init_name_the_fix(bare_repo: Repo) -> None:
+    proc = bare_repo.mj("decision", "add", "x")
+    assert proc.returncode == 5 and "majordomus init" in proc.stderr
+    assert proc.stderr.count("\n") == 1
+
+
+def test_capture_install_merges_and_is_byte_stable(bare_repo: Repo) -> None:
+    bare_repo.mj("init", check=True)
+    settings = bare_repo.root / ".claude/settings.json"
+    settings.parent.mkdir()
+    mine = {"model": "x", "hooks": {"SessionStart": [{"matcher": "startup", "hooks": [
+        {"type": "command", "command": "echo mine"}]}], "Stop": [{"hooks": [{"type": "command", "command": "true"}]}]}}
+    settings.write_text(json.dumps(mine))
+    bare_repo.mj("capture", "install", check=True)
+    merged = json.loads(settings.read_text())
+    assert merged["model"] == "x" and merged["hooks"]["Stop"] == mine["hooks"]["Stop"]
+    start = merged["hooks"]["SessionStart"]
+    assert start[0] == mine["hooks"]["SessionStart"][0] and len(start) == 2
+    for event, script in (("SessionStart", "majordomus-session-start"), ("SessionEnd", "majordomus-session-end"),
+                          ("PreCompact", "majordomus-pre-compact")):
+        commands = [h["command"] for g in merged["hooks"][event] for h in g["hooks"]]
+        assert f'"$CLAUDE_PROJECT_DIR"/.claude/hooks/{script}' in commands
+        path = bare_repo.root / ".claude/hooks" / script
+        assert path.stat().st_mode & stat.S_IXUSR
+        text = path.read_text()
+        assert str(bare_repo.root) not in text and os.environ["HOME"] not in text  # no machine paths
+    before = _tree(bare_repo)
+    proc = bare_repo.mj("capture", "install", check=True)
+    assert _tree(bare_repo) == before
+    assert "unchanged .claude/settings.json" in proc.stderr
+
+
+def test_capture_install_refuses_broken_settings(bare_repo: Repo) -> None:
+    bare_repo.mj("init", check=True)
+    settings = bare_repo.root / ".claude/settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{ not json")
+    proc = bare_repo.mj("capture", "install")
+    assert proc.returncode == 4 and "settings.json is not JSON" in proc.stderr
+    assert settings.read_text() == "{ not json"
