@@ -131,6 +131,9 @@ class Ledger:
         if keep <= 0:
             return 0
         with self.locked():
+            # under the lock no other trim runs: any temporary ledger is a killed trim's leftover
+            for leftover in self.path.parent.glob(".tmp.ledger.jsonl.*"):
+                leftover.unlink(missing_ok=True)
             try:
                 data = self.path.read_bytes()
             except FileNotFoundError:

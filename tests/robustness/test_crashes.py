@@ -1,0 +1,82 @@
+"""Crashes: kill -9 a derivation and a retention trim at many points. Afterwards no record lacks
+its closing front matter, no `.tmp.` file is visible to readers, the ledger parses, and the next
+run completes with exactly the records an uninterrupted run would write."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from conftest import MAJORDOMUS, Repo, make_repo
+from crashkit import assert_ledger_parses, assert_records_whole, kill_after, rng
+
+DERIVE_TRIALS = 60
+TRIM_TRIALS = 40
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in folder.glob("*.md") if p.name != "README.md"}
+
+
+def test_killed_derivations(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    repo.hook("session-start", {"session_id": "e1", "source": "startup"})
+    repo.mj("decision", "add", "decision number 0", "--why", "crash test", check=True)
+    ledger = repo.root / ".ai/local/ledger.jsonl"
+    with open(ledger, "a", encoding="utf-8") as handle:  # the rest written straight, for speed
+        for n in range(1, 40):
+            handle.write(json.dumps({"ts": "2026-03-04T05:06:07Z", "event": "decision.recorded",
+                                     "session": "e1", "task": None, "text": f"decision number {n}",
+                                     "why": "crash test"}) + "\n")
+    candidates = repo.root / ".ai/repo/knowledge/candidates"
+    dep = repo.root / ".ai/local/state/doit.sqlite3"
+    repo.mj("knowledge", "derive", "--episode", "e1", check=True)
+    reference = _snapshot(candidates)
+    assert len(reference) == 40
+    random = rng("derive")
+    killed = 0
+    for _ in range(DERIVE_TRIALS):
+        for path in candidates.glob("e1-*.md"):
+            path.unlink()
+        if random.random() < 0.5:
+            dep.unlink(missing_ok=True)
+        killed += kill_after([MAJORDOMUS, "knowledge", "derive", "--episode", "e1"], repo.root,
+                             random.uniform(0.0, 0.6))
+        assert_records_whole(candidates)
+        assert_ledger_parses(ledger)
+        listed = json.loads(repo.mj("knowledge", "candidates", "--json", check=True).stdout)
+        assert all(not c["id"].startswith(".tmp.") for c in listed)
+        repo.mj("knowledge", "derive", "--episode", "e1", check=True)
+        assert _snapshot(candidates) == reference
+    assert killed >= DERIVE_TRIALS // 3, f"only {killed} runs were killed mid-way: widen the delays"
+
+
+def test_killed_retention_trims(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r")
+    policy = repo.root / ".ai/repo/policy.yaml"
+    policy.write_text(policy.read_text().replace("retention_lines: 50000", "retention_lines: 3000"))
+    ledger = repo.root / ".ai/local/ledger.jsonl"
+    random = rng("trim")
+    killed = 0
+    env = dict(os.environ)
+    for trial in range(TRIM_TRIALS):
+        with open(ledger, "a", encoding="utf-8") as handle:
+            for n in range(400):
+                handle.write(json.dumps({"ts": "2026-03-04T05:06:07Z", "event": "checkpoint.recorded",
+                                         "session": f"old{trial}", "note": f"{trial}.{n}"}) + "\n")
+        before = ledger.read_text(encoding="utf-8").splitlines()
+        ep = f"t{trial}"
+        repo.mj("session", "start", "--id", ep, check=True)
+        killed += kill_after([MAJORDOMUS, "session", "close", "--id", ep], repo.root,
+                             random.uniform(0.0, 0.5), env)
+        assert_ledger_parses(ledger)
+        after = ledger.read_text(encoding="utf-8").splitlines()
+        # what survives is whole lines, in order: a suffix of what was there, then what was added
+        old = set(before)
+        kept = next((i for i, line in enumerate(after) if line not in old), len(after))
+        assert kept > 0 and after[:kept] == before[len(before) - kept:]
+        if (repo.root / ".ai/local/state/episodes" / f"{ep}.json").exists():
+            repo.mj("session", "close", "--id", ep, check=True)
+        assert len(ledger.read_text(encoding="utf-8").splitlines()) <= 3000 + 2
+        assert not list(ledger.parent.glob(".tmp.*")), "a completed trim sweeps a killed one's leftover"
+    assert killed >= TRIM_TRIALS // 4, f"only {killed} closes were killed mid-way"
