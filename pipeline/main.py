@@ -28,7 +28,7 @@ EPILOG = """exit codes: 0 ok, 1 internal error, 2 usage, 3 unknown id or episode
 
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
+        """One line, like every refusal: what was wrong and where the help is."""
         self.exit(USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
 

@@ -13,6 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests replay a fixed seed in CI; HYPOTHESIS_PROFILE=long searches much further by hand.
+settings.register_profile("ci", derandomize=True, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+settings.register_profile("long", max_examples=2000, deadline=None,
+                          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+SCALE = 20 if os.environ.get("HYPOTHESIS_PROFILE") == "long" else 1
 
 PROJECT = Path(__file__).resolve().parent.parent
 MAJORDOMUS = shutil.which("majordomus", path=str(Path(sys.executable).parent)) or "majordomus"
@@ -105,6 +114,12 @@ class Repo:
 
     def events(self, event: str) -> list[dict[str, Any]]:
         return [line for line in self.ledger() if line["event"] == event]
+
+    def written_outside(self, allowed: tuple[str, ...] = (".ai/", ".claude/")) -> list[str]:
+        """Paths git sees as new or changed (ignored ones too) outside `allowed`."""
+        out = self.git("status", "--porcelain", "--ignored", "--untracked-files=all")
+        paths = [line[3:] for line in out.splitlines()]
+        return [p for p in paths if not p.startswith(allowed) and p != ".gitignore"]
 
     def candidates(self) -> list[Path]:
         folder = self.root / ".ai" / "repo" / "knowledge" / "candidates"

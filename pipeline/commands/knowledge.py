@@ -34,7 +34,7 @@ def derive(episode: str | None, dry_run: bool, as_json: bool) -> int:
     from pipeline.workspace import check_id, open_workspace
 
     ws = open_workspace()
-    episode = check_id(episode, "episode id") if episode else episodes.require_current(ws)
+    episode = check_id(episode, "episode id") if episode is not None else episodes.require_current(ws)
     outcome = deriver.derive(ws, episode, dry_run=dry_run)
     if as_json:
         emit_json({"episode": episode, "dry_run": dry_run,

@@ -34,7 +34,8 @@ def start(episode: str | None, source: str) -> int:
     from pipeline.workspace import open_workspace
 
     ws = open_workspace()
-    episode = episode or "manual-" + utc_now().replace("-", "").replace(":", "")
+    if episode is None:
+        episode = "manual-" + utc_now().replace("-", "").replace(":", "")
     opened = episodes.open_episode(ws, episode, source=source, by="cli")
     if not opened.resumed:
         snapshot.write_opening(ws, opened)
@@ -50,7 +51,7 @@ def close(episode: str | None, reason: str, as_json: bool) -> int:
     from pipeline.workspace import open_workspace
 
     ws = open_workspace()
-    episode = episode or episodes.require_current(ws)
+    episode = episode if episode is not None else episodes.require_current(ws)
     closed = episodes.close_episode(ws, episode, reason=reason, by="cli")
     outcome = closed.derivation
     if as_json:
