@@ -1,7 +1,8 @@
 """generate: the proto and the generator's own source in, the JSON Schemas and the allow-list out.
 
-Up to date while neither the proto nor the generator changed and every generated file exists, so a
-second `doit generate` runs nothing and the reporter says so. A proto that does not compile fails
+Up to date while neither the proto nor the generator changed and every generated file still holds
+the bytes the last run wrote (a hand edit is undone by the next run), so a second `doit generate`
+runs nothing and the reporter says so. A proto that does not compile fails
 the task with protoc's own message (file:line:column) and writes nothing.
 """
 from __future__ import annotations
@@ -43,7 +44,20 @@ def write(proto: Path, out_dir: Path, errors: list[str]) -> Any:
         print(f"generated {out_dir / name}", file=sys.stderr)
     if not written:
         print(f"generated files unchanged: {proto.name} compiles to the same bytes", file=sys.stderr)
-    return {"written": written}
+    return {"digests": digests(out_dir)}
+
+
+def digests(out_dir: Path) -> dict[str, str]:
+    """sha256 of each generated file as it is now ("" when it is missing)."""
+    import hashlib
+
+    found = {}
+    for name in generator.OUTPUTS:
+        try:
+            found[name] = hashlib.sha256((out_dir / name).read_bytes()).hexdigest()
+        except FileNotFoundError:
+            found[name] = ""
+    return found
 
 
 def creators(proto: Path | None = None, out_dir: Path | None = None,
@@ -52,9 +66,12 @@ def creators(proto: Path | None = None, out_dir: Path | None = None,
     out_dir = (out_dir or proto.parent).resolve()
     failures = errors if errors is not None else []
 
+    def untouched(task: Any, values: dict[str, Any]) -> bool:
+        return bool(values.get("digests")) and values["digests"] == digests(out_dir)
+
     def task_generate() -> dict[str, Any]:
         """Regenerate the JSON Schemas and the allow-list from the proto."""
-        return {"actions": [(write, (proto, out_dir, failures))],
+        return {"uptodate": [untouched], "actions": [(write, (proto, out_dir, failures))],
                 "file_dep": [str(proto), *sources()],
                 "targets": [str(out_dir / name) for name in generator.OUTPUTS],
                 "verbosity": 2,  # its one line per written file is talk, not captured output
