@@ -58,17 +58,21 @@ class Proto:
             return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"google.protobuf.{kind}"))
 
         self._field_options, self._file_options = options("FieldOptions"), options("FileOptions")
-        self._rule = pool.FindExtensionByName(f"{PACKAGE}.rule")
-        self._references = pool.FindExtensionByName(f"{PACKAGE}.references")
+        located = {tuple(loc.path): loc for loc in self.file.source_code_info.location}
+        self.lines = {path: loc.span[0] + 1 for path, loc in located.items()}
+        try:
+            self._rule = pool.FindExtensionByName(f"{PACKAGE}.rule")
+            self._references = pool.FindExtensionByName(f"{PACKAGE}.references")
+        except KeyError as exc:
+            raise self.error(f"the option {exc} is not declared (extend google.protobuf.FieldOptions with "
+                             "Rule rule, FileOptions with References references)") from None
         self.messages: dict[str, Any] = {}
         self.enums: dict[str, Any] = {}
         self.comments: dict[str, str] = {}
-        located = {tuple(loc.path): loc for loc in self.file.source_code_info.location}
-        self.lines = {path: loc.span[0] + 1 for path, loc in located.items()}
         self._index(self.file.message_type, self.file.enum_type, f".{PACKAGE}", (), located)
 
     def _index(self, messages: Any, enums: Any, scope: str, path: tuple[int, ...], located: Any) -> None:
-        msg_tag, enum_tag = (4, 5) if not path else (3, 4)
+        msg_tag = 4 if not path else 3  # FileDescriptorProto.message_type / DescriptorProto.nested_type
         for enum in enums:
             self.enums[f"{scope}.{enum.name}"] = enum
         for i, message in enumerate(messages):

@@ -82,4 +82,5 @@ def creators(proto: Path | None = None, out_dir: Path | None = None,
 
 def task_generate() -> dict[str, Any]:
     """Regenerate the JSON Schemas and the allow-list from schemas/knowledge.v1.proto."""
-    return creators()["task_generate"]()
+    task: dict[str, Any] = creators()["task_generate"]()
+    return task
