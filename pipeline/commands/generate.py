@@ -6,6 +6,8 @@ from typing import Any
 
 from pipeline.output import say
 
+NAMES = ("generate",)
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("generate", help="regenerate the JSON Schemas and the allow-list from the proto",
