@@ -168,3 +168,12 @@ def test_doit_generate_in_a_copy_of_the_project(tmp_path: Path) -> None:
     assert broken.returncode != 0
     assert re.search(r"knowledge\.v1\.proto:\d+:\d+: ", broken.stdout + broken.stderr)
     assert snapshot(project / "schemas") == before
+
+
+def test_without_the_toolchain_generate_names_the_install(tmp_path: Path) -> None:
+    # grpc_tools set to None in sys.modules makes its import fail, as in an install without [generate].
+    code = ("import sys; sys.modules['grpc_tools'] = None; from pipeline.main import main; "
+            f"sys.exit(main(['generate', '--check', '--proto', {str(PROTO)!r}]))")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert "the proto toolchain is missing: pip install 'majordomus[generate]'" in proc.stderr
