@@ -20,6 +20,7 @@ COMMANDS = (
     "history",
     "knowledge",
     "hook",
+    "generate",
 )
 
 EPILOG = """exit codes: 0 ok, 1 internal error, 2 usage, 3 unknown id or episode, 4 refused input,

@@ -1,7 +1,8 @@
 """The policy in force: `.ai/repo/policy.yaml`, every key declared once.
 
-Key names, types and defaults come from the policy declaration; an unknown or mistyped key is an
-error naming the key, the file and the fix.
+Key names, types and defaults come from the proto's `Policy` message, through the generated
+allow-list (`schemas/allowlist.v1.json`); an unknown or mistyped key is an error naming the key,
+the file and the fix. No jsonschema here: the session-start hook loads the policy.
 """
 from __future__ import annotations
 
@@ -11,17 +12,20 @@ from typing import Any
 
 from pipeline.errors import FatalError
 
-# key -> (type, default). "switch" is on|off (YAML 1.1 also reads a bare on/off as a boolean).
-DECLARED: dict[str, tuple[str, Any]] = {
-    "session.knowledge_on_end": ("switch", "on"),
-    "session.knowledge_on_compact": ("switch", "on"),
-    "session.checkpoint_on_compact": ("switch", "on"),
-    "session.briefing_budget_lines": ("integer", 40),
-    "session.freshness.stale_minutes": ("integer", 30),
-    "knowledge.candidates_max_files": ("integer", 25),
-    "knowledge.candidate_max_age_minutes": ("integer", 10080),
-    "ledger.retention_lines": ("integer", 50000),
-}
+
+
+def declared() -> dict[str, tuple[str, Any]]:
+    """key -> (type, default), from the allow-list generated from the proto's `Policy` message."""
+    from pipeline import allowlist
+
+    return {key: (str(spec["type"]), spec["default"]) for key, spec in allowlist.policy_keys().items()}
+
+
+def __getattr__(name: str) -> Any:
+    # `DECLARED` was a hard-coded table; it is now read from the generated allow-list.
+    if name == "DECLARED":
+        return declared()
+    raise AttributeError(name)
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,7 @@ class Policy:
 
 
 def defaults() -> Policy:
-    return Policy({key: default for key, (_, default) in DECLARED.items()}, frozenset())
+    return Policy({key: default for key, (_, default) in declared().items()}, frozenset())
 
 
 def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
@@ -57,18 +61,48 @@ def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def coerce(key: str, value: Any, where: str) -> Any:
-    kind = DECLARED[key][0]
+    """`value` as the type the proto declares for `key`; a mistyped value names key, file and fix."""
+    from pipeline import allowlist
+
+    spec = allowlist.policy_keys()[key]
+    kind, default = spec["type"], spec["default"]
+    fix = f"set it to {_yaml(default)} (the default) or remove the line"
     if kind == "switch":
         if value is True or value == "on":
             return "on"
         if value is False or value == "off":
             return "off"
-        raise FatalError(f"{where}: {key} is {value!r}, not on|off: set it to on or off", 5)
+        raise FatalError(f"{where}: {key} is {value!r}, not on|off: {fix}", 5)
     if kind == "integer":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise FatalError(f"{where}: {key} is {value!r}, not a whole number >= 0: set a number", 5)
+        low = spec.get("minimum")
+        if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
+            bound = f" >= {low}" if low is not None else ""
+            raise FatalError(f"{where}: {key} is {value!r}, not a whole number{bound}: {fix}", 5)
         return value
+    if kind == "enum":
+        if value not in spec.get("values", ()):
+            raise FatalError(f"{where}: {key} is {value!r}, not one of {'|'.join(spec['values'])}: {fix}", 5)
+        return value
+    if kind == "boolean" and not isinstance(value, bool):
+        raise FatalError(f"{where}: {key} is {value!r}, not true|false: {fix}", 5)
+    if kind == "string" and not isinstance(value, str):
+        raise FatalError(f"{where}: {key} is {value!r}, not a string: {fix}", 5)
     return value
+
+
+def _yaml(value: Any) -> str:
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def unknown_key(key: str, where: str) -> FatalError:
+    """An unknown key, named, with the nearest declared one when it looks like a slip."""
+    import difflib
+
+    known = sorted(declared())
+    near = difflib.get_close_matches(key, known, n=1)
+    hint = f"did you mean {near[0]}? rename or remove it" if near else "remove it"
+    return FatalError(f"{where}: unknown policy key {key!r}: {hint} (the keys are declared in "
+                      f"schemas/knowledge.v1.proto, message Policy: {', '.join(known)})", 5)
 
 
 def load(path: Path) -> Policy:
@@ -88,8 +122,7 @@ def load(path: Path) -> Policy:
     flat = flatten(tree)
     values = dict(defaults().values)
     for key, value in flat.items():
-        if key not in DECLARED:
-            known = ", ".join(sorted(DECLARED))
-            raise FatalError(f"{path}: unknown policy key {key!r}: remove it (known keys: {known})", 5)
+        if key not in values:
+            raise unknown_key(key, str(path))
         values[key] = coerce(key, value, str(path))
     return Policy(values, frozenset(flat), path)

@@ -55,16 +55,14 @@ def _creators() -> dict[str, Any]:
 
 def task_render() -> Iterator[dict[str, Any]]:
     """Render candidate records (one sub-task per record)."""
-    if _workspace() is None:
-        return iter(())
-    return _creators()["task_render"]()
+    if _workspace() is not None:  # doit wants a generator here, even an empty one
+        yield from _creators()["task_render"]()
 
 
 def task_derive() -> Iterator[dict[str, Any]]:
     """Derive candidates for every episode with evidence (one sub-task per episode)."""
-    if _workspace() is None:
-        return iter(())
-    return _creators()["task_derive"]()
+    if _workspace() is not None:  # doit wants a generator here, even an empty one
+        yield from _creators()["task_derive"]()
 
 
 DOIT_CONFIG = {**doitrun.config(Path(_dep_file()), _REPORT),
