@@ -35,23 +35,29 @@ def _epoch(ts: str, fmt: str = "%Y-%m-%dT%H:%M:%SZ") -> float | None:
         return None
 
 
-def ledger_ages(lines: Iterable[Line]) -> dict[str, Age]:
+def ledger_ages(lines: Iterable[Line], wanted: set[str] | None = None) -> dict[str, Age]:
     """File name -> the oldest `knowledge.derived` line naming it (outbox paths count: a drained
-    record keeps its name)."""
+    record keeps its name). Stops once every `wanted` name is found."""
     ages: dict[str, Age] = {}
     for line in lines:
         if line.event != "knowledge.derived":
             continue
         paths = line.get("paths")
-        since = _epoch(line.ts)
-        if not isinstance(paths, list) or since is None:
+        if not isinstance(paths, list):
             continue
+        since: float | None = None
         for rel in paths:
             if not isinstance(rel, str) or "/candidates/" not in rel:
                 continue
             name = rel.rsplit("/", 1)[-1]
-            if name not in ages:
-                ages[name] = Age(since, "ledger", f"knowledge.derived at ledger line {line.number}, {line.ts}")
+            if name in ages or (wanted is not None and name not in wanted):
+                continue
+            since = since if since is not None else _epoch(line.ts)
+            if since is None:
+                break
+            ages[name] = Age(since, "ledger", f"knowledge.derived at ledger line {line.number}, {line.ts}")
+        if wanted is not None and len(ages) == len(wanted):
+            break
     return ages
 
 
@@ -94,7 +100,7 @@ def date_age(path: Path) -> Age | None:
 
 def review_ages(ws: Workspace, paths: list[Path], lines: Iterable[Line]) -> dict[Path, Age | None]:
     """Each candidate's review age, from the strongest source that has one."""
-    from_ledger = ledger_ages(lines)
+    from_ledger = ledger_ages(lines, {p.name for p in paths})
     result: dict[Path, Age | None] = {p: from_ledger.get(p.name) for p in paths}
     if any(age is None for age in result.values()):
         from_git = commit_ages(ws)
@@ -102,6 +108,13 @@ def review_ages(ws: Workspace, paths: list[Path], lines: Iterable[Line]) -> dict
             if age is None:
                 result[path] = from_git.get(path.name) or date_age(path)
     return result
+
+
+def waiting(ws: Workspace) -> list[Path]:
+    """The records under candidates/ whose status is candidate (read without a YAML parse)."""
+    from pipeline.records import quick_status
+
+    return [p for p in records(ws) if (quick_status(p) or "candidate") == "candidate"]
 
 
 def records(ws: Workspace) -> list[Path]:

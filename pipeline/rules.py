@@ -43,7 +43,7 @@ class Rule:
 
     def finding(self, what: str, fix: str, **where: str | None) -> Finding:
         """A finding of this rule, at this rule's class."""
-        return Finding(self.id, what, fix, self.blocking, **where)  # type: ignore[arg-type]
+        return Finding(self.id, what, fix, self.blocking, **where)
 
 
 @dataclass
@@ -134,6 +134,7 @@ def load_rule(ws: Workspace, path: Path, origin: str, problems: list[Finding]) -
         problems.append(_problem(ws, path, fld, what, fix))
     if bad:
         return None
-    return Rule(rid, cls, data["validator"].strip(), tuple(dict.fromkeys(dispatch)),
+    assert isinstance(rid, str) and isinstance(cls, str) and isinstance(dispatch, list)
+    return Rule(rid, cls, data["validator"].strip(), tuple(dict.fromkeys(str(d) for d in dispatch)),
                 data["category"].strip(), data["exit"], data["message"].strip(), path, origin,
                 data.get("text", "").strip())

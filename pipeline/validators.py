@@ -106,7 +106,6 @@ def knowledge_integrity(ctx: Context, rule: Rule) -> Verdict:
 def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
     """majordomus.candidates-reviewed: the queue is tracked, short and young enough."""
     from pipeline import accumulation as acc
-    from pipeline import candidates
 
     ws, verdict = ctx.ws, Verdict()
     policy = ws.policy
@@ -118,28 +117,28 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
             "declare them under `knowledge:` in .ai/repo/policy.yaml (`majordomus init` shows the skeleton's)",
             file=ws.rel(ws.policy_path), field=", ".join(undeclared),
             reproduce=f"grep -n -A3 '^knowledge:' {ws.rel(ws.policy_path)}"))
-    waiting = candidates.waiting(ws)
+    waiting = acc.waiting(ws)
     cap, max_age = policy["knowledge.candidates_max_files"], policy["knowledge.candidate_max_age_minutes"]
     review = "review them: `majordomus knowledge promote <id>` or `majordomus knowledge reject <id> --reason …`"
     if len(waiting) > cap:
-        ids = [c.id for c in waiting]
+        ids = [p.stem for p in waiting]
         named = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
         verdict.findings.append(rule.finding(
             f"{len(waiting)} candidates await review, more than knowledge.candidates_max_files "
             f"({cap}): {named}", review, reproduce="majordomus knowledge candidates"))
-    ages = acc.review_ages(ws, [c.path for c in waiting], ctx.events("knowledge.derived"))
-    for cand in waiting:
-        age = ages.get(cand.path)
+    ages = acc.review_ages(ws, waiting, ctx.events("knowledge.derived"))
+    for path in waiting:
+        age = ages.get(path)
         if age is None:
             continue
         waited = ctx.now - age.since
         if waited / 60.0 > max_age:
             verdict.findings.append(rule.finding(
-                f"candidate {cand.id} has waited {acc.minutes(waited)} for review, more than "
+                f"candidate {path.stem} has waited {acc.minutes(waited)} for review, more than "
                 f"knowledge.candidate_max_age_minutes ({max_age}); measured from {age.detail}",
-                f"review it: `majordomus knowledge promote {cand.id}` or "
-                f"`majordomus knowledge reject {cand.id} --reason …`",
-                file=ws.rel(cand.path), reproduce=f"majordomus knowledge record {cand.id}"))
+                f"review it: `majordomus knowledge promote {path.stem}` or "
+                f"`majordomus knowledge reject {path.stem} --reason …`",
+                file=ws.rel(path), reproduce=f"majordomus knowledge record {path.stem}"))
     held = acc.tracked(ws)
     for path in acc.records(ws):
         if path.name not in held:
