@@ -70,7 +70,8 @@ def knowledge_lifecycle(ctx: Context, rule: Rule) -> Verdict:
     from pipeline import freshness, wiring
 
     ws, verdict = ctx.ws, Verdict()
-    if ws.policy.on("session.knowledge_on_end"):
+    wired = ws.policy.on("session.knowledge_on_end")
+    if wired:
         problem, source = wiring.check()
         if problem:
             verdict.findings.append(rule.finding(
@@ -88,6 +89,8 @@ def knowledge_lifecycle(ctx: Context, rule: Rule) -> Verdict:
             f"majordomus knowledge derive --episode {judged.episode}", reproduce=REPRODUCE_OBSERVED))
     else:
         verdict.detail = judged.reason
+    if not wired and verdict.detail:
+        verdict.detail += " (close-path wiring not checked: session.knowledge_on_end is off)"
     return verdict
 
 

@@ -177,6 +177,14 @@ def test_review_age_is_measured_from_the_ledger_first(repo: Repo, monkeypatch: p
     assert "has waited 60 min" in finding["what"]
     assert "measured from knowledge.derived at ledger line 1" in finding["what"]
     assert "knowledge reject e3-000000000001" in finding["fix"]
+    # A record derived on the trunk was named by its outbox path; drained, it keeps its name.
+    drained = write_candidate(repo, "e3-000000000002", date="2020-01-01")
+    commit_all(repo, monkeypatch, "2020-01-02T00:00:00Z", "drained")
+    append_line(repo, "knowledge.derived", stamp(60), "e3", episode="e3", written=1, unchanged=0,
+                paths=[".ai/local/state/outbox/candidates/e3-000000000002.md"])
+    code, data = run_json(repo, "doctor")
+    assert age_finding(data, "e3-000000000002") is None
+    assert drained.exists() and age_finding(data, "e3-000000000001") is not None
 
 
 def test_review_age_falls_back_to_the_commit_that_added_it(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
