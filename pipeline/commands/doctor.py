@@ -6,6 +6,8 @@ from typing import Any
 
 from pipeline.output import emit_json, say
 
+NAMES = ("check", "doctor", "watch")
+
 HELP = {
     "check": ("run the rules dispatched from check (a pre-commit gate)",
               "Run the rules of the effective set that name `check`: fast, blocking, fit for a "

@@ -6,6 +6,8 @@ from typing import Any
 
 from pipeline.output import emit_json, say, table
 
+NAMES = ("rules",)
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("rules", help="the effective rule set; refresh the vendored standard package",
