@@ -122,7 +122,7 @@ def records(ws: Workspace) -> list[Path]:
     if not ws.candidates.is_dir():
         return []
     return [p for p in sorted(ws.candidates.glob("*.md"))
-            if p.name != "README.md" and not p.name.startswith(".tmp.")]
+            if p.name != "README.md" and not p.name.startswith(".tmp.") and p.is_file()]
 
 
 def outbox_counts(ws: Workspace) -> dict[str, int]:

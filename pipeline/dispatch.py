@@ -118,10 +118,27 @@ def run(ws: Workspace, command: str, now: float | None = None) -> Report:
         if fn is None:
             continue
         t0 = time.perf_counter()
-        verdict = fn(ctx, rule)
+        verdict = _judge(fn, ctx, rule, command)
         report.ran.append(Ran(rule, verdict, (time.perf_counter() - t0) * 1000))
     report.total_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def _judge(fn: Any, ctx: Context, rule: Rule, command: str) -> Verdict:
+    """One validator's verdict; a validator that crashes is a finding of its rule, at its class,
+    and the other rules still run. A `FatalError` (a cause with a known fix) goes to the handler."""
+    from pipeline.errors import FatalError
+
+    try:
+        return fn(ctx, rule)  # type: ignore[no-any-return]
+    except FatalError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported as a finding, never a traceback
+        if os.environ.get("MJ_DEBUG") == "1":
+            raise
+        return Verdict([Finding(rule.id, f"validator {rule.validator} failed: {type(exc).__name__}: "
+                                f"{exc}", "rerun with MJ_DEBUG=1 for the traceback and report it",
+                                rule.blocking, reproduce=f"MJ_DEBUG=1 majordomus {command}")])
 
 
 def timing() -> bool:

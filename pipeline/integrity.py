@@ -16,7 +16,7 @@ def _records(folder: Path) -> list[Path]:
     if not folder.is_dir():
         return []
     return [p for p in sorted(folder.glob("*.md"))
-            if p.name != "README.md" and not p.name.startswith(".tmp.")]
+            if p.name != "README.md" and not p.name.startswith(".tmp.") and p.is_file()]
 
 
 def check(ws: Workspace) -> list[Finding]:

@@ -230,3 +230,37 @@ def test_shipped_rules_are_forced_into_the_wheel() -> None:
     text = (PROJECT / "pyproject.toml").read_text(encoding="utf-8")
     assert '"rules" = "pipeline/_data/rules"' in text
     assert Path(PROJECT / "rules").is_dir()
+
+
+def test_a_crashing_validator_is_a_finding_and_the_other_rules_still_run(repo: Repo) -> None:
+    from pipeline import dispatch
+    from pipeline.validators import REGISTRY
+    from pipeline.workspace import Workspace
+
+    def explodes(ctx: object, rule: object) -> object:
+        raise RuntimeError("boom")
+
+    project_rule(repo, "acme.explodes", """id: acme.explodes
+class: blocking
+validator: explodes
+dispatch: [check]
+category: test
+exit: 10
+message: always crashes
+""")
+    REGISTRY["explodes"] = explodes
+    try:
+        report = dispatch.run(Workspace(repo.root), "check")
+    finally:
+        del REGISTRY["explodes"]
+    (crash,) = [f for f in report.findings if f.rule == "acme.explodes"]
+    assert crash.blocking and crash.what == "validator explodes failed: RuntimeError: boom"
+    assert crash.reproduce == "MJ_DEBUG=1 majordomus check"
+    assert [r.rule.id for r in report.ran] == ["majordomus.knowledge-integrity", "acme.explodes"]
+    assert report.exit_code == 10
+
+
+def test_a_folder_named_like_a_record_is_not_read_as_one(repo: Repo) -> None:
+    (repo.root / ".ai/repo/knowledge/candidates/e1-000000000001.md").mkdir()
+    code, data = run_json(repo, "doctor")
+    assert code == 0 and data["findings"] == [], data
