@@ -12,8 +12,10 @@ import calendar
 import time
 from dataclasses import dataclass
 
-from pipeline.ledger import Line
+from pipeline.ledger import Line, parse_line
 from pipeline.workspace import Workspace
+
+EVENTS = ("session.closed", "knowledge.derived")
 
 
 @dataclass(frozen=True)
@@ -34,11 +36,22 @@ def _epoch(ts: str) -> float | None:
         return None
 
 
+def read_events(ws: Workspace, names: tuple[str, ...] = EVENTS) -> list[Line]:
+    """The ledger lines of `names`, in order, parsing only lines that mention one of them (a
+    substring pre-filter: the rest of the ledger is never decoded)."""
+    found = []
+    for number, text in ws.ledger.raw_lines():
+        if any(name in text for name in names):
+            line = parse_line(number, text)
+            if line is not None and line.event in names:
+                found.append(line)
+    return found
+
+
 def judge(ws: Workspace, lines: list[Line] | None = None, now: float | None = None) -> Freshness:
     """Judge from `lines` (the ledger's session.closed and knowledge.derived lines, in order)."""
     if lines is None:
-        lines = [l for l in ws.ledger.read(contains='"event":"').lines
-                 if l.event in ("session.closed", "knowledge.derived")]
+        lines = read_events(ws)
     derived = [l for l in lines if l.event == "knowledge.derived"]
     closed = [l for l in lines if l.event == "session.closed"]
     last_derived = derived[-1] if derived else None

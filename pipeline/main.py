@@ -19,6 +19,8 @@ COMMANDS = (
     "work",
     "history",
     "knowledge",
+    "doctor",
+    "rules",
     "hook",
     "generate",
 )

@@ -52,6 +52,8 @@ def ensure_ignored(ws: Workspace, laid: Laid) -> None:
 def init(ws: Workspace) -> Laid:
     laid = Laid()
     lay_tree(data_dir("skeleton"), ws.ai, ws, laid)
+    # The standard rules package, vendored; `majordomus rules vendor update` refreshes it.
+    lay_tree(data_dir("rules"), ws.repo / "rules" / "vendor", ws, laid)
     for sub in LOCAL_DIRS:
         (ws.local / sub).mkdir(parents=True, exist_ok=True)
     ensure_ignored(ws, laid)

@@ -35,7 +35,8 @@ def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
     for expected in ("pipeline/_data/templates/knowledge-record.md.j2",
                      "pipeline/_data/templates/hooks/majordomus-session-end",
                      "pipeline/_data/ai-skeleton/repo/policy.yaml",
-                     "pipeline/_data/ai-skeleton/repo/knowledge/candidates/README.md"):
+                     "pipeline/_data/ai-skeleton/repo/knowledge/candidates/README.md",
+                     "pipeline/_data/rules/majordomus.knowledge-observed.yaml"):
         assert expected in names, expected
     assert any(n.startswith("pipeline/_data/schemas/") for n in names)
     site = tmp_path / "site"
@@ -61,3 +62,7 @@ def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
     closed = mj("session", "close")
     assert closed.returncode == 0, closed.stderr
     assert len(list((work.root / ".ai/repo/knowledge/candidates").glob("w1-*.md"))) == 1
+    # The vendored rules come from the wheel, and the wiring is read from the installed source.
+    assert (work.root / ".ai/repo/rules/vendor/majordomus.knowledge-observed.yaml").is_file()
+    watch = mj("watch")
+    assert watch.returncode == 0 and "ok   majordomus.knowledge-observed" in watch.stdout, watch.stderr
