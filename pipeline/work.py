@@ -95,10 +95,10 @@ class VerifyFailed(Exception):
 
 def verify(ws: Workspace, command: str) -> None:
     """Run `command` in the repository root; raise VerifyFailed unless it exits 0."""
-    proc = subprocess.run(command, shell=True, cwd=ws.root, capture_output=True, text=True,
-                          errors="replace")
-    if proc.returncode != 0:
-        output = (proc.stdout + proc.stderr).rstrip().splitlines()
+    proc = subprocess.run(command, shell=True, cwd=ws.root, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace")
+    if proc.returncode != 0:  # one stream, in the order the command wrote it: the last lines are last
+        output = (proc.stdout or "").rstrip().splitlines()
         raise VerifyFailed(command, proc.returncode, "\n".join(output[-10:]))
 
 
