@@ -52,7 +52,15 @@ def episode_commits(ws: Workspace, window: list[Line]) -> Commits:
 
     opened = next((l for l in window if l.event == "session.opened"), None)
     closed = next((l for l in reversed(window) if l.event == "session.closed"), None)
-    start = opened.get("head") if opened else None
+    if opened is not None:
+        start = opened.get("head")  # None: the repository had no commit yet, so all are the episode's
+    else:  # the opening line is gone (retention): the open record knows the head, else no span
+        from pipeline.episodes import open_record
+
+        record = open_record(ws, window[0].session or "") if window else None
+        if record is None:
+            return Commits((), ())
+        start = record.get("head")
     end = (closed.get("head") if closed else None) or "HEAD"
     if not _sha(end) and end != "HEAD":
         end = "HEAD"

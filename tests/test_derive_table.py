@@ -272,3 +272,17 @@ def test_the_adr_commit_of_the_issue_done_when(episode: Repo) -> None:
         text = path.read_text(encoding="utf-8")
         assert f'    - "commit:{sha}"\n' in text
         assert 'relations:\n  - type: relates_to\n    target: "file:.ai/repo/adrs/0001-x.md"\n' in text
+
+
+def test_an_episode_whose_opening_line_was_trimmed_claims_no_older_commit(episode: Repo) -> None:
+    episode.commit("adr", {".ai/repo/adrs/0001-x.md": "# x\n"})
+    episode.mj("session", "close", "--id", "e1", check=True)
+    ledger = episode.root / ".ai/local/ledger.jsonl"
+    kept = [l for l in ledger.read_text(encoding="utf-8").splitlines(keepends=True)
+            if '"session.opened"' not in l]
+    kept.append(json.dumps({"ts": "2026-01-02T03:04:05Z", "event": "decision.recorded", "session": "e1",
+                            "task": None, "text": "late", "why": None}) + "\n")
+    ledger.write_text("".join(kept), encoding="utf-8")
+    derive(episode, "--episode", "e1")
+    meta, _ = load(only_record(episode))
+    assert meta["provenance"]["derived_from"] == ["session:e1"] and "relations" not in meta
