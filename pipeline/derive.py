@@ -9,7 +9,10 @@ table (seed 001, "What is derivable without a model is exactly this list").
 | task.finished completed with a verify command | fact naming the command that passed              |
 | commits touching .ai/repo/rules|adrs/**       | commit:<sha> on every record, relates_to a path  |
 
-Nothing else is read: no conversation, no handover, no checkpoint. Same ledger and git give
+Beyond the ledger line, the table reads the task note and the episode's commits
+(pipeline/evidence.py). Nothing else is read: no conversation, no handover, no checkpoint.
+Every text that reaches a record is screened for transcript markers, and every reference is
+checked (pipeline/records.py `reference_problem`) before it is written. Same ledger and git give
 the same bytes: the date is the evidence line's day and no clock or random value enters.
 """
 from __future__ import annotations
@@ -20,15 +23,14 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pipeline.ledger import Line
 from pipeline.transcript import marker_in
-from pipeline.workspace import Workspace
+from pipeline.workspace import ID_PATTERN, Workspace
 
 TEMPLATE = "knowledge-record.md.j2"
 LESSON_OUTCOMES = ("blocked", "failed", "no_match")
-WATCHED_PATHS = (".ai/repo/rules", ".ai/repo/adrs")
 
 
 @dataclass(frozen=True)
@@ -76,109 +78,100 @@ def record_id(episode: str, *source: str) -> str:
     return f"{episode}-{hashlib.sha256(blob.encode('utf-8')).hexdigest()[:12]}"
 
 
-def _first_line(text: str) -> str:
-    for line in (text or "").splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
+class Row(NamedTuple):
+    """What one evidence line asks of the table, before the episode's commits are added."""
 
-
-def task_reason(ws: Workspace, task: str, fallback: str) -> str:
-    """The reason in the task note (`## Reason`), else the one the ledger line carries."""
-    from pipeline.work import note_path, read_note_reason
-
-    try:
-        reason = read_note_reason(note_path(ws, task).read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
-        reason = None
-    return reason if reason is not None else fallback
-
-
-def episode_commits(ws: Workspace, window: list[Line]) -> list[tuple[str, list[str]]]:
-    """Commits of the episode touching rules or decision records, oldest first: one git call."""
-    from pipeline import git
-
-    opened = next((l for l in window if l.event == "session.opened"), None)
-    closed = next((l for l in reversed(window) if l.event == "session.closed"), None)
-    start = opened.get("head") if opened else None
-    end = (closed.get("head") if closed else None) or "HEAD"
-    rev = f"{start}..{end}" if start else end
-    out = git.run(ws.root, "log", "--reverse", "--format=%x1e%H", "--name-only", rev, "--",
-                  *WATCHED_PATHS, check=False)
-    commits = []
-    for chunk in out.split("\x1e")[1:]:
-        lines = [l for l in chunk.splitlines() if l.strip()]
-        if lines:
-            commits.append((lines[0], sorted(set(lines[1:]))))
-    return commits
+    texts: tuple[str, ...]  # everything of the line that reaches the record: screened for markers
+    cls: str
+    epistemics: str
+    title: str
+    body: str
+    refs: tuple[str, ...]
+    source: tuple[str, ...]  # the digest's input: the event and the text as a person wrote it
 
 
 def plan(ws: Workspace, episode: str, window: list[Line] | None = None) -> Plan:
     """What the table derives from `episode`; one pass over the ledger, one git call."""
     from pipeline import outbox
+    from pipeline.evidence import episode_commits
+    from pipeline.records import reference_problem
 
     if window is None:
         window = ws.ledger.window(episode)
     result = Plan(episode)
     tasks = {l.get("task"): l.get("title", "") for l in window if l.event == "task.started"}
-    rows: list[tuple[Line, str, str, str, str, tuple[str, ...], tuple[str, ...]]] = []
+    rows: list[tuple[Line, Row]] = []
     for line in window:
         row = _row(ws, episode, line, tasks)
         if row is None:
             continue
         result.evidence += 1
-        texts, cls, epistemics, title, body, refs, source = row
-        marker = next((m for m in map(marker_in, texts) if m), None)
+        if isinstance(row, str):
+            result.skipped.append((line.number, f"{line.event} {row}"))
+            continue
+        marker = next((m for m in map(marker_in, row.texts) if m), None)
         if marker:
             result.skipped.append((line.number, f"{line.event} carries the transcript marker {marker!r}"))
             continue
-        rows.append((line, cls, epistemics, title, body, refs, source))
+        problem = next((p for p in map(reference_problem, row.refs) if p), None)
+        if problem:
+            result.skipped.append((line.number, f"{line.event} would write a refused reference: {problem}"))
+            continue
+        rows.append((line, row))
     if not rows:
         return result
     commits = episode_commits(ws, window)
-    commit_refs = tuple(f"commit:{sha}" for sha, _ in commits)
-    relations = tuple(("relates_to", f"file:{p}") for p in sorted({p for _, ps in commits for p in ps}))
+    commit_refs = tuple(f"commit:{sha}" for sha in commits.shas)
+    relations = tuple(("relates_to", f"file:{p}") for p in commits.paths)
     target = outbox.candidates_dir(ws)
     seen: set[str] = set()
-    for line, cls, epistemics, title, body, refs, source in rows:
-        rid = record_id(episode, *source)
+    for line, row in rows:
+        rid = record_id(episode, *row.source)
         if rid in seen:
             continue
         seen.add(rid)
-        if _acted_on(ws, rid):
+        if _acted_on(ws, rid, target):
             result.kept.append(rid)
             continue
-        result.drafts.append(Draft(rid, episode, cls, epistemics, title, line.ts[:10],
-                                   refs + commit_refs, relations, body, line.number,
+        result.drafts.append(Draft(rid, episode, row.cls, row.epistemics, row.title, line.ts[:10],
+                                   row.refs + commit_refs, relations, row.body, line.number,
                                    target / f"{rid}.md"))
     return result
 
 
-def _acted_on(ws: Workspace, rid: str) -> bool:
+def _acted_on(ws: Workspace, rid: str, target: Path) -> bool:
     """A person promoted or rejected this id: the deriver never undoes either act."""
     from pipeline.records import quick_status
 
     if (ws.curated / f"{rid}.md").exists():
         return True
-    return quick_status(ws.candidates / f"{rid}.md") in ("superseded", "verified")
+    return any(quick_status(folder / f"{rid}.md") in ("superseded", "verified")
+               for folder in {ws.candidates, target})
 
 
 def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _row(ws: Workspace, episode: str, line: Line, tasks: dict[Any, Any]) -> Any:
-    """One table row: (texts to screen, class, epistemics, title, body, refs, digest source)."""
+def _row(ws: Workspace, episode: str, line: Line, tasks: dict[Any, Any]) -> Row | str | None:
+    """The table's row for `line`: a Row, None when the line is not evidence, or why it is refused.
+
+    The class comes from the event, never from the wording: every decision is a convention.
+    """
+    from pipeline.evidence import first_line, task_reason
+
     session = f"session:{episode}"
     task = line.get("task")
     task = task if isinstance(task, str) and task and task != "none" else None
+    if task is not None and (not ID_PATTERN.match(task) or ".." in task):
+        return f"names the task {task[:40]!r}, which is not a task id"
     if line.event == "decision.recorded":
         text, why = _text(line.get("text")), _text(line.get("why"))
         if not text.strip():
             return None
         body = text + (f"\n\nWhy: {why}" if why else "")
         refs = (session, f"decision:{task}") if task else (session,)
-        return [text, why], "convention", "decided", text, body, refs, (line.event, text)
+        return Row((text, why), "convention", "decided", text, body, refs, (line.event, text))
     if line.event == "question.resolved":
         question, answer = _text(line.get("text")), _text(line.get("answer"))
         if not answer.strip():
@@ -186,22 +179,26 @@ def _row(ws: Workspace, episode: str, line: Line, tasks: dict[Any, Any]) -> Any:
         refs = (session, f"task:{task}") if task else (session,)
         body = f"Question: {question}\n\nAnswer: {answer}"
         title = f"{question} {answer}" if question else answer
-        return [question, answer], "fact", "observed", title, body, refs, (line.event, question, answer)
+        return Row((question, answer), "fact", "observed", title, body, refs,
+                   (line.event, question, answer))
     if line.event == "task.finished" and task:
         outcome = line.get("outcome")
         name = _text(tasks.get(task)) or _text(line.get("title")) or task
         refs = (session, f"task:{task}")
         if outcome in LESSON_OUTCOMES:
-            reason = _first_line(task_reason(ws, task, _text(line.get("reason"))))
+            written = _text(line.get("reason"))
+            full = task_reason(ws, task, written)
+            reason = first_line(full)
             if not reason:
                 return None
-            body = f"Task {name!s} finished {outcome}: {reason}"
-            return [reason, name], "lesson", "observed", reason, body, refs, (line.event, task, outcome, reason)
+            body = f"Task {name} finished {outcome}: {reason}"
+            return Row((full, written, name), "lesson", "observed", reason, body, refs,
+                       (line.event, task, str(outcome), reason))
         verify = _text(line.get("verify"))
-        if outcome == "completed" and verify:
+        if outcome == "completed" and verify.strip():
             title = f"`{verify}` passes"
             body = f"The verification command `{verify}` exited 0 when task {name} completed."
-            return [verify], "fact", "observed", title, body, refs, (line.event, task, verify)
+            return Row((verify, name), "fact", "observed", title, body, refs, (line.event, task, verify))
     return None
 
 
@@ -213,41 +210,79 @@ class Outcome:
     skipped: list[tuple[int, str]] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     dry_run: bool = False
+    drafts: list[Draft] = field(default_factory=list)
 
     def summary(self, ws: Workspace) -> str:
+        tail = "".join(f", {n} {what}" for n, what in ((len(self.skipped), "skipped"),
+                                                       (len(self.kept), "kept (promoted or rejected)")) if n)
         if self.dry_run:
-            head = f"derive {self.episode} (dry run): would write {len(self.written)}"
-            lines = [head] + [f"  {ws.rel(p)}" for p in self.written]
+            by_path = {d.path: d for d in self.drafts}
+            lines = [f"derive {self.episode} (dry run, nothing written): would write {len(self.written)}, "
+                     f"unchanged {len(self.unchanged)}{tail}"]
+            lines += [f"  {ws.rel(p)}  {by_path[p].cls}  {first_title_line(by_path[p].title)}"
+                      for p in self.written]
             return "\n".join(lines)
         if not self.written:
             total = len(self.unchanged)
             what = f"{total} record{'s' if total != 1 else ''} up to date" if total else "no evidence to derive"
-            return f"derive {self.episode}: nothing changed ({what})"
-        lines = [f"derive {self.episode}: wrote {len(self.written)}, unchanged {len(self.unchanged)}"]
+            return f"derive {self.episode}: nothing changed ({what}{tail})"
+        lines = [f"derive {self.episode}: wrote {len(self.written)}, unchanged {len(self.unchanged)}{tail}"]
         lines += [f"  {ws.rel(p)}" for p in self.written]
         return "\n".join(lines)
 
 
+def first_title_line(title: str) -> str:
+    line = title.splitlines()[0] if title.splitlines() else ""
+    return line if len(line) <= 72 else line[:71] + "…"
+
+
+def render(draft: Draft) -> bytes:
+    """The record's bytes: the one template, the one escaping filter for every free-text scalar."""
+    from pipeline import render as renderer
+
+    return renderer.render(TEMPLATE, draft.context()).encode("utf-8")
+
+
 def derive(ws: Workspace, episode: str, dry_run: bool = False) -> Outcome:
-    """Derive `episode` through doit, then append `knowledge.derived` (even when nothing changed)."""
+    """Derive `episode` through doit, then append `knowledge.derived` (even when nothing changed).
+
+    A dry run renders every draft and compares it with the file on disk; it writes nothing,
+    not even the ledger line.
+    """
+    from pipeline.errors import UNKNOWN, FatalError
+
     started = time.perf_counter()
-    the_plan = plan(ws, episode)
+    window = ws.ledger.window(episode)
+    if not window:
+        raise FatalError(f"no ledger line is stamped with episode {episode!r}: "
+                         "`majordomus history --event session.opened` lists the episodes", UNKNOWN)
+    the_plan = plan(ws, episode, window)
     planned = time.perf_counter()
     for number, why in the_plan.skipped:
         print(f"majordomus: skipped ledger line {number}: {why}", file=sys.stderr)
+    swept = 0
     if dry_run:
-        outcome = Outcome(episode, [d.path for d in the_plan.drafts], [], the_plan.skipped,
-                          the_plan.kept, dry_run=True)
+        outcome = Outcome(episode, skipped=the_plan.skipped, kept=the_plan.kept, dry_run=True,
+                          drafts=the_plan.drafts)
+        for draft in the_plan.drafts:
+            try:
+                same = draft.path.read_bytes() == render(draft)
+            except FileNotFoundError:
+                same = False
+            (outcome.unchanged if same else outcome.written).append(draft.path)
     else:
+        from pipeline import outbox
+        from pipeline.fsio import sweep_tmp
         from pipeline.tasks import derive as derive_tasks
 
+        swept = sum(sweep_tmp(folder) for folder in {ws.candidates, outbox.candidates_dir(ws)})
         outcome = derive_tasks.run(ws, [the_plan])[episode]
     if _timing():
         total = time.perf_counter() - started
         print(f"MJ_TIMING derive {episode}: {total * 1000:.1f} ms (plan {(planned - started) * 1000:.1f} ms); "
-              f"evidence {the_plan.evidence}, drafts {len(the_plan.drafts)}, written {len(outcome.written)}, "
-              f"unchanged {len(outcome.unchanged)}, skipped {len(outcome.skipped)}, kept {len(outcome.kept)}",
-              file=sys.stderr)
+              f"lines {len(window)}, evidence {the_plan.evidence}, drafts {len(the_plan.drafts)}, "
+              f"written {len(outcome.written)}, unchanged {len(outcome.unchanged)}, "
+              f"skipped {len(outcome.skipped)}, kept {len(outcome.kept)}, swept {swept}", file=sys.stderr)
     return outcome
 
 

@@ -145,7 +145,13 @@ def pre_compact(ws: Any, episode: str, trigger: str) -> None:
 
     if episodes.open_record(ws, episode) is None:
         episodes.open_episode(ws, episode, source="compact", by="hook")
+    failure: Exception | None = None
     if ws.policy.on("session.checkpoint_on_compact"):
-        work.checkpoint(ws, note=f"compaction ({trigger})", episode=episode)
+        try:
+            work.checkpoint(ws, note=f"compaction ({trigger})", episode=episode)
+        except Exception as exc:  # noqa: BLE001 - a failed checkpoint must not stop the derivation
+            failure = exc
     if ws.policy.on("session.knowledge_on_compact"):
         derive.derive(ws, episode)
+    if failure is not None:
+        raise failure

@@ -84,8 +84,8 @@ def parse(text: str, where: str) -> tuple[dict[str, Any], str]:
 
 
 def load(path: Path) -> Record:
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # bytes, then decode: a carriage return in a body is text, not a line ending to translate
+        text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
         raise RecordError(f"{path}: not UTF-8 text") from None
     meta, body = parse(text, str(path))

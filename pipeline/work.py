@@ -35,6 +35,18 @@ def _read_json(path: Path) -> Any:
         return None
 
 
+def _utf8(**texts: str | None) -> None:
+    """Refuse free text that is not Unicode (a lone surrogate from undecodable argv bytes)."""
+    for name, text in texts.items():
+        if text is None:
+            continue
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise refused(f"the {name} is not valid UTF-8 text: retype it (the shell passed bytes "
+                          "that are not UTF-8)") from None
+
+
 # --- tasks -------------------------------------------------------------------------------------
 
 def active_task(ws: Workspace) -> dict[str, Any] | None:
@@ -44,6 +56,7 @@ def active_task(ws: Workspace) -> dict[str, Any] | None:
 
 def start(ws: Workspace, title: str, scope: str | None = None) -> dict[str, Any]:
     """Start a task; one is active at a time in a checkout."""
+    _utf8(title=title, scope=scope)
     if not title.strip():
         raise refused("a task needs a title: majordomus start \"what the task is\"")
     current = active_task(ws)
@@ -64,8 +77,12 @@ def note_path(ws: Workspace, task: str) -> Path:
 
 
 def read_note_reason(text: str) -> str | None:
-    """The text under the note's `## Reason` heading, or None when it has none."""
-    match = re.search(r"^## Reason[ \t]*\n(.*?)(?=^## |\Z)", text, re.M | re.S)
+    """The text under the note's `## Reason` heading, or None when it has none.
+
+    The reason is the note's last section and runs to its end, so a reason that itself holds a
+    `## ` line is read whole rather than cut at it.
+    """
+    match = re.search(r"^## Reason[ \t]*\n(.*)\Z", text, re.M | re.S)
     return match.group(1).strip("\n") if match else None
 
 
@@ -78,16 +95,17 @@ class VerifyFailed(Exception):
 
 def verify(ws: Workspace, command: str) -> None:
     """Run `command` in the repository root; raise VerifyFailed unless it exits 0."""
-    proc = subprocess.run(command, shell=True, cwd=ws.root, capture_output=True, text=True,
-                          errors="replace")
-    if proc.returncode != 0:
-        output = (proc.stdout + proc.stderr).rstrip().splitlines()
+    proc = subprocess.run(command, shell=True, cwd=ws.root, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace")
+    if proc.returncode != 0:  # one stream, in the order the command wrote it: the last lines are last
+        output = (proc.stdout or "").rstrip().splitlines()
         raise VerifyFailed(command, proc.returncode, "\n".join(output[-10:]))
 
 
 def finish(ws: Workspace, outcome: str = "completed", reason: str | None = None,
            verify_command: str | None = None) -> dict[str, Any]:
     """Finish the active task; the note goes to `.ai/local/state/completed/<task>.md`."""
+    _utf8(reason=reason, command=verify_command)
     task = active_task(ws)
     if task is None:
         raise FatalError("no active task: start one with `majordomus start \"TITLE\"`", UNKNOWN)
@@ -125,6 +143,7 @@ def finish(ws: Workspace, outcome: str = "completed", reason: str | None = None,
 
 def decision_add(ws: Workspace, text: str, why: str | None = None) -> dict[str, Any]:
     """Record a decision under the active task, or under the episode alone."""
+    _utf8(decision=text, why=why)
     if not text.strip():
         raise refused("a decision needs its text: majordomus decision add \"what was decided\"")
     task = active_task(ws)
@@ -144,6 +163,7 @@ def open_questions(ws: Workspace) -> list[dict[str, Any]]:
 
 
 def question_add(ws: Workspace, text: str) -> dict[str, Any]:
+    _utf8(question=text)
     if not text.strip():
         raise refused("a question needs its text: majordomus question add \"what is unknown\"")
     task = active_task(ws)
@@ -162,6 +182,7 @@ def question_add(ws: Workspace, text: str) -> dict[str, Any]:
 
 def question_resolve(ws: Workspace, qid: str, answer: str) -> dict[str, Any]:
     check_id(qid, "question id")
+    _utf8(answer=answer)
     if not answer.strip():
         raise refused("a resolution needs its answer: majordomus question resolve ID \"the answer\"")
     with locked(ws.state / "questions.lock"):
@@ -184,6 +205,7 @@ def question_resolve(ws: Workspace, qid: str, answer: str) -> dict[str, Any]:
 def checkpoint(ws: Workspace, note: str | None = None, episode: str | None = None) -> dict[str, Any]:
     from pipeline import git
 
+    _utf8(note=note)
     task = active_task(ws)
     return ws.ledger.append("checkpoint.recorded", episode or episodes.current(ws),
                             task=task["task"] if task else None, note=note,
@@ -191,6 +213,7 @@ def checkpoint(ws: Workspace, note: str | None = None, episode: str | None = Non
 
 
 def handover(ws: Workspace, next_action: str) -> dict[str, Any]:
+    _utf8(next_action=next_action)
     if not next_action.strip():
         raise refused("a handover names the next action: majordomus handover --next \"what to do next\"")
     task = active_task(ws)

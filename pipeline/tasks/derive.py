@@ -25,12 +25,12 @@ class RunState:
 
 
 def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]:
-    from pipeline import render
+    from pipeline.derive import render
     from pipeline.fsio import write_if_changed
 
-    text = render.render("knowledge-record.md.j2", draft.context())
+    data = render(draft)
     seed_contract(ws, draft.path.parent)
-    if write_if_changed(draft.path, text.encode("utf-8")):
+    if write_if_changed(draft.path, data):
         state.written.add(draft.id)
     return {"path": ws.rel(draft.path)}
 
@@ -47,7 +47,7 @@ def seed_contract(ws: Workspace, folder: Path) -> None:
 
 
 def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, Any]:
-    outcome = Outcome(plan.episode, skipped=plan.skipped, kept=plan.kept)
+    outcome = Outcome(plan.episode, skipped=plan.skipped, kept=plan.kept, drafts=plan.drafts)
     for draft in plan.drafts:
         (outcome.written if draft.id in state.written else outcome.unchanged).append(draft.path)
     state.outcomes[plan.episode] = outcome
