@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench venv clean
+.PHONY: demo test bench soak venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,13 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/hooks.py
+	$(BIN)/python benchmarks/derive.py
 	$(BIN)/python benchmarks/check.py
+	$(BIN)/python benchmarks/rules.py
+	$(BIN)/python benchmarks/generate.py
+
+soak: $(STAMP)
+	$(BIN)/python benchmarks/soak.py
 
 clean:
 	rm -rf $(VENV) build dist .pytest_cache .hypothesis
