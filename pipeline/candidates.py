@@ -58,13 +58,14 @@ def episode_branches(ws: Workspace, episodes: set[str]) -> dict[str, str | None]
     return found
 
 
-def waiting(ws: Workspace, folder: Path | None = None) -> list[Candidate]:
-    """Every candidate with status candidate, sorted by id, placed on its branch."""
+def waiting(ws: Workspace, folder: Path | None = None, paths: list[Path] | None = None) -> list[Candidate]:
+    """Every candidate with status candidate, sorted by id, placed on its branch. `paths` (the
+    files a source class lists) replaces the glob of `folder`."""
     folder = folder or ws.candidates
-    if not folder.is_dir():
+    if paths is None and not folder.is_dir():
         return []
     raw: list[tuple[str, Path, dict[str, str], str | None]] = []
-    for path in sorted(folder.glob("*.md")):
+    for path in sorted(paths if paths is not None else folder.glob("*.md"), key=lambda p: p.name):
         if path.name == "README.md" or path.name.startswith(".tmp."):
             continue
         try:

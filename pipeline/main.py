@@ -19,6 +19,7 @@ COMMANDS = (
     "work",
     "history",
     "knowledge",
+    "readers",
     "doctor",
     "rules",
     "hook",

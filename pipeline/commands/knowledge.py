@@ -1,10 +1,9 @@
 """majordomus knowledge: derive, and the readers and acts of the knowledge store."""
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from pipeline.output import emit_json, say, table
+from pipeline.output import emit_json
 
 NAMES = ("knowledge",)
 
@@ -21,10 +20,9 @@ def add_parsers(sub: Any) -> None:
     d.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
     d.add_argument("--json", action="store_true")
     d.set_defaults(handler=lambda a: derive(a.episode, a.dry_run, a.json))
-    c = verbs.add_parser("candidates", help="the candidates awaiting review",
-                         description="Every candidate: id, class, branch (of the episode it names) and title.")
-    c.add_argument("--json", action="store_true")
-    c.set_defaults(handler=lambda a: candidates(a.json))
+    from pipeline.readers.cli import add_verbs
+
+    add_verbs(verbs)  # candidates | record | status, generated from pipeline.knowledge_base; edges
     p.set_defaults(help_parser=p)
 
 
@@ -49,20 +47,3 @@ def derive(episode: str | None, dry_run: bool, as_json: bool) -> int:
         print(outcome.summary(ws))
     return 0
 
-
-def candidates(as_json: bool) -> int:
-    from pipeline import candidates as queue
-    from pipeline.workspace import open_workspace
-
-    ws = open_workspace()
-    items = queue.waiting(ws)
-    if as_json:
-        emit_json([{"id": c.id, "class": c.cls, "branch": c.branch, "episode": c.episode,
-                    "title": c.title, "path": ws.rel(c.path)} for c in items])
-        return 0
-    if not items:
-        say("no candidates await review")
-        return 0
-    rows = [[c.id, c.cls, c.branch or "(unattributed)", c.title] for c in items]
-    sys.stdout.write(table(rows, ["ID", "CLASS", "BRANCH", "TITLE"]))
-    return 0
