@@ -1,0 +1,80 @@
+"""A knowledge store with something of every kind in it, made the real way: an episode through the
+real hooks derives two candidates; one is committed, one is left untracked; a person authors a
+curated record and two superseded ones by hand (one naming a record that does not exist)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from conftest import Repo
+
+KB = ".ai/repo/knowledge"
+
+CURATED = """---
+id: c-tabs
+kind: knowledge/v1
+class: constraint
+status: verified
+epistemics: decided
+title: "Tabs are refused by the parser"
+date: 2026-01-02
+provenance:
+  origin: authored
+  derived_from:
+    - "session:e1"
+    - "knowledge:{decision}"
+relations:
+  - type: relates_to
+    target: "file:README.md"
+  - type: relates_to
+    target: "knowledge:{lesson}"
+---
+The parser refuses a tab.
+
+# Evidence
+tests/parser_test.py fails on a tab.
+"""
+
+SUPERSEDED = """---
+id: {id}
+kind: knowledge/v1
+class: convention
+status: superseded
+epistemics: decided
+title: "An older rule"
+date: "2026-01-01"
+superseded_by: {by}
+provenance:
+  origin: authored
+  derived_from:
+    - "commit:{sha}"
+---
+The old rule.
+"""
+
+
+@dataclass
+class Store:
+    repo: Repo
+    decision: str  # the committed (tracked) candidate
+    lesson: str  # the untracked candidate
+    sha: str
+
+
+def build(repo: Repo) -> Store:
+    start = repo.hook("session-start", {"session_id": "e1", "source": "startup"})
+    assert start.returncode == 0, start.stderr
+    repo.mj("start", "a task", "--scope", "lib", check=True)
+    repo.mj("decision", "add", "Tabs are refused in the parser", "--why", "two encodings", check=True)
+    repo.mj("finish", "--outcome", "blocked", "--reason", "the lexer is shared with the formatter", check=True)
+    end = repo.hook("session-end", {"session_id": "e1", "reason": "other"})
+    assert end.returncode == 0, end.stderr
+    paths = {p.read_text().split("class: ", 1)[1].split("\n", 1)[0]: p for p in repo.candidates()}
+    decision, lesson = paths["convention"], paths["lesson"]
+    repo.git("add", "--", str(decision.relative_to(repo.root)), f"{KB}/candidates/README.md")
+    sha = repo.commit("a candidate")
+    repo.commit("records by hand", {
+        f"{KB}/curated/c-tabs.md": CURATED.format(decision=decision.stem, lesson=lesson.stem),
+        f"{KB}/candidates/old-rule.md": SUPERSEDED.format(id="old-rule", by="c-tabs", sha=sha),
+        f"{KB}/candidates/older-rule.md": SUPERSEDED.format(id="older-rule", by="ghost", sha=sha),
+    })
+    return Store(repo, decision.stem, lesson.stem, sha)

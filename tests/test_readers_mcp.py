@@ -1,0 +1,97 @@
+"""The MCP projection: a real client session of the official SDK spawns `majordomus mcp` over
+stdio in a temporary repository, lists the three tools and calls each; bad requests are tool
+errors. The client itself validates each structured result against the tool's output schema."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import anyio
+import pytest
+from conftest import MAJORDOMUS, Repo
+from kbstore import Store, build
+
+mcp = pytest.importorskip("mcp")  # the `mcp` extra; `pip install -e '.[test]'` brings it
+
+from mcp import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+TIMEOUT = 60
+
+
+def session_run(repo: Repo, script: Any) -> Any:
+    """Run `script(session)` inside one real client session with `majordomus mcp` in `repo`."""
+    params = StdioServerParameters(command=MAJORDOMUS, args=["mcp"], cwd=str(repo.root),
+                                   env={k: v for k, v in os.environ.items() if k.startswith(("GIT_", "HOME"))})
+
+    async def main() -> Any:
+        with anyio.fail_after(TIMEOUT):
+            async with stdio_client(params) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await script(session)
+
+    return anyio.run(main)
+
+
+def test_lists_three_tools_and_calls_each(repo: Repo) -> None:
+    store: Store = build(repo)
+    from pipeline.readers.mcp_stdio import tools
+
+    async def script(session: ClientSession) -> dict[str, Any]:
+        listed = (await session.list_tools()).tools
+        results = {
+            "candidates": await session.call_tool("knowledge_base_candidates", {}),
+            "record": await session.call_tool("knowledge_base_record", {"id": "c-tabs"}),
+            "status": await session.call_tool("knowledge_base_status", {}),
+        }
+        return {"tools": listed, **results}
+
+    got = session_run(repo, script)
+    assert [t.name for t in got["tools"]] == ["knowledge_base_candidates", "knowledge_base_record",
+                                              "knowledge_base_status"]
+    assert [{"name": t.name, "title": t.title, "description": t.description, "inputSchema": t.input_schema,
+             "outputSchema": t.output_schema} for t in got["tools"]] == tools()
+    for name in ("candidates", "record", "status"):
+        assert got[name].is_error is False, got[name].content
+        assert json.loads(got[name].content[0].text) == got[name].structured_content
+    assert sorted(c["id"] for c in got["candidates"].structured_content["result"]) == sorted(
+        [store.decision, store.lesson])
+    assert got["record"].structured_content["meta"]["status"] == "verified"
+    assert got["status"].structured_content["records"] == 5
+    # the same answers as the command line's --json
+    cli = json.loads(repo.mj("knowledge", "record", "c-tabs", "--json", check=True).stdout)
+    assert got["record"].structured_content == cli
+
+
+def test_bad_requests_are_tool_errors(repo: Repo) -> None:
+    build(repo)
+
+    async def script(session: ClientSession) -> list[Any]:
+        return [
+            await session.call_tool("knowledge_base_record", {"id": "nope"}),
+            await session.call_tool("knowledge_base_record", {"id": "../../policy"}),
+            await session.call_tool("knowledge_base_record", {"id": "README"}),
+            await session.call_tool("knowledge_base_record", {}),
+            await session.call_tool("knowledge_base_status", {"verbose": True}),
+            await session.call_tool("knowledge_base_nope", {}),
+            await session.call_tool("knowledge_base_record", {"id": "c-tabs"}),  # still serving
+        ]
+
+    unknown, bad, readme, missing, extra, tool, ok = session_run(repo, script)
+    texts = [r.content[0].text for r in (unknown, bad, readme, missing, extra, tool)]
+    assert all(r.is_error for r in (unknown, bad, readme, missing, extra, tool)), texts
+    assert texts[0].startswith("unknown id: no knowledge record 'nope'")
+    assert texts[1].startswith("refused: id '../../policy' refused")
+    assert texts[2].startswith("unknown id: no knowledge record 'README'")
+    assert "needs the parameter 'id'" in texts[3]
+    assert "takes no parameter 'verbose'" in texts[4]
+    assert texts[5].startswith("unknown tool 'knowledge_base_nope'")
+    assert all(r.structured_content is None for r in (unknown, bad, readme, missing, extra, tool))
+    assert ok.is_error is False and ok.structured_content["id"] == "c-tabs"
+
+
+def test_mcp_refuses_an_uninitialised_repository(bare_repo: Repo) -> None:
+    proc = bare_repo.mj("mcp", input="")
+    assert proc.returncode == 5 and "majordomus init" in proc.stderr
