@@ -162,6 +162,11 @@ def test_edges(store: Store) -> None:
     assert repo.mj("knowledge", "edges", "--type", "bogus").returncode == 2
 
 
+def test_an_unknown_capability_is_a_usage_error(repo: Repo) -> None:
+    proc = repo.mj("knowledge", "recrod", "x")
+    assert proc.returncode == 2 and "invalid choice: 'recrod'" in proc.stderr
+
+
 def test_readers_refuse_an_uninitialised_repository(bare_repo: Repo) -> None:
     for verb in ("candidates", "status"):
         assert bare_repo.mj("knowledge", verb).returncode == 5

@@ -121,3 +121,12 @@ def test_serve_refuses_an_uninitialised_repository(bare_repo: Repo) -> None:
 def test_serve_refuses_a_bad_port(repo: Repo) -> None:
     proc = repo.mj("serve", "--port", "70000")
     assert proc.returncode == 2 and "--port 70000" in proc.stderr
+
+
+def test_a_store_that_cannot_be_read_is_503(served: tuple[Store, str]) -> None:
+    store, base = served
+    doc = get(base, "/openapi.json")[1]
+    (store.repo.root / ".ai/repo/knowledge/sources.yaml").unlink()
+    status, body = get(base, "/knowledge_base/status")
+    assert (status, body["error"]) == (503, "unavailable") and "majordomus init" in body["message"]
+    check(doc, "/knowledge_base/status", 503, body)

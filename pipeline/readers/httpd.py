@@ -81,9 +81,11 @@ def serve(root: Path, host: str, port: int) -> int:
     """Serve until interrupted; the first stderr line names the bound address."""
     handler = type("BoundHandler", (Handler,), {"root": root})
     with ThreadingHTTPServer((host, port), handler) as httpd:
-        bound_host, bound_port = httpd.server_address[:2]
-        sys.stderr.write(f"majordomus serve: listening on http://{bound_host}:{bound_port}/ "
+        sys.stderr.write(f"majordomus serve: listening on http://{host}:{httpd.server_port}/ "
                          "(GET /openapi.json for the routes; Ctrl-C stops)\n")
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            sys.stderr.write(f"majordomus serve: bound to {host}, not 127.0.0.1: whoever reaches this "
+                             "address can read the knowledge store\n")
         sys.stderr.flush()
         try:
             httpd.serve_forever()

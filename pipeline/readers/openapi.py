@@ -14,12 +14,12 @@ ERROR_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["error", "message"],
     "properties": {
         "error": {"enum": ["unknown_id", "refused", "unknown_route", "method_not_allowed",
-                           "not_initialised", "internal"]},
+                           "unavailable", "internal"]},
         "message": {"type": "string", "description": "what was refused, why, and the fix"}}}
 
 # exit code of a FatalError -> (HTTP status, error kind)
 STATUS_OF = {UNKNOWN: (404, "unknown_id"), REFUSED: (400, "refused"), USAGE: (400, "refused"),
-             NOT_INITIALISED: (503, "not_initialised")}
+             NOT_INITIALISED: (503, "unavailable")}
 INTERNAL = (500, "internal")
 
 
@@ -44,6 +44,8 @@ def operation(cap: Capability) -> dict[str, Any]:
     if any(p.positional for p in cap.parameters):
         responses["404"] = _error("no record with this id in the knowledge store")
     responses["500"] = _error("an internal error; the message names it")
+    responses["503"] = _error("the repository cannot be read as set up (not initialised, or its policy "
+                              "or sources.yaml unreadable); the message names the fix")
     op: dict[str, Any] = {"operationId": cap.flat_name, "summary": cap.summary,
                           "description": cap.description, "tags": [MODULE], "responses": responses,
                           "x-capability": cap.name}

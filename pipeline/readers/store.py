@@ -8,7 +8,6 @@ symbolic link, is not followed).
 """
 from __future__ import annotations
 
-import datetime
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -135,8 +134,8 @@ def jsonable(value: Any) -> Any:
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
-    if isinstance(value, (datetime.date, datetime.datetime)):
-        return value.isoformat()
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
+    if hasattr(value, "isoformat"):  # datetime.date / datetime (datetime stays off the hook path)
+        return value.isoformat()
     return str(value)
