@@ -57,9 +57,9 @@ def candidates(ws: Workspace) -> list[dict[str, Any]]:
     from pipeline import candidates as queue
     from pipeline.readers import store
 
-    entries = {e.path: e for e in store.listing(ws).of("candidates") if store.inside(ws, e.path)}
+    entries = {e.path: e for e in store.listing(ws).of("candidates") if e.readable}
     return [{"id": c.id, "class": c.cls, "branch": c.branch, "episode": c.episode, "title": c.title,
-             "path": ws.rel(c.path), "tracked": entries[c.path].tracked}
+             "path": entries[c.path].rel, "tracked": entries[c.path].tracked}
             for c in queue.waiting(ws, paths=list(entries))]
 
 
@@ -83,7 +83,7 @@ def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parame
         meta, body = store.jsonable(loaded.meta), loaded.body
     except records.RecordError as exc:
         problem = f"{exc} (run `majordomus knowledge check`)"
-    return {"id": entry.id, "source": entry.source, "path": ws.rel(entry.path), "tracked": entry.tracked,
+    return {"id": entry.id, "source": entry.source, "path": entry.rel, "tracked": entry.tracked,
             "meta": meta, "body": body, "problem": problem}
 
 

@@ -69,7 +69,7 @@ def graph(ws: Workspace) -> tuple[list[str], list[Edge], list[dict[str, str]]]:
         try:
             meta = kstore.load(ws, entry).meta
         except records.RecordError as exc:
-            unreadable.append({"id": entry.id, "path": ws.rel(entry.path), "problem": str(exc)})
+            unreadable.append({"id": entry.id, "path": entry.rel, "problem": str(exc)})
             continue
         source = f"{NODE}:{entry.id}"
         for kind, target in _targets(meta):

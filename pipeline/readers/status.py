@@ -71,6 +71,20 @@ def queue_age(name: str, record_date: Any, derived: dict[str, float], added: dic
     return max(0.0, (now - when) / 60.0), _iso(when), "date"
 
 
+def ledger_lines(ws: Workspace) -> list[Any]:
+    """The session.closed and knowledge.derived lines, in order: one pass, a substring pre-filter
+    before any JSON is parsed."""
+    from pipeline.ledger import parse_line
+
+    found = []
+    for number, text in ws.ledger.raw_lines():
+        if '"session.closed"' in text or '"knowledge.derived"' in text:
+            line = parse_line(number, text)
+            if line is not None and line.event in ("session.closed", "knowledge.derived"):
+                found.append(line)
+    return found
+
+
 def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
     """The status answer (its JSON Schema is declared in `pipeline.knowledge_base`)."""
     from pipeline import candidates, freshness, records
@@ -79,21 +93,21 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
     listed = kstore.listing(ws)
     by_status: Counter[str] = Counter()
     by_class: Counter[str] = Counter()
-    dates: dict[str, Any] = {}
+    dates: dict[Any, Any] = {}
     unreadable = []
     for entry in listed.entries:
         try:
             meta = kstore.load(ws, entry).meta
         except records.RecordError as exc:
-            unreadable.append({"id": entry.id, "path": ws.rel(entry.path), "problem": str(exc)})
+            unreadable.append({"id": entry.id, "path": entry.rel, "problem": str(exc)})
             continue
         by_status[str(meta.get("status", "(none)"))] += 1
         by_class[str(meta.get("class", "(none)"))] += 1
-        dates[ws.rel(entry.path)] = meta.get("date")
+        dates[entry.path] = meta.get("date")
 
-    lines = [l for l in ws.ledger.read().lines if l.event in ("session.closed", "knowledge.derived")]
+    lines = ledger_lines(ws)
     verdict = freshness.judge(ws, lines, now=now)
-    paths = [e.path for e in listed.of("candidates") if kstore.inside(ws, e.path)]
+    paths = [e.path for e in listed.of("candidates") if e.readable]
     queue = candidates.waiting(ws, paths=paths)
     spec = kstore.pathspecs(ws).get("candidates")
     derived = derived_at(lines)
@@ -102,7 +116,7 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
     max_files = int(ws.policy["knowledge.candidates_max_files"])
     ages = []
     for item in queue:
-        age = queue_age(item.path.name, dates.get(ws.rel(item.path)), derived, added, now)
+        age = queue_age(item.path.name, dates.get(item.path), derived, added, now)
         if age is not None:
             ages.append((age, item.id))
     ages.sort(key=lambda a: (-a[0][0], a[1]))
@@ -117,7 +131,7 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
         "by_class": dict(sorted(by_class.items())),
         "by_source": {name: len(listed.of(name)) for name in sorted({e.source for e in listed.entries})},
         "unreadable": unreadable,
-        "untracked": [ws.rel(e.path) for e in listed.untracked],
+        "untracked": [e.rel for e in listed.untracked],
         "queue": {
             "length": len(queue),
             "max_files": max_files,

@@ -8,7 +8,9 @@ symbolic link, is not followed).
 """
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,8 @@ class Entry:
     source: str  # the source class: candidates | curated
     path: Path
     tracked: bool  # False: in the tree, not in git's index (reviewed by nobody else)
+    readable: bool = True  # a regular file, really inside the store (never a symbolic link)
+    rel: str = ""  # the repository-relative path, as git wrote it
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,7 @@ def listing(ws: Workspace) -> Store:
     out = git.run(ws.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "-t",
                   "--", *specs.values(), check=False)
     matchers = [(name, _matcher(spec)) for name, spec in specs.items()]
+    guard = Guard(ws)
     store_dir = ws.rel(ws.knowledge) + "/"
     seen: dict[tuple[str, str], Entry] = {}
     for item in out.split("\0"):
@@ -104,25 +109,39 @@ def listing(ws: Workspace) -> Store:
         source = next((n for n, m in matchers if m.match(rel)), None)
         if source is None:
             continue
-        seen[(source, rel)] = Entry(name[:-3], source, ws.root / rel, tracked=tag != "?")
+        path = ws.root / rel
+        seen[(source, rel)] = Entry(name[:-3], source, path, tracked=tag != "?", readable=guard(path),
+                                    rel=rel)
     return Store(tuple(sorted(seen.values(), key=lambda e: (e.source, e.id))))
 
 
-def inside(ws: Workspace, path: Path) -> bool:
-    """True when `path` is a regular file whose real location is inside the knowledge store."""
-    if path.is_symlink() or not path.is_file():
-        return False
-    try:
-        return path.resolve().is_relative_to(ws.knowledge.resolve())
-    except OSError:
-        return False
+class Guard:
+    """Is a path a regular file whose real location is inside the store? Each folder is resolved
+    once (a store of thousands of records has a handful of folders)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.store = os.path.realpath(ws.knowledge)
+        self.folders: dict[str, bool] = {}
+
+    def __call__(self, path: Path) -> bool:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return False
+        if not stat.S_ISREG(mode):  # a symbolic link is never followed
+            return False
+        folder = os.path.dirname(path)
+        if folder not in self.folders:
+            real = os.path.realpath(folder)
+            self.folders[folder] = real == self.store or real.startswith(self.store + os.sep)
+        return self.folders[folder]
 
 
 def load(ws: Workspace, entry: Entry) -> Any:
     """The entry as a `records.Record`; `records.RecordError` when it cannot be read as one."""
     from pipeline import records
 
-    if not inside(ws, entry.path):
+    if not entry.readable:
         raise records.RecordError(f"{ws.rel(entry.path)}: not a regular file inside .ai/repo/knowledge/ "
                                   "(a symbolic link or a missing file is not read)")
     return records.load(entry.path)
