@@ -170,3 +170,20 @@ def test_an_unknown_capability_is_a_usage_error(repo: Repo) -> None:
 def test_readers_refuse_an_uninitialised_repository(bare_repo: Repo) -> None:
     for verb in ("candidates", "status"):
         assert bare_repo.mj("knowledge", verb).returncode == 5
+
+
+def test_a_tracked_record_missing_from_the_tree_is_reported_not_fatal(store: Store) -> None:
+    (store.repo.root / KB / "curated" / "c-tabs.md").unlink()
+    st = json.loads(store.repo.mj("knowledge", "status", "--json", check=True).stdout)
+    assert [(u["id"], "missing from the tree" in u["problem"]) for u in st["unreadable"]] == [("c-tabs", True)]
+    rec = json.loads(store.repo.mj("knowledge", "record", "c-tabs", "--json", check=True).stdout)
+    assert rec["meta"] is None and "git restore" in rec["problem"]
+
+
+def test_a_store_outside_git_is_refused(tmp_path: Path, repo: Repo) -> None:
+    import shutil
+
+    copy = tmp_path / "nogit"
+    shutil.copytree(repo.root / ".ai", copy / ".ai")
+    proc = repo.mj("knowledge", "status", env={"MAJORDOMUS_ROOT": str(copy), "GIT_CEILING_DIRECTORIES": str(tmp_path)})
+    assert proc.returncode == 5 and "read through git" in proc.stderr

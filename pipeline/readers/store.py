@@ -72,6 +72,8 @@ def pathspecs(ws: Workspace) -> dict[str, str]:
 def _matcher(pathspec: str) -> re.Pattern[str]:
     """A `:(glob)` pathspec as a regex over repository-relative paths (`*` stays in one folder)."""
     pattern = re.sub(r"^:\([^)]*\)", "", pathspec)
+    if not any(c in pattern for c in "*?["):  # a plain pathspec names a file or a folder
+        return re.compile(re.escape(pattern.rstrip("/")) + r"(?:/.*)?\Z")
     out = ""
     for token in re.split(r"(\*\*/?|\*|\?)", pattern):
         if token.startswith("**"):
@@ -92,8 +94,12 @@ def listing(ws: Workspace) -> Store:
     specs = pathspecs(ws)
     if not specs:
         return Store(())
-    out = git.run(ws.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "-t",
-                  "--", *specs.values(), check=False)
+    try:
+        out = git.run(ws.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "-t",
+                      "--", *specs.values())
+    except git.GitError as exc:
+        raise FatalError(f"{exc}: the store is read through git; run majordomus inside the repository "
+                         "(`git init` if it has none)", NOT_INITIALISED) from None
     matchers = [(name, _matcher(spec)) for name, spec in specs.items()]
     guard = Guard(ws)
     store_dir = ws.rel(ws.knowledge) + "/"
@@ -142,8 +148,11 @@ def load(ws: Workspace, entry: Entry) -> Any:
     from pipeline import records
 
     if not entry.readable:
-        raise records.RecordError(f"{ws.rel(entry.path)}: not a regular file inside .ai/repo/knowledge/ "
-                                  "(a symbolic link or a missing file is not read)")
+        if not os.path.lexists(entry.path):
+            raise records.RecordError(f"{entry.rel}: tracked by git but missing from the tree "
+                                      "(`git restore` or `git rm` it)")
+        raise records.RecordError(f"{entry.rel}: not a regular file inside .ai/repo/knowledge/ "
+                                  "(a symbolic link is never followed)")
     return records.load(entry.path)
 
 
