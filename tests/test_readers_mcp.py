@@ -8,14 +8,10 @@ import os
 from typing import Any
 
 import anyio
-import pytest
 from conftest import MAJORDOMUS, Repo
 from kbstore import Store, build
-
-mcp = pytest.importorskip("mcp")  # the `mcp` extra; `pip install -e '.[test]'` brings it
-
-from mcp import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp import ClientSession  # the `mcp` extra: `pip install -e '.[test]'` brings it
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 TIMEOUT = 60
 
