@@ -133,9 +133,10 @@ STATUS = {
                       "length": _COUNT, "max_files": _COUNT, "over_cap": {"type": "boolean"},
                       "max_age_minutes": _COUNT, "overdue": {"type": "array", "items": _TEXT},
                       "oldest": {"oneOf": [{"type": "null"}, {
-                          "type": "object", "required": ["id", "age_minutes", "since", "source"],
+                          "type": "object", "required": ["id", "age_minutes", "since", "source", "detail"],
                           "properties": {"id": _TEXT, "age_minutes": _COUNT, "since": _TEXT,
-                                         "source": {"enum": ["ledger", "commit", "date"]}}}]}}},
+                                         "source": {"enum": ["ledger", "commit", "date"]},
+                                         "detail": _TEXT}}]}}},
         "last_derivation": {"oneOf": [{"type": "null"}, {
             "type": "object", "required": ["ts", "episode", "written", "unchanged", "skipped"],
             "properties": {"ts": _TEXT, "episode": _TEXT_OR_NULL, "written": _COUNT,

@@ -92,7 +92,7 @@ def test_status_counts_queue_and_writer(store: Store) -> None:
     assert st["writer"] == {"judged": True, "fresh": True, "episode": "e1", "stale_minutes": 30,
                             "reason": "fresh: the newest closed episode e1 was derived"}
     human = store.repo.mj("knowledge", "status", check=True).stdout
-    assert "queue: 2 waiting (cap 25)" in human and "measured from the ledger" in human
+    assert "queue: 2 waiting (cap 25)" in human and "measured from knowledge.derived at ledger line" in human
 
 
 def test_queue_age_falls_back_to_the_commit_then_the_date(repo: Repo) -> None:
@@ -109,6 +109,7 @@ def test_queue_age_falls_back_to_the_commit_then_the_date(repo: Repo) -> None:
     (repo.root / KB / "candidates" / "by-date.md").unlink()
     oldest = json.loads(repo.mj("knowledge", "status", "--json", check=True).stdout)["queue"]["oldest"]
     assert (oldest["id"], oldest["source"], oldest["since"]) == ("by-commit", "commit", "2026-01-02T03:04:05Z")
+    assert oldest["detail"].startswith("commit ") and oldest["detail"].endswith(" added it")
 
 
 def test_status_reports_a_stopped_writer_from_the_policy(store: Store) -> None:

@@ -88,7 +88,7 @@ def _status(st: dict[str, Any]) -> None:
            f"by class: {_counts(st['by_class'])}"]
     oldest = q["oldest"]
     age = (f"oldest {oldest['id']}, waiting {oldest['age_minutes']} min since {oldest['since']} "
-           f"(measured from the {oldest['source']})") if oldest else "no queue age"
+           f"(measured from {oldest['detail']})") if oldest else "no queue age"
     out.append(f"queue: {q['length']} waiting (cap {q['max_files']}{', OVER' if q['over_cap'] else ''}); "
                f"{age}; {len(q['overdue'])} over {q['max_age_minutes']} min")
     out.append("last derivation: " + (f"{last['ts']} episode {last['episode']}: {last['written']} written, "
