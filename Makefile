@@ -28,6 +28,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/check.py
 	$(BIN)/python benchmarks/rules.py
 	$(BIN)/python benchmarks/generate.py
+	$(BIN)/python benchmarks/readers.py
 
 soak: $(STAMP)
 	$(BIN)/python benchmarks/soak.py
