@@ -21,6 +21,7 @@ COMMANDS = (
     "knowledge",
     "doctor",
     "rules",
+    "drain",
     "hook",
     "generate",
 )

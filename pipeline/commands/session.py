@@ -29,7 +29,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def start(episode: str | None, source: str) -> int:
-    from pipeline import briefing, episodes, snapshot
+    from pipeline import briefing, episodes, outbox, snapshot
     from pipeline.ledger import utc_now
     from pipeline.workspace import open_workspace
 
@@ -37,6 +37,9 @@ def start(episode: str | None, source: str) -> int:
     if episode is None:
         episode = "manual-" + utc_now().replace("-", "").replace(":", "")
     opened = episodes.open_episode(ws, episode, source=source, by="cli")
+    drained = outbox.drain_at_boundary(ws)
+    if drained is not None:
+        say(drained.summary())
     if not opened.resumed:
         snapshot.write_opening(ws, opened)
     say(f"episode {episode} {'resumed' if opened.resumed else 'opened'}"
@@ -59,12 +62,19 @@ def close(episode: str | None, reason: str, as_json: bool) -> int:
                    "written": [ws.rel(p) for p in outcome.written] if outcome else [],
                    "unchanged": len(outcome.unchanged) if outcome else 0,
                    "skipped": len(outcome.skipped) if outcome else 0,
-                   "derivation_error": closed.error})
+                   "derivation_error": closed.error,
+                   "drained": closed.drained.as_json() if closed.drained else None,
+                   "drain_error": closed.drain_error})
     else:
         print(f"episode {episode} closed: {ws.rel(closed.session_record)}")
         if outcome is not None:
             print(outcome.summary(ws))
+        if closed.drained is not None:
+            print(closed.drained.summary())
     if closed.error:
         say(f"derivation failed: {closed.error}")
+    if closed.drain_error:
+        say(f"drain failed: {closed.drain_error}")
+    if closed.error or closed.drain_error:
         return 1
     return 0
