@@ -16,7 +16,6 @@ only a non-empty outbox costs a git question and doit.
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -31,30 +30,40 @@ SETTLED = "settled"  # a candidate a person already promoted or rejected: remove
 DIFFERS = "differs"  # tracked with other bytes: keep it in the outbox and report it
 
 
-@lru_cache(maxsize=8)
-def trunk_branches(root: Path) -> frozenset[str]:
-    """Local names of the remotes' default branches (`main` for `refs/remotes/origin/main`)."""
+def trunk_state(root: Path) -> tuple[str | None, frozenset[str]]:
+    """The checked-out branch (None when HEAD is detached or unborn) and the local names of the
+    remotes' default branches (`main` for `refs/remotes/origin/HEAD -> refs/remotes/origin/main`),
+    in one git call."""
     from pipeline import git
 
-    out = git.run(root, "for-each-ref", "--format=%(refname) %(symref)", "refs/remotes/*/HEAD",
-                  check=False)
-    names = set()
+    out = git.run(root, "for-each-ref", "--format=%(HEAD) %(refname) %(symref)", "refs/heads/",
+                  "refs/remotes/*/HEAD", check=False)
+    branch, names = None, set()
     for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 2:
-            remote = parts[0][len("refs/remotes/"):-len("/HEAD")]
-            prefix = f"refs/remotes/{remote}/"
+        mark, _, rest = line.partition(" ")
+        parts = rest.split()
+        if not parts:
+            continue
+        if parts[0].startswith("refs/heads/"):
+            if mark == "*":
+                branch = parts[0][len("refs/heads/"):]
+        elif len(parts) == 2 and parts[0].startswith("refs/remotes/") and parts[0].endswith("/HEAD"):
+            prefix = parts[0][: -len("HEAD")]
             if parts[1].startswith(prefix):
                 names.add(parts[1][len(prefix):])
-    return frozenset(names)
+    return branch, frozenset(names)
+
+
+def trunk_branches(root: Path) -> frozenset[str]:
+    """Local names of the remotes' default branches: the trunk. Empty without a remote default."""
+    return trunk_state(root)[1]
 
 
 def on_trunk(ws: Workspace, branch: str | None = None) -> bool:
-    from pipeline import git
-
-    if branch is None:
-        branch = git.head(ws.root).branch
-    return branch is not None and branch in trunk_branches(ws.root)
+    """Whether `branch` (default: the checked-out one) is the trunk."""
+    current, trunks = trunk_state(ws.root)
+    branch = current if branch is None else branch
+    return branch is not None and branch in trunks
 
 
 def sessions_dir(ws: Workspace, branch: str | None = None) -> Path:
@@ -127,13 +136,11 @@ def move_bytes(item: Staged) -> None:
 
 def refusal(ws: Workspace) -> str | None:
     """Why this checkout may not drain now (on the trunk, or no branch checked out), else None."""
-    from pipeline import git
-
-    branch = git.head(ws.root).branch
+    branch, trunks = trunk_state(ws.root)
     if branch is None:
         return ("HEAD is detached: the outbox drains into a branch that a pull request carries; "
                 "switch to one (`git switch -c NAME`) and rerun `majordomus drain`")
-    if on_trunk(ws, branch):
+    if branch in trunks:
         return (f"{branch} is the trunk (the remote's default branch) and records moved here would "
                 "leave it dirty; they wait in the outbox for an episode boundary on another branch "
                 "(`git switch -c NAME`, then `majordomus drain`)")

@@ -292,3 +292,15 @@ def test_pending_names_what_waits(tmp_path: Path) -> None:
                          "conflicts": []}
     (repo.root / SESSIONS / "e1.md").write_text("another account of e1\n", encoding="utf-8")
     assert pending()["conflicts"] == [f"{OUTBOX.as_posix()}/sessions/e1.md"]
+
+
+def test_each_worktree_answers_for_its_own_branch_and_outbox(tmp_path: Path) -> None:
+    repo = published(tmp_path)
+    repo.git("worktree", "add", "-q", str(tmp_path / "side"), "-b", "side")
+    side = Repo(tmp_path / "side")
+    trunk_episode(repo)
+    assert repo.git("status", "--porcelain") == "" and len(staged(repo)) == 2
+    trunk_episode(side, "e2", "Spaces are fine")  # a branch: tracked at once
+    assert staged(side) == [] and "sessions/e2.md" in tracked_records(side)
+    # The side worktree's boundaries do not see the main worktree's outbox (it is per checkout).
+    assert len(staged(repo)) == 2 and "sessions/e1.md" not in tracked_records(side)

@@ -5,6 +5,8 @@ from typing import Any
 
 from pipeline.output import emit_json
 
+NAMES = ("drain",)
+
 
 def add_parsers(sub: Any) -> None:
     p = sub.add_parser("drain", help="move the trunk outbox into the tracked sections (doit drain)",
