@@ -125,7 +125,7 @@ def session_start(ws: Any, episode: str, source: str) -> None:
     try:  # a branch episode carries what trunk episodes left in the outbox; never at the briefing's cost
         outbox.drain_at_boundary(ws)
     except Exception as exc:  # noqa: BLE001
-        _failed(ws, "session-start", f"drain failed: {_describe(exc)}")
+        _failed(ws, "session-start", _describe(exc))
     env_file = os.environ.get("CLAUDE_ENV_FILE")
     if env_file:
         with open(env_file, "a", encoding="utf-8") as handle:
@@ -142,7 +142,7 @@ def session_end(ws: Any, episode: str, reason: str) -> None:
     if closed.error:
         _failed(ws, "session-end", f"derivation failed for {episode}: {closed.error}")
     if closed.drain_error:
-        _failed(ws, "session-end", f"drain failed: {closed.drain_error}")
+        _failed(ws, "session-end", closed.drain_error)
 
 
 def pre_compact(ws: Any, episode: str, trigger: str) -> None:

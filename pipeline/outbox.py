@@ -168,10 +168,28 @@ def pending(ws: Workspace) -> dict[str, Any]:
 
 
 def drain_at_boundary(ws: Workspace) -> Any:
-    """The boundary's drain: None when the outbox is empty or this is no branch to drain into
-    (two directory scans; git only for a non-empty outbox, doit only when it will move)."""
-    if not listing(ws) or refusal(ws) is not None:
-        return None
-    from pipeline.tasks import drain
+    """The boundary's drain, or None when there is nothing it would do: an empty outbox, no
+    branch to drain into, or only records a person must settle (`pending` and `majordomus
+    drain` name those). Two directory scans always; git for a non-empty outbox; doit only when
+    a record will move or leave the outbox."""
+    from pipeline.errors import FatalError
 
-    return drain.run(ws)
+    try:
+        items = listing(ws)
+        if not items or refusal(ws) is not None or not any(_actionable(ws, i) for i in items):
+            return None
+        from pipeline.tasks import drain
+
+        return drain.run(ws)
+    except FatalError:
+        raise
+    except Exception as exc:  # one message that says it was the drain, whatever broke
+        raise FatalError(f"drain failed ({type(exc).__name__}: {exc}): nothing was moved; fix that, "
+                         "then rerun `majordomus drain`") from exc
+
+
+def _actionable(ws: Workspace, item: Staged) -> bool:
+    try:
+        return classify(ws, item) != DIFFERS
+    except FileNotFoundError:  # another process is draining: let the locked run sort it out
+        return True

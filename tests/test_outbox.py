@@ -273,6 +273,10 @@ def test_the_start_hook_imports_doit_only_to_move_something(tmp_path: Path) -> N
     repo.git("switch", "-q", "-c", "feature")
     assert start("e3") == "doit imported" and staged(repo) == []
     assert start("e4") == "no doit"
+    # Only a record a person must settle waits (its name is tracked with other bytes): nothing
+    # to move, so no doit either; it stays, and `pending` names it.
+    (repo.root / OUTBOX / "sessions/e1.md").write_text("another account of e1\n", encoding="utf-8")
+    assert start("e5") == "no doit" and staged(repo) == ["sessions/e1.md"]
 
 
 def test_pending_names_what_waits(tmp_path: Path) -> None:
@@ -304,3 +308,27 @@ def test_each_worktree_answers_for_its_own_branch_and_outbox(tmp_path: Path) -> 
     assert staged(side) == [] and "sessions/e2.md" in tracked_records(side)
     # The side worktree's boundaries do not see the main worktree's outbox (it is per checkout).
     assert len(staged(repo)) == 2 and "sessions/e1.md" not in tracked_records(side)
+
+
+def test_a_failed_drain_never_costs_the_briefing(tmp_path: Path) -> None:
+    repo = published(tmp_path)
+    trunk_episode(repo)
+    repo.git("switch", "-q", "-c", "feature")
+    folder = repo.root / CANDIDATES
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
+    folder.write_text("not a folder\n", encoding="utf-8")  # the drain cannot write under it
+    start = repo.hook("session-start", {"session_id": "e2", "source": "startup"})
+    assert start.returncode == 0 and b"## Active task" in start.stdout
+    (line,) = start.stderr.decode().splitlines()  # one line, no traceback
+    assert line.startswith("majordomus: session-start failed: drain failed (NotADirectoryError")
+    (failed,) = repo.events("provider.event.failed")
+    assert failed["hook"] == "session-start" and failed["session"] == "e2"
+    assert len(staged(repo)) == 2 and not repo.events("outbox.drained")
+    end = repo.hook("session-end", {"session_id": "e2", "reason": "other"})
+    assert end.returncode == 0 and b"drain failed" in end.stderr
+    assert repo.events("session.closed")[-1]["episode"] == "e2" and len(staged(repo)) == 2
+    by_hand = repo.mj("session", "start", "--id", "e3")
+    assert by_hand.returncode == 1 and "## Active task" in by_hand.stdout
+    assert by_hand.stderr.splitlines()[-1].startswith("majordomus: drain failed (NotADirectoryError")

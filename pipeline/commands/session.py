@@ -30,6 +30,7 @@ def add_parsers(sub: Any) -> None:
 
 def start(episode: str | None, source: str) -> int:
     from pipeline import briefing, episodes, outbox, snapshot
+    from pipeline.errors import FatalError
     from pipeline.ledger import utc_now
     from pipeline.workspace import open_workspace
 
@@ -37,15 +38,22 @@ def start(episode: str | None, source: str) -> int:
     if episode is None:
         episode = "manual-" + utc_now().replace("-", "").replace(":", "")
     opened = episodes.open_episode(ws, episode, source=source, by="cli")
-    drained = outbox.drain_at_boundary(ws)
-    if drained is not None:
-        say(drained.summary())
+    failed = None
+    try:  # a failed drain is said, and the briefing is still printed
+        drained = outbox.drain_at_boundary(ws)
+        if drained is not None:
+            say(drained.summary())
+    except FatalError as exc:
+        failed = exc.message
     if not opened.resumed:
         snapshot.write_opening(ws, opened)
     say(f"episode {episode} {'resumed' if opened.resumed else 'opened'}"
         + (f" (also open: {', '.join(opened.others_open)})" if opened.others_open else "")
         + f"; export MAJORDOMUS_EPISODE={episode} to stamp this shell's commands with it")
     sys.stdout.write(briefing.compose(ws, episode, source))
+    if failed:
+        say(f"majordomus: {failed}")
+        return 1
     return 0
 
 
@@ -74,7 +82,7 @@ def close(episode: str | None, reason: str, as_json: bool) -> int:
     if closed.error:
         say(f"derivation failed: {closed.error}")
     if closed.drain_error:
-        say(f"drain failed: {closed.drain_error}")
+        say(f"majordomus: {closed.drain_error}")
     if closed.error or closed.drain_error:
         return 1
     return 0

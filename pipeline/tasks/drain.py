@@ -157,16 +157,38 @@ def unclaimed(ws: Workspace, plans: Any) -> list[Any]:
     return [replace(p, drafts=[d for d in p.drafts if d.path not in claimed]) for p in plans]
 
 
-def run(ws: Workspace, quiet: bool = True) -> Drained:
-    """Run `drain` through doit under the dep file's lock; the outcome, whatever was moved."""
+def run(ws: Workspace) -> Drained:
+    """Run `drain` through doit under the dep file's lock; what it did (`Drained.summary` says it).
+
+    doit's own output is captured: at session start stdout is the briefing, and no traceback
+    reaches a person. A failure is one FatalError naming its cause (MJ_DEBUG=1 shows doit's text).
+    """
+    import contextlib
+    import io
+    import os
+    import sys
+
     from pipeline import doitrun
     from pipeline.errors import FatalError
 
     state = Drained()
     report = doitrun.RunReport()
-    code, report = doitrun.run(creators(ws, state, report), ["drain"], ws.dep_file, report=report,
-                               quiet=quiet)
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code, report = doitrun.run(creators(ws, state, report), ["drain"], ws.dep_file, report=report,
+                                   quiet=True)
     if code != 0:
-        raise FatalError(f"drain failed (doit exit {code}, tasks {', '.join(report.failed) or '-'}): "
-                         "see the error above, then rerun `majordomus drain`")
+        text = err.getvalue() + out.getvalue()
+        if os.environ.get("MJ_DEBUG") == "1":
+            sys.stderr.write(text)
+        raise FatalError(f"drain failed ({_cause(text) or f'doit exit {code}'}): what moved before it stays; "
+                         "fix that, then rerun `majordomus drain` (MJ_DEBUG=1 shows doit's report)")
     return state
+
+
+def _cause(text: str) -> str | None:
+    """The last exception line of doit's report (`NotADirectoryError: [Errno 20] ...`)."""
+    import re
+
+    found = re.findall(r"^(?:[\w.]+(?:Error|Exception)|ERROR)\b:? .*$", text, re.M)
+    return found[-1].strip()[:300] if found else None
