@@ -75,9 +75,8 @@ def _drain_creators() -> dict[str, Any]:
 
 def task_move() -> Iterator[dict[str, Any]]:
     """Copy one trunk-outbox record into its tracked section (one sub-task per record)."""
-    if _workspace() is None:
-        return iter(())
-    return _drain_creators()["task_move"]()
+    if _workspace() is not None:  # doit wants a generator here, even an empty one
+        yield from _drain_creators()["task_move"]()
 
 
 def task_drain() -> Any:
