@@ -332,3 +332,20 @@ def test_a_failed_drain_never_costs_the_briefing(tmp_path: Path) -> None:
     by_hand = repo.mj("session", "start", "--id", "e3")
     assert by_hand.returncode == 1 and "## Active task" in by_hand.stdout
     assert by_hand.stderr.splitlines()[-1].startswith("majordomus: drain failed (NotADirectoryError")
+
+
+def test_doctor_names_the_outbox_and_what_a_drain_keeps(tmp_path: Path) -> None:
+    repo = published(tmp_path)
+    trunk_episode(repo)
+    doctor = repo.mj("doctor", "--json")
+    assert doctor.returncode == 0, doctor.stderr
+    (note,) = [n for n in json.loads(doctor.stdout)["notes"] if n["rule"] == "doctor.outbox"]
+    assert "1 session record(s) and 1 candidate(s)" in note["what"] and "kept" not in note["what"]
+    assert note["fix"] == "start a branch and run `majordomus drain`" and note["blocking"] is False
+    repo.git("switch", "-q", "-c", "feature")
+    (repo.root / SESSIONS / "e1.md").write_text("another account of e1\n", encoding="utf-8")
+    repo.mj("drain", check=True)
+    (note,) = [n for n in json.loads(repo.mj("doctor", "--json").stdout)["notes"] if n["rule"] == "doctor.outbox"]
+    assert note["what"].endswith(f"1 of them kept, a tracked file of the same name holds other bytes: "
+                                 f"{OUTBOX.as_posix()}/sessions/e1.md")
+    assert "delete the wrong copy" in note["fix"]
