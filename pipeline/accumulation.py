@@ -125,16 +125,6 @@ def records(ws: Workspace) -> list[Path]:
             if p.name != "README.md" and not p.name.startswith(".tmp.") and p.is_file()]
 
 
-def outbox_counts(ws: Workspace) -> dict[str, int]:
-    """Records waiting in the trunk outbox: `sessions` and `candidates`."""
-    counts = {}
-    for part in ("sessions", "candidates"):
-        folder = ws.outbox / part
-        counts[part] = len([p for p in folder.glob("*.md") if not p.name.startswith(".tmp.")
-                            and p.name != "README.md"]) if folder.is_dir() else 0
-    return counts
-
-
 def minutes(seconds: float) -> str:
     """A wait, said the way a person reads it."""
     m = seconds / 60.0

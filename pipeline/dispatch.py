@@ -73,7 +73,7 @@ def _machinery(ws: Workspace, ruleset: RuleSet, command: str, everything: bool) 
 
 
 def _notes(ws: Workspace, ctx: Context) -> list[Finding]:
-    from pipeline import accumulation, vendor
+    from pipeline import outbox, vendor
 
     notes = []
     read = ctx.ledger()
@@ -84,13 +84,18 @@ def _notes(ws: Workspace, ctx: Context) -> list[Finding]:
                              "none needed, readers skip them; if the count grows, find the writer that "
                              "appends partial lines", False, file=rel,
                              reproduce=f"sed -n '{read.first_malformed}p' {rel}"))
-    counts = accumulation.outbox_counts(ws)
-    if any(counts.values()):
-        where = ws.rel(ws.outbox)
-        notes.append(Finding("doctor.outbox", f"the trunk outbox holds {counts['sessions']} session "
-                             f"record(s) and {counts['candidates']} candidate(s) in "
+    box = outbox.pending(ws)
+    if box["total"]:
+        where, conflicts = box["where"], box["conflicts"]
+        kept = (f"; {len(conflicts)} of them kept, a tracked file of the same name holds other bytes: "
+                + ", ".join(conflicts)) if conflicts else ""
+        notes.append(Finding("doctor.outbox", f"the trunk outbox holds {box['sessions']} session "
+                             f"record(s) and {box['candidates']} candidate(s) in "
                              f"{where}/{{sessions,candidates}}/: they become tracked when an episode "
-                             "on another branch drains them", "start a branch and run `majordomus drain`",
+                             f"on another branch drains them{kept}",
+                             "compare each kept record with its tracked namesake and delete the wrong "
+                             "copy, then run `majordomus drain` on a branch" if conflicts else
+                             "start a branch and run `majordomus drain`",
                              False, reproduce=f"ls {where}/sessions {where}/candidates"))
     drift = vendor.drift(ws)
     if drift:

@@ -94,6 +94,8 @@ class Closed:
     session_record: Path
     derivation: Any  # pipeline.derive.Outcome | None
     error: str | None = None  # why the derivation failed; the close still happened
+    drained: Any = None  # pipeline.tasks.drain.Drained | None: the outbox, moved at this boundary
+    drain_error: str | None = None  # why the drain failed; the close still happened
 
 
 def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = "cli") -> Closed:
@@ -121,6 +123,11 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
             outcome = derive_on_close(ws, episode)
         except Exception as exc:  # noqa: BLE001 - reported by the caller; the close goes on
             error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+    drained, drain_error = None, None
+    try:  # on a branch, what trunk episodes left in the outbox rides along with this close
+        drained = drain_on_close(ws)
+    except Exception as exc:  # noqa: BLE001 - reported by the caller; the close goes on
+        drain_error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
     ws.ledger.append("session.closed", episode, ts=closed_ts, episode=episode, reason=reason,
                      branch=head.branch, head=head.sha, by=by)
     (_open_dir(ws) / f"{episode}.json").unlink(missing_ok=True)
@@ -130,7 +137,7 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
         removed = ws.ledger.trim(limit)
         if removed:
             ws.ledger.append("ledger.trimmed", None, removed=removed, kept=limit)
-    return Closed(episode, path, outcome, error)
+    return Closed(episode, path, outcome, error, drained, drain_error)
 
 
 def derive_on_close(ws: Workspace, episode: str) -> Any:
@@ -138,6 +145,13 @@ def derive_on_close(ws: Workspace, episode: str) -> Any:
     from pipeline import derive
 
     return derive.derive(ws, episode)
+
+
+def drain_on_close(ws: Workspace) -> Any:
+    """The outbox drain, as the close path calls it: None on the trunk or with nothing waiting."""
+    from pipeline import outbox
+
+    return outbox.drain_at_boundary(ws)
 
 
 def _forget_current(ws: Workspace, episode: str) -> None:

@@ -119,9 +119,13 @@ def _dispatch(ws: Any, name: str, payload: dict[str, Any]) -> None:
 
 
 def session_start(ws: Any, episode: str, source: str) -> None:
-    from pipeline import briefing, episodes, snapshot
+    from pipeline import briefing, episodes, outbox, snapshot
 
     opened = episodes.open_episode(ws, episode, source=source, by="hook")
+    try:  # a branch episode carries what trunk episodes left in the outbox; never at the briefing's cost
+        outbox.drain_at_boundary(ws)
+    except Exception as exc:  # noqa: BLE001
+        _failed(ws, "session-start", _describe(exc))
     env_file = os.environ.get("CLAUDE_ENV_FILE")
     if env_file:
         with open(env_file, "a", encoding="utf-8") as handle:
@@ -137,6 +141,8 @@ def session_end(ws: Any, episode: str, reason: str) -> None:
     closed = episodes.close_episode(ws, episode, reason=reason, by="hook")
     if closed.error:
         _failed(ws, "session-end", f"derivation failed for {episode}: {closed.error}")
+    if closed.drain_error:
+        _failed(ws, "session-end", closed.drain_error)
 
 
 def pre_compact(ws: Any, episode: str, trigger: str) -> None:

@@ -33,7 +33,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "knowledge.promoted": ("id", "class", "evidence_lines", "path"),
     "knowledge.rejected": ("id", "superseded_by", "reason"),
     "provider.event.failed": ("hook", "error"),
-    "outbox.drained": ("moved", "kept", "paths"),
+    "outbox.drained": ("moved", "same", "settled", "kept", "paths", "kept_paths"),
     "ledger.trimmed": ("removed", "kept"),
 }
 

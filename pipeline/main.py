@@ -22,6 +22,7 @@ COMMANDS = (
     "readers",
     "doctor",
     "rules",
+    "drain",
     "hook",
     "generate",
 )

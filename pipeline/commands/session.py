@@ -29,7 +29,8 @@ def add_parsers(sub: Any) -> None:
 
 
 def start(episode: str | None, source: str) -> int:
-    from pipeline import briefing, episodes, snapshot
+    from pipeline import briefing, episodes, outbox, snapshot
+    from pipeline.errors import FatalError
     from pipeline.ledger import utc_now
     from pipeline.workspace import open_workspace
 
@@ -37,12 +38,22 @@ def start(episode: str | None, source: str) -> int:
     if episode is None:
         episode = "manual-" + utc_now().replace("-", "").replace(":", "")
     opened = episodes.open_episode(ws, episode, source=source, by="cli")
+    failed = None
+    try:  # a failed drain is said, and the briefing is still printed
+        drained = outbox.drain_at_boundary(ws)
+        if drained is not None:
+            say(drained.summary())
+    except FatalError as exc:
+        failed = exc.message
     if not opened.resumed:
         snapshot.write_opening(ws, opened)
     say(f"episode {episode} {'resumed' if opened.resumed else 'opened'}"
         + (f" (also open: {', '.join(opened.others_open)})" if opened.others_open else "")
         + f"; export MAJORDOMUS_EPISODE={episode} to stamp this shell's commands with it")
     sys.stdout.write(briefing.compose(ws, episode, source))
+    if failed:
+        say(f"majordomus: {failed}")
+        return 1
     return 0
 
 
@@ -59,12 +70,19 @@ def close(episode: str | None, reason: str, as_json: bool) -> int:
                    "written": [ws.rel(p) for p in outcome.written] if outcome else [],
                    "unchanged": len(outcome.unchanged) if outcome else 0,
                    "skipped": len(outcome.skipped) if outcome else 0,
-                   "derivation_error": closed.error})
+                   "derivation_error": closed.error,
+                   "drained": closed.drained.as_json() if closed.drained else None,
+                   "drain_error": closed.drain_error})
     else:
         print(f"episode {episode} closed: {ws.rel(closed.session_record)}")
         if outcome is not None:
             print(outcome.summary(ws))
+        if closed.drained is not None:
+            print(closed.drained.summary())
     if closed.error:
         say(f"derivation failed: {closed.error}")
+    if closed.drain_error:
+        say(f"majordomus: {closed.drain_error}")
+    if closed.error or closed.drain_error:
         return 1
     return 0

@@ -1,7 +1,8 @@
 """What `dodo.py` exposes when doit is run by hand: the same creators the CLI runs.
 
 In an initialised repository `doit derive` derives every episode in the ledger that has
-evidence (`doit derive:<episode>` one of them); elsewhere it has nothing to derive.
+evidence (`doit derive:<episode>` one of them), and `doit drain` moves the trunk outbox into
+the tracked sections; elsewhere they have nothing to do.
 """
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from typing import Any
 from pipeline import doitrun
 from pipeline.derive import Plan
 from pipeline.tasks import derive as derive_tasks
+from pipeline.tasks import drain as drain_tasks
 
 _REPORT = doitrun.RunReport()
 _STATE = derive_tasks.RunState()
+_DRAINED = drain_tasks.Drained()
 
 
 def _dep_file() -> str:
@@ -50,7 +53,7 @@ def _plans() -> tuple[Plan, ...]:
 
 
 def _creators() -> dict[str, Any]:
-    return derive_tasks.creators(_workspace(), list(_plans()), _STATE)
+    return derive_tasks.creators(_workspace(), drain_tasks.unclaimed(_workspace(), _plans()), _STATE)
 
 
 def task_render() -> Iterator[dict[str, Any]]:
@@ -63,6 +66,24 @@ def task_derive() -> Iterator[dict[str, Any]]:
     """Derive candidates for every episode with evidence (one sub-task per episode)."""
     if _workspace() is not None:  # doit wants a generator here, even an empty one
         yield from _creators()["task_derive"]()
+
+
+@lru_cache(maxsize=1)
+def _drain_creators() -> dict[str, Any]:
+    return drain_tasks.creators(_workspace(), _DRAINED, _REPORT)
+
+
+def task_move() -> Iterator[dict[str, Any]]:
+    """Copy one trunk-outbox record into its tracked section (one sub-task per record)."""
+    if _workspace() is not None:  # doit wants a generator here, even an empty one
+        yield from _drain_creators()["task_move"]()
+
+
+def task_drain() -> Any:
+    """Drain the trunk outbox into the tracked sections, on a branch that is not the trunk."""
+    if _workspace() is None:
+        return {"actions": None, "doc": "no initialised repository here: nothing to drain"}
+    return _drain_creators()["task_drain"]()
 
 
 DOIT_CONFIG = {**doitrun.config(Path(_dep_file()), _REPORT),
