@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/rules.py
 	$(BIN)/python benchmarks/generate.py
 	$(BIN)/python benchmarks/readers.py
+	$(BIN)/python benchmarks/outbox.py
 
 soak: $(STAMP)
 	$(BIN)/python benchmarks/soak.py
