@@ -121,7 +121,8 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
     task = work.active_task(ws)
     out.append(Block("Active task", 2, [f"{task['task']}: {task['title']}"
                                         + (f" (scope {task['scope']})" if task.get("scope") else "")
-                                        if task else "none: `majordomus start \"TITLE\"` starts one"]))
+                                        if task else "none: `majordomus start \"TITLE\"` starts one"],
+                     whole=ALL_OF_IT))
     questions = work.open_questions(ws)
     out.append(Block(f"Open questions ({len(questions)})", 2, [],
                      [f"- {q['question']}: {q['text']}" for q in questions],
@@ -131,7 +132,7 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
     hand = found.handover
     out.append(Block("Last handover", 2, [
         f"Next Action: {hand['next']} ({hand['ts']}, episode {hand['episode'] or '-'})" if hand else
-        "none: `majordomus handover --next \"…\"` records one"]))
+        "none: `majordomus handover --next \"…\"` records one"], whole=ALL_OF_IT))
     return out
 
 

@@ -18,7 +18,7 @@ def clip(text: str, limit: int, whole: str = "") -> str:
     text = " ".join(text.split("\n"))
     if len(text) <= limit:
         return text
-    tail = f" … (cut: {whole} shows it whole)" if whole else " …"
+    tail = f" … (cut: `{whole}` shows it whole)" if whole else " … (cut)"
     return text[: max(limit - len(tail), 0)].rstrip() + tail
 
 
@@ -32,25 +32,28 @@ class Block:
     what: str = "more"  # "open questions": what a cut line counts
     more: str = ""  # the command that shows the whole list
     indent: str = ""
+    whole: str = ""  # the command that shows a clipped line whole (default: `more`)
 
     def cut_line(self, hidden: int) -> str:
         where = f": `{self.more}` shows them all" if self.more else ""
         return f"{self.indent}… {hidden} more {self.what} not shown{where}"
 
 
-def render(blocks: list[Block], caps: dict[int, int] | None = None) -> str:
-    """The blocks as text; `caps[i]` bounds block i's list to that many lines, cut line included."""
+def render(blocks: list[Block], caps: dict[int, int] | None = None, bounded: bool = False) -> str:
+    """The blocks as text; `caps[i]` bounds block i's list to that many lines, cut line included.
+    `bounded` clips each line (a reader that prints everything leaves them whole)."""
     out: list[str] = []
     for index, block in enumerate(blocks):
         if block.heading:
             if out and out[-1] != "":
                 out.append("")
             out.append("#" * block.level + " " + block.heading)
-        out += [clip(line, LINE_CHARS) for line in block.lines]
+        whole = block.whole or block.more
+        out += [clip(line, LINE_CHARS, whole) if bounded else line for line in block.lines]
         if block.items:
             cap = (caps or {}).get(index)
             shown = block.items if cap is None or len(block.items) <= cap else block.items[: max(cap - 1, 0)]
-            out += [clip(item, ITEM_CHARS) for item in shown]
+            out += [clip(item, ITEM_CHARS, whole) if bounded else item for item in shown]
             if len(shown) < len(block.items):
                 out.append(block.cut_line(len(block.items) - len(shown)))
         elif block.empty:
@@ -87,7 +90,7 @@ def fit(blocks: list[Block], budget: int | None, ceiling: int) -> tuple[str, boo
     caps: dict[int, int] = {}
     if budget is not None:
         caps = dict(zip(lists, allot([len(blocks[i].items) for i in lists], budget)))
-    text = render(blocks, caps)
+    text = render(blocks, caps, bounded=True)
     ceiling_cut = False
     room = ceiling - 200  # the closing note must fit too
     while len(text) > room:
@@ -98,7 +101,7 @@ def fit(blocks: list[Block], budget: int | None, ceiling: int) -> tuple[str, boo
         largest = max(weight, key=lambda i: (weight[i], -i))
         caps[largest] = shown[largest] // 2 if shown[largest] > 1 else 0
         ceiling_cut = True
-        text = render(blocks, caps)
+        text = render(blocks, caps, bounded=True)
     if len(text) > room:  # only fixed lines are left: cut at a line boundary
         text = text[:room].rsplit("\n", 1)[0] + "\n"
         ceiling_cut = True
