@@ -2,33 +2,31 @@
 
 Importing PyYAML and the one YAML module costs tens of milliseconds, which the session-start hook
 cannot pay. `.ai/local/state/policy.cache.json` holds the checked values beside a digest of the
-policy file's bytes and of the declared keys; a change to either rebuilds it from the file, so it
-is never a second source of truth. An unreadable policy is never cached: it fails as before.
+policy file's text and the declared keys it was checked against; a change to either rebuilds it
+from the file, so it is never a second source of truth. (The text itself is the key: comparing it
+costs less than importing a hash.) An unreadable policy is never cached: it fails as before.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
 from pipeline.policy import DECLARED, Policy, load
 
 
-def _digest(data: bytes) -> str:
-    declared = json.dumps(DECLARED, sort_keys=True, default=str).encode("utf-8")
-    return hashlib.sha256(declared + b"\0" + data).hexdigest()
+def _key(text: str) -> list[str]:
+    return [json.dumps(DECLARED, sort_keys=True, default=str), text]
 
 
 def load_cached(path: Path, cache: Path) -> Policy:
     """`policy.load(path)`, from `cache` when the file and the declared keys are unchanged."""
     try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+        key = _key(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, UnicodeDecodeError):
         return load(path)
-    digest = _digest(data)
     try:
         cached = json.loads(cache.read_text(encoding="utf-8"))
-        if cached.get("digest") == digest:
+        if cached.get("key") == key:
             return Policy(dict(cached["values"]), frozenset(cached["declared"]), path)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
@@ -36,7 +34,7 @@ def load_cached(path: Path, cache: Path) -> Policy:
     try:
         from pipeline.fsio import atomic_write
 
-        atomic_write(cache, json.dumps({"digest": digest, "values": policy.values,
+        atomic_write(cache, json.dumps({"key": key, "values": policy.values,
                                         "declared": sorted(policy.declared)}, indent=1) + "\n")
     except OSError:
         pass  # a cache that cannot be written costs time, not correctness
