@@ -187,3 +187,22 @@ def test_a_compaction_leads_with_the_episodes_own_context(repo: Repo) -> None:
     assert f"  - {sha[:12]} halfway" in text
     assert "### Checkpoints (1)" in text and ": compaction (auto)" in text
     assert section(text, "## Candidates awaiting review")[0].startswith("1 candidate awaits review on main")
+
+
+def test_the_start_hook_imports_nothing_heavy(repo: Repo) -> None:
+    """The hook path stays fast: no jinja2, jsonschema, doit or YAML once the policy is cached."""
+    import json
+    import subprocess
+    import sys
+
+    start(repo, "warm")  # builds the policy cache from the YAML once
+    for source in ("startup", "compact", "resume"):
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "pipeline", "hook", "session-start",
+                               "--hook-root", str(repo.root)], cwd=repo.root, capture_output=True, text=True,
+                              input=json.dumps({"session_id": "e9", "source": source}))
+        assert proc.returncode == 0 and "## Active task" in proc.stdout
+        imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()
+                    if line.startswith("import time:")}
+        heavy = {name for name in imported if name.split(".")[0] in ("jinja2", "jsonschema", "doit", "yaml", "git")}
+        assert heavy == set(), f"{source}: the start hook imported {sorted(heavy)}"
+        assert "pipeline.yamlio" not in imported and "pipeline.derive" not in imported
