@@ -16,7 +16,6 @@ from pipeline.ledger import Line
 from pipeline.textblocks import Block
 from pipeline.workspace import Workspace
 
-RULE_FOLDERS = ("vendor", "project")
 _STATUS = re.compile(r"^status:\s*\"?([A-Za-z_-]+)\"?\s*$", re.M)
 
 
@@ -28,26 +27,16 @@ def last_handover(lines: list[Line]) -> dict[str, Any] | None:
     return None
 
 
-def rules(ws: Workspace) -> list[dict[str, Any]]:
-    """Every rule file under `.ai/repo/rules/{vendor,project}/`, read simply: id and class."""
-    from pipeline import yamlio
+def rules(ws: Workspace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The effective rule set as `majordomus check|doctor|watch` load it, and the rule files that
+    are not in effect because they cannot be read (each with its fix)."""
+    from pipeline import rules as ruleset
 
-    found = []
-    for origin in RULE_FOLDERS:
-        folder = ws.repo / "rules" / origin
-        for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
-            entry: dict[str, Any] = {"id": path.stem, "origin": origin, "class": None,
-                                     "path": ws.rel(path), "error": None}
-            try:
-                data = yamlio.load(path.read_text(encoding="utf-8"), ws.rel(path))
-            except (OSError, ValueError) as exc:
-                entry["error"] = str(exc).splitlines()[0][:200]
-                data = None
-            if isinstance(data, dict):
-                entry["id"] = str(data.get("id") or path.stem)
-                entry["class"] = data.get("class")
-            found.append(entry)
-    return found
+    loaded = ruleset.load(ws)
+    found = [{"id": r.id, "origin": r.origin, "class": r.cls, "dispatch": list(r.dispatch),
+              "path": ws.rel(r.path)} for r in loaded.rules]
+    problems = [{"file": p.file, "field": p.field, "what": p.what, "fix": p.fix} for p in loaded.problems]
+    return found, problems
 
 
 def knowledge_counts(folder: Path) -> dict[str, int]:
@@ -79,10 +68,12 @@ def resolve(ws: Workspace) -> dict[str, Any]:
     from pipeline import episodes, work
 
     policy = ws.policy
+    effective, problems = rules(ws)
     return {
         "policy": {"path": ws.rel(ws.policy_path),
                    "values": {k: {"value": v, "declared": policy.declares(k)} for k, v in policy.values.items()}},
-        "rules": rules(ws),
+        "rules": effective,
+        "rule_problems": problems,
         "knowledge": {"candidates": knowledge_counts(ws.candidates), "curated": knowledge_counts(ws.curated)},
         "active_task": work.active_task(ws),
         "open_questions": work.open_questions(ws),
@@ -101,8 +92,9 @@ def blocks(data: dict[str, Any]) -> list[Block]:
         f"- {key}: {v['value']}" + ("" if v["declared"] else " (default: the file does not declare it)")
         for key, v in p["values"].items()]))
     out.append(Block(f"Rules in effect ({len(data['rules'])})", 2, [], [
-        f"- {r['id']} ({r['origin']}" + (f", {r['class']}" if r["class"] else "") + ")"
-        + (f": unreadable, {r['error']}" if r["error"] else "") for r in data["rules"]],
+        f"- {r['id']} ({r['origin']}, {r['class']}; from {', '.join(r['dispatch'])})" for r in data["rules"]]
+        + [f"- not in effect: {p['file']}" + (f" [{p['field']}]" if p["field"] else "") + f": {p['what']} "
+           f"(fix: {p['fix']})" for p in data["rule_problems"]],
         "none: .ai/repo/rules/vendor/ and project/ hold no rule (`majordomus rules vendor update` "
         "vendors the standard package)"))
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.policy import DECLARED, Policy, load
+from pipeline.policy import Policy, declared, load
 
 
 def _key(text: str) -> list[str]:
-    return [json.dumps(DECLARED, sort_keys=True, default=str), text]
+    return [json.dumps(declared(), sort_keys=True, default=str), text]
 
 
 def load_cached(path: Path, cache: Path) -> Policy:

@@ -13,8 +13,9 @@ def test_a_fresh_repository_says_what_is_absent(repo: Repo) -> None:
     assert text.startswith("# Repository context\n")
     assert "- session.briefing_budget_lines: 40\n" in text
     assert section(text, "## Rules in effect") == [
-        "none: .ai/repo/rules/vendor/ and project/ hold no rule (`majordomus rules vendor update` vendors "
-        "the standard package)"]
+        "- majordomus.candidates-reviewed (vendor, advisory; from doctor)",
+        "- majordomus.knowledge-integrity (vendor, blocking; from check, doctor)",
+        "- majordomus.knowledge-observed (vendor, blocking; from doctor, watch)"]
     assert section(text, "## Knowledge by status") == ["- candidates/: none", "- curated/: none"]
     assert section(text, "## Active task") == ["none: `majordomus start \"TITLE\"` starts one"]
     assert section(text, "## Open questions") == ["none: `majordomus question add \"TEXT\"` asks one"]
@@ -29,11 +30,10 @@ def test_every_part_of_the_repository_context(episode: Repo) -> None:
     text = policy.read_text(encoding="utf-8")
     text = re.sub(r"briefing_budget_lines: \d+", "briefing_budget_lines: 12", text)
     policy.write_text(text.split("ledger:")[0], encoding="utf-8")
-    (root / ".ai/repo/rules/vendor").mkdir(parents=True, exist_ok=True)
-    (root / ".ai/repo/rules/vendor/knowledge-observed.yaml").write_text(
-        "id: majordomus.knowledge-observed\nclass: blocking\nvalidator: x\n", encoding="utf-8")
-    (root / ".ai/repo/rules/project/local.yaml").write_text("id: project.local\nclass: advisory\n",
-                                                            encoding="utf-8")
+    (root / ".ai/repo/rules/vendor/majordomus.knowledge-observed.yaml").unlink()
+    (root / ".ai/repo/rules/project/project.local.yaml").write_text(
+        "id: project.local\nclass: advisory\nvalidator: knowledge_accumulation\ndispatch: [doctor]\n"
+        "category: knowledge\nexit: 11\nmessage: a project rule\n", encoding="utf-8")
     (root / ".ai/repo/rules/project/broken.yaml").write_text("id: [unclosed\n", encoding="utf-8")
     episode.mj("decision", "add", "One decision", check=True)
     episode.mj("knowledge", "derive", check=True)
@@ -53,9 +53,11 @@ def test_every_part_of_the_repository_context(episode: Repo) -> None:
     assert "- session.briefing_budget_lines: 12\n" in text
     assert "- ledger.retention_lines: 50000 (default: the file does not declare it)\n" in text
     rules = section(text, "## Rules in effect")
-    assert rules[0] == "- majordomus.knowledge-observed (vendor, blocking)"
-    assert rules[1].startswith("- broken (project): unreadable, ")
-    assert rules[2] == "- project.local (project, advisory)"
+    assert rules[:3] == ["- majordomus.candidates-reviewed (vendor, advisory; from doctor)",
+                         "- majordomus.knowledge-integrity (vendor, blocking; from check, doctor)",
+                         "- project.local (project, advisory; from doctor)"]
+    assert rules[3].startswith("- not in effect: .ai/repo/rules/project/broken.yaml: rule file unreadable")
+    assert len(rules) == 4
     assert section(text, "## Knowledge by status") == ["- candidates/: 1 candidate, 1 superseded",
                                                        "- curated/: 1 verified"]
     assert section(text, "## Active task") == [f"{task}: Context task"]
@@ -71,8 +73,9 @@ def test_every_part_of_the_repository_context(episode: Repo) -> None:
     assert data["policy"]["values"]["session.briefing_budget_lines"] == {"value": 12, "declared": True}
     assert data["policy"]["values"]["ledger.retention_lines"]["declared"] is False
     assert [(r["id"], r["origin"], r["class"]) for r in data["rules"]] == [
-        ("majordomus.knowledge-observed", "vendor", "blocking"), ("broken", "project", None),
-        ("project.local", "project", "advisory")]
+        ("majordomus.candidates-reviewed", "vendor", "advisory"),
+        ("majordomus.knowledge-integrity", "vendor", "blocking"), ("project.local", "project", "advisory")]
+    assert [p["file"] for p in data["rule_problems"]] == [".ai/repo/rules/project/broken.yaml"]
     assert data["knowledge"] == {"candidates": {"candidate": 1, "superseded": 1}, "curated": {"verified": 1}}
     assert data["active_task"]["task"] == task
     assert [q["question"] for q in data["open_questions"]] == [qid]
