@@ -83,10 +83,9 @@ def scan(ws: Workspace, episode: str | None = None) -> Scan:
 def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]) -> list[Block]:
     from pipeline import candidates
 
-    queue = [c for c in candidates.waiting(ws, ledger_branches=opened)
-             if c.branch is None or c.branch == branch]
-    placed = [c for c in queue if c.branch is not None]
-    unplaced = [c for c in queue if c.branch is None]
+    queue = [c for c in candidates.placed(ws, opened) if c[2] is None or c[2] == branch]
+    placed = [rid for rid, _, on in queue if on is not None]
+    unplaced = [(rid, episode) for rid, episode, on in queue if on is None]
     where = branch or "this detached head"
     if not queue:
         count = f"none await review on {where}"
@@ -94,9 +93,9 @@ def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]
         count = (f"{len(queue)} candidate{'s' if len(queue) != 1 else ''} await{'s' if len(queue) == 1 else ''}"
                  f" review on {where}" + (f" ({len(unplaced)} unattributed)" if unplaced else "")
                  + ": `majordomus knowledge candidates` lists them with their titles")
-    items = [f"- {c.id}" for c in placed]
-    items += [f"- {c.id} (unattributed: " + (f"this checkout cannot place its episode {c.episode})"
-                                             if c.episode else "it names no episode)") for c in unplaced]
+    items = [f"- {rid}" for rid in placed]
+    items += [f"- {rid} (unattributed: " + (f"this checkout cannot place its episode {episode})"
+                                            if episode else "it names no episode)") for rid, episode in unplaced]
     return [Block("Candidates awaiting review on this branch", 2, [count], items, what="candidates",
                   more="majordomus knowledge candidates")]
 
