@@ -202,7 +202,7 @@ def blocks(ctx: SessionContext, level: int = 1) -> list[Block]:
     title = Block(f"Working context of episode {ctx.episode} ({ctx.state})", level, [
         "Composed now from the episode's open record, git and its ledger window; nothing here is "
         "cached. The repository's context (policy, rules, knowledge, active task, open questions, "
-        f"last handover, outbox) is `{REPOSITORY_CONTEXT}`."])
+        f"last handover, outbox) is `{REPOSITORY_CONTEXT}`."] if level == 1 else [])
     episode = [f"- opened {o.get('opened') or '(its session.opened line is no longer in the ledger)'}"
                f" ({o.get('source') or '-'}, by {o.get('by') or '-'})"
                f" on {o.get('branch') or 'a detached head'} at {_short(o.get('head'))}"]
@@ -231,7 +231,7 @@ def blocks(ctx: SessionContext, level: int = 1) -> list[Block]:
     if not c:
         dirty = g.get("dirty")
         out.append(Block(None, sub, ["- working tree: " + ("unknown (git status failed)" if dirty is None else
-                                                          f"dirty, {len(g['dirty_paths'])} paths" if dirty else
+                                                          f"dirty, {len(g['dirty_paths'])} path{'s' if len(g['dirty_paths']) != 1 else ''}" if dirty else
                                                           "clean")],
                          [f"  - {p}" for p in g["dirty_paths"]], what="paths", more="git status",
                          indent="  "))
