@@ -4,6 +4,7 @@ while that record is not yet written). Read without a YAML parse: this runs on t
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,11 +38,17 @@ def _scalar(raw: str) -> str:
     return raw
 
 
-def episode_branches(ws: Workspace, episodes: set[str]) -> dict[str, str | None]:
-    """Branch of each episode: its session record, else its `session.opened` ledger line."""
+def episode_branches(ws: Workspace, episodes: set[str],
+                     ledger_branches: dict[str, str | None] | None = None) -> dict[str, str | None]:
+    """Branch of each episode: its session record, else its `session.opened` ledger line.
+    `ledger_branches`: the episodes' branches at their open, when the caller has read the ledger."""
     found: dict[str, str | None] = {}
     for folder in (ws.sessions, ws.outbox / "sessions"):
-        for episode in episodes - found.keys():
+        try:
+            present = {name[:-3] for name in os.listdir(folder) if name.endswith(".md")}
+        except OSError:
+            continue
+        for episode in (episodes - found.keys()) & present:
             try:
                 head = (folder / f"{episode}.md").read_text(encoding="utf-8")[:2048]
             except (FileNotFoundError, OSError):
@@ -50,7 +57,9 @@ def episode_branches(ws: Workspace, episodes: set[str]) -> dict[str, str | None]
             if match:
                 found[episode] = _scalar(match.group(1)) or None
     missing = episodes - found.keys()
-    if missing:
+    if missing and ledger_branches is not None:
+        found.update({e: ledger_branches[e] for e in missing if e in ledger_branches})
+    elif missing:
         for line in ws.ledger.read(contains='"session.opened"').lines:
             if line.event == "session.opened" and line.session in missing:
                 branch = line.get("branch")
@@ -58,18 +67,26 @@ def episode_branches(ws: Workspace, episodes: set[str]) -> dict[str, str | None]
     return found
 
 
-def waiting(ws: Workspace, folder: Path | None = None, paths: list[Path] | None = None) -> list[Candidate]:
-    """Every candidate with status candidate, sorted by id, placed on its branch. `paths` (the
-    files a source class lists) replaces the glob of `folder`."""
-    folder = folder or ws.candidates
-    if paths is None and not folder.is_dir():
-        return []
-    raw: list[tuple[str, Path, dict[str, str], str | None]] = []
-    for path in sorted(paths if paths is not None else folder.glob("*.md"), key=lambda p: p.name):
-        if path.name == "README.md" or path.name.startswith(".tmp."):
+def fronts(folder: Path, paths: list[Path] | None = None) -> list[tuple[str, str, dict[str, str], str | None]]:
+    """(id, file, front-matter fields, episode named in derived_from) of every record with status
+    candidate, sorted by id: the files of `folder`, or `paths` (the files a source class lists).
+    os.scandir and binary reads: on the start hook, pathlib and text wrappers cost more than the
+    reads themselves."""
+    if paths is not None:
+        files = sorted((p.name, os.fspath(p)) for p in paths)
+    else:
+        try:
+            with os.scandir(folder) as entries:
+                files = sorted((e.name, e.path) for e in entries if e.name.endswith(".md"))
+        except OSError:
+            return []
+    found = []
+    for name, where in files:
+        if name == "README.md" or name.startswith(".tmp."):
             continue
         try:
-            head = path.read_text(encoding="utf-8", errors="replace")
+            with open(where, "rb") as handle:
+                head = handle.read().decode("utf-8", errors="replace")
         except OSError:
             continue
         end = head.find("\n---", 4)
@@ -78,8 +95,24 @@ def waiting(ws: Workspace, folder: Path | None = None, paths: list[Path] | None 
         if fields.get("status", "candidate") != "candidate":
             continue
         ref = _SESSION_REF.search(front)
-        raw.append((path.stem, path, fields, ref.group(1) if ref else None))
-    branches = episode_branches(ws, {e for *_, e in raw if e})
-    return [Candidate(rid, path, f.get("class", "?"), f.get("status", "candidate"), f.get("title", ""),
-                      episode, branches.get(episode) if episode else None)
-            for rid, path, f, episode in raw]
+        found.append((os.path.splitext(name)[0], where, fields, ref.group(1) if ref else None))
+    return found
+
+
+def waiting(ws: Workspace, folder: Path | None = None, paths: list[Path] | None = None,
+            ledger_branches: dict[str, str | None] | None = None) -> list[Candidate]:
+    """Every candidate with status candidate, sorted by id, placed on its branch. `paths` (the
+    files a source class lists) replaces the listing of `folder`."""
+    raw = fronts(folder or ws.candidates, paths)
+    branches = episode_branches(ws, {e for *_, e in raw if e}, ledger_branches)
+    return [Candidate(rid, Path(where), f.get("class", "?"), f.get("status", "candidate"),
+                      f.get("title", ""), episode, branches.get(episode) if episode else None)
+            for rid, where, f, episode in raw]
+
+
+def placed(ws: Workspace, ledger_branches: dict[str, str | None] | None = None
+           ) -> list[tuple[str, str | None, str | None]]:
+    """(id, episode, branch) of every candidate: the queue as the start briefing needs it."""
+    raw = fronts(ws.candidates)
+    branches = episode_branches(ws, {e for *_, e in raw if e}, ledger_branches)
+    return [(rid, episode, branches.get(episode) if episode else None) for rid, _, _, episode in raw]

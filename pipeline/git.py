@@ -41,3 +41,18 @@ def head(root: Path) -> Head:
 def toplevel(path: Path) -> Path | None:
     out = run(path, "rev-parse", "--show-toplevel", check=False).strip()
     return Path(out) if out else None
+
+
+def run_many(root: Path, *commands: tuple[str, ...]) -> list[tuple[int, str]]:
+    """Several read-only git commands started together and awaited together: one batch, so a
+    reader that needs two answers pays for one process's latency. Returns (code, stdout) each."""
+    env = dict(os.environ)
+    env.update(_ENV)
+    procs = [subprocess.Popen(["git", "-c", "core.quotePath=false", *args], cwd=root, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                              encoding="utf-8", errors="replace") for args in commands]
+    results = []
+    for proc in procs:
+        out, _ = proc.communicate()
+        results.append((proc.returncode, out))
+    return results

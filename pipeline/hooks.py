@@ -132,7 +132,9 @@ def session_start(ws: Any, episode: str, source: str) -> None:
             handle.write(f"export MAJORDOMUS_EPISODE={episode}\n")
     if not opened.resumed:
         snapshot.write_opening(ws, opened)
-    sys.stdout.write(briefing.compose(ws, episode, source))
+    # A fresh open has just asked git for the branch: the briefing does not ask again.
+    sys.stdout.write(briefing.compose(ws, episode, source,
+                                      branch=None if opened.resumed else opened.record.get("branch")))
 
 
 def session_end(ws: Any, episode: str, reason: str) -> None:
@@ -150,7 +152,9 @@ def pre_compact(ws: Any, episode: str, trigger: str) -> None:
     from pipeline import derive, episodes, work
 
     if episodes.open_record(ws, episode) is None:
-        episodes.open_episode(ws, episode, source="compact", by="hook")
+        from pipeline import snapshot
+
+        snapshot.write_opening(ws, episodes.open_episode(ws, episode, source="compact", by="hook"))
     failure: Exception | None = None
     if ws.policy.on("session.checkpoint_on_compact"):
         try:

@@ -18,6 +18,7 @@ COMMANDS = (
     "session",
     "work",
     "history",
+    "context",
     "knowledge",
     "readers",
     "doctor",

@@ -5,7 +5,6 @@ open questions are small state files under `.ai/local/state/`; the ledger stays 
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import subprocess
@@ -24,6 +23,8 @@ REASON_HEADING = "## Reason"
 
 
 def _short_id(prefix: str, *parts: str) -> str:
+    import hashlib  # here, not at the top: the start hook imports this module and never hashes
+
     blob = json.dumps(parts, ensure_ascii=False).encode("utf-8")
     return f"{prefix}-{hashlib.sha256(blob).hexdigest()[:8]}"
 

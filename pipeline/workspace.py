@@ -86,9 +86,9 @@ class Workspace:
     @property
     def policy(self) -> Policy:
         if self._policy is None:
-            from pipeline import policy
+            from pipeline.policycache import load_cached
 
-            self._policy = policy.load(self.policy_path)
+            self._policy = load_cached(self.policy_path, self.state / "policy.cache.json")
         return self._policy
 
     @property

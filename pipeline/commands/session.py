@@ -25,6 +25,15 @@ def add_parsers(sub: Any) -> None:
     c.add_argument("--reason", default="other", help="why it closed (default other)")
     c.add_argument("--json", action="store_true", help="print the outcome as JSON")
     c.set_defaults(handler=lambda a: close(a.episode, a.reason, a.json))
+    x = verbs.add_parser("context", help="the episode's working context, composed now",
+                         description="The working context of the open episode, composed when read from its "
+                         "open record, git now against git at the open, and its ledger window. "
+                         "--path prints the opening snapshot's path instead; `majordomus context` "
+                         "is the repository's context.")
+    x.add_argument("--episode", help="compose this episode, open or closed (default: the open one)")
+    x.add_argument("--path", action="store_true", help="print the opening snapshot's path, nothing else")
+    x.add_argument("--json", action="store_true", help="the same content as JSON")
+    x.set_defaults(handler=lambda a: context(a.episode, a.path, a.json))
     p.set_defaults(help_parser=p)
 
 
@@ -50,7 +59,8 @@ def start(episode: str | None, source: str) -> int:
     say(f"episode {episode} {'resumed' if opened.resumed else 'opened'}"
         + (f" (also open: {', '.join(opened.others_open)})" if opened.others_open else "")
         + f"; export MAJORDOMUS_EPISODE={episode} to stamp this shell's commands with it")
-    sys.stdout.write(briefing.compose(ws, episode, source))
+    sys.stdout.write(briefing.compose(ws, episode, source,
+                                      branch=None if opened.resumed else opened.record.get("branch")))
     if failed:
         say(f"majordomus: {failed}")
         return 1
@@ -85,4 +95,31 @@ def close(episode: str | None, reason: str, as_json: bool) -> int:
         say(f"majordomus: {closed.drain_error}")
     if closed.error or closed.drain_error:
         return 1
+    return 0
+
+
+def context(episode: str | None, path: bool, as_json: bool) -> int:
+    """Print the working context of the open (or named) episode, or its opening snapshot's path."""
+    from pipeline import episodes, session_context
+    from pipeline.workspace import check_id, open_workspace
+
+    ws = open_workspace()
+    if episode is not None:
+        episode = check_id(episode, "episode id")
+    else:
+        episode = episodes.current(ws)
+        if episode is None:
+            raise session_context.no_open_episode()
+    if path:
+        where = ws.rel(session_context.snapshot_path(ws, episode))
+        if as_json:
+            emit_json({"episode": episode, "path": where})
+        else:
+            print(where)
+        return 0
+    ctx = session_context.compose(ws, episode)
+    if as_json:
+        emit_json(ctx.as_json())
+    else:
+        sys.stdout.write(session_context.render(ctx))
     return 0

@@ -1,0 +1,108 @@
+"""Bounded text for the readers an agent reads: the briefing and the working context.
+
+A document is a list of `Block`s: a heading, fixed lines, and at most one list of items. The
+lists share a line budget (`allot`), and `fit` shrinks them further until the text stays under a
+character ceiling. A list that is cut says how many items it cut and the command that shows them
+all, so a trimmed document never hides that it was trimmed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+ITEM_CHARS = 300  # one list item, at most
+LINE_CHARS = 1_000  # one fixed line (a task title, a handover's Next Action), at most
+
+
+def clip(text: str, limit: int, whole: str = "") -> str:
+    """`text` on one line, cut to `limit` characters; a cut says so (and where to read it whole)."""
+    text = " ".join(text.split("\n"))
+    if len(text) <= limit:
+        return text
+    tail = f" … (cut: `{whole}` shows it whole)" if whole else " … (cut)"
+    return text[: max(limit - len(tail), 0)].rstrip() + tail
+
+
+@dataclass
+class Block:
+    heading: str | None = None
+    level: int = 2
+    lines: list[str] = field(default_factory=list)  # fixed lines, printed whole (clipped)
+    items: list[str] = field(default_factory=list)  # the bounded list
+    empty: str | None = None  # printed instead of the list when it has no item
+    what: str = "more"  # "open questions": what a cut line counts
+    more: str = ""  # the command that shows the whole list
+    indent: str = ""
+    whole: str = ""  # the command that shows a clipped line whole (default: `more`)
+
+    def cut_line(self, hidden: int) -> str:
+        where = f": `{self.more}` shows them all" if self.more else ""
+        return f"{self.indent}… {hidden} more {self.what} not shown{where}"
+
+
+def render(blocks: list[Block], caps: dict[int, int] | None = None, bounded: bool = False) -> str:
+    """The blocks as text; `caps[i]` bounds block i's list to that many lines, cut line included.
+    `bounded` clips each line (a reader that prints everything leaves them whole)."""
+    out: list[str] = []
+    for index, block in enumerate(blocks):
+        if block.heading:
+            if out and out[-1] != "":
+                out.append("")
+            out.append("#" * block.level + " " + block.heading)
+        whole = block.whole or block.more
+        out += [clip(line, LINE_CHARS, whole) if bounded else line for line in block.lines]
+        if block.items:
+            cap = (caps or {}).get(index)
+            shown = block.items if cap is None or len(block.items) <= cap else block.items[: max(cap - 1, 0)]
+            out += [clip(item, ITEM_CHARS, whole) if bounded else item for item in shown]
+            if len(shown) < len(block.items):
+                out.append(block.cut_line(len(block.items) - len(shown)))
+        elif block.empty:
+            out.append(block.empty)
+    return "\n".join(out) + "\n"
+
+
+def allot(sizes: list[int], budget: int) -> list[int]:
+    """Share `budget` lines among lists of `sizes`: a small list keeps all it needs, the large
+    ones split the rest evenly (earlier lists take the odd lines)."""
+    caps = [0] * len(sizes)
+    pending = sorted(range(len(sizes)), key=lambda i: (sizes[i], i))
+    left = budget
+    while pending:
+        share = left // len(pending)
+        index = pending[0]
+        if sizes[index] <= share:
+            caps[index] = sizes[index]
+            left -= sizes[index]
+            pending.pop(0)
+            continue
+        extra = left - share * len(pending)
+        for rank, i in enumerate(sorted(pending)):
+            caps[i] = share + (1 if rank < extra else 0)
+        break
+    return caps
+
+
+def fit(blocks: list[Block], budget: int | None, ceiling: int) -> tuple[str, bool]:
+    """Render `blocks` with their lists sharing `budget` lines (None: unbounded), then shrink the
+    longest list until the text is under `ceiling` characters. Returns the text and whether the
+    ceiling (not the budget) cut anything."""
+    lists = [i for i, b in enumerate(blocks) if b.items]
+    caps: dict[int, int] = {}
+    if budget is not None:
+        caps = dict(zip(lists, allot([len(blocks[i].items) for i in lists], budget)))
+    text = render(blocks, caps, bounded=True)
+    ceiling_cut = False
+    room = ceiling - 200  # the closing note must fit too
+    while len(text) > room:
+        shown = {i: min(caps.get(i, len(blocks[i].items)), len(blocks[i].items)) for i in lists}
+        weight = {i: sum(len(x) for x in blocks[i].items[: shown[i]]) for i in lists if shown[i] > 0}
+        if not weight:
+            break
+        largest = max(weight, key=lambda i: (weight[i], -i))
+        caps[largest] = shown[largest] // 2 if shown[largest] > 1 else 0
+        ceiling_cut = True
+        text = render(blocks, caps, bounded=True)
+    if len(text) > room:  # only fixed lines are left: cut at a line boundary
+        text = text[:room].rsplit("\n", 1)[0] + "\n"
+        ceiling_cut = True
+    return text, ceiling_cut

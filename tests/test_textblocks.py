@@ -1,0 +1,39 @@
+"""The shared line budget and the character ceiling of the bounded readers."""
+from __future__ import annotations
+
+from pipeline.textblocks import Block, allot, fit, render
+
+
+def test_allot_gives_small_lists_all_and_splits_the_rest() -> None:
+    assert allot([2, 10], 6) == [2, 4]
+    assert allot([10, 10], 6) == [3, 3]
+    assert allot([10, 10, 1], 6) == [3, 2, 1]
+    assert allot([1, 2], 40) == [1, 2]
+    assert allot([5, 5], 0) == [0, 0]
+    assert allot([], 10) == []
+
+
+def test_a_cut_list_counts_what_it_cut_and_names_the_command() -> None:
+    block = Block("Things", 2, [], [f"- {n}" for n in range(5)], "none", "things", "list-things")
+    assert render([block], {0: 3}) == ("## Things\n- 0\n- 1\n… 3 more things not shown: "
+                                       "`list-things` shows them all\n")
+    assert render([block], {0: 5}).count("\n- ") == 5 and "more" not in render([block], {0: 5})
+    assert render([Block("Things", 2, [], [], "none: `add-thing` adds one")]) == (
+        "## Things\nnone: `add-thing` adds one\n")
+
+
+def test_fit_stays_under_the_ceiling_and_shrinks_the_longest_list() -> None:
+    long = Block("Long", 2, [], ["- " + "x" * 250 for _ in range(100)], what="long ones", more="show-long")
+    short = Block("Short", 2, [], ["- s" for _ in range(5)], what="short ones", more="show-short")
+    text, cut = fit([long, short], None, 10_000)
+    assert cut and len(text) <= 10_000 - 200
+    assert "- s\n- s\n- s\n- s\n- s\n" in text  # the short list kept whole
+    assert "more long ones not shown: `show-long` shows them all" in text
+    text, cut = fit([long, short], 3, 10_000)
+    assert not cut and text.count("x" * 250) == 1
+
+
+def test_fit_clips_a_line_and_says_where_it_is_whole() -> None:
+    block = Block("One", 2, ["y" * 5_000], whole="show-it")
+    text, cut = fit([block], 10, 10_000)
+    assert not cut and text.endswith(" … (cut: `show-it` shows it whole)\n") and len(text) < 1_100
