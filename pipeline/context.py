@@ -56,11 +56,10 @@ def knowledge_counts(folder: Path) -> dict[str, int]:
 
 
 def outbox(ws: Workspace) -> dict[str, Any]:
-    counts = {}
-    for part in ("sessions", "candidates"):
-        folder = ws.outbox / part
-        counts[part] = sum(1 for p in folder.glob("*.md") if not p.name.startswith(".tmp.")) if folder.is_dir() else 0
-    return {"where": ws.rel(ws.outbox), **counts}
+    """The outbox as `majordomus drain` and doctor see it: counts, paths and the records a drain keeps."""
+    from pipeline import outbox as staged
+
+    return staged.pending(ws)
 
 
 def resolve(ws: Workspace) -> dict[str, Any]:
@@ -116,7 +115,9 @@ def blocks(data: dict[str, Any]) -> list[Block]:
     out.append(Block("Outbox", 2, [
         f"{box['sessions']} session record(s) and {box['candidates']} candidate(s) wait in {box['where']}/: "
         "the next episode boundary on a branch moves them into the tracked sections (`majordomus drain`)"
-        if held else f"empty ({box['where']}/ holds nothing)"]))
+        if held else f"empty ({box['where']}/ holds nothing)"]
+        + [f"- kept, tracked already with other bytes: {path} (settle which copy is right, then "
+           "`majordomus drain`)" for path in box["conflicts"]]))
     opened = data["open_episodes"]
     out.append(Block("Episode", 2, [f"open: {', '.join(opened)}; this shell's is {data['episode']}"
                                     if opened else "none open: `majordomus session start` opens one"]))

@@ -80,7 +80,11 @@ def test_every_part_of_the_repository_context(episode: Repo) -> None:
     assert data["active_task"]["task"] == task
     assert [q["question"] for q in data["open_questions"]] == [qid]
     assert data["last_handover"]["next"] == "read the context"
-    assert data["outbox"] == {"where": ".ai/local/state/outbox", "sessions": 1, "candidates": 2}
+    assert data["outbox"] == {"where": ".ai/local/state/outbox", "total": 3, "sessions": 1, "candidates": 2,
+                              "paths": [".ai/local/state/outbox/sessions/s1.md",
+                                        ".ai/local/state/outbox/candidates/c1.md",
+                                        ".ai/local/state/outbox/candidates/c2.md"],
+                              "conflicts": []}
 
 
 def test_not_initialised(bare_repo: Repo) -> None:
