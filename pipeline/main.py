@@ -3,13 +3,16 @@ declares its parsers (`add_parsers`) and implements them; `main` maps `FatalErro
 codes of DESIGN.md §5 and never lets a traceback reach a person."""
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pipeline import __version__
 from pipeline.errors import INTERNAL, USAGE, FatalError
+
+if TYPE_CHECKING:
+    import argparse
 
 # Command modules, in the order `majordomus --help` lists them.
 COMMANDS = (
@@ -32,15 +35,26 @@ EPILOG = """exit codes: 0 ok, 1 internal error, 2 usage, 3 unknown id or episode
 5 repository not initialised, 10 blocking finding, 11 advisory drift (watch)"""
 
 
-class Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        """One line, like every refusal: what was wrong and where the help is."""
-        self.exit(USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+HOOKS = ("session-start", "session-end", "pre-compact")
+
+
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # type: ignore[override]
+            """One line, like every refusal: what was wrong and where the help is."""
+            self.exit(USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+    return Parser
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The parser; with `only`, just the command module that declares that command (fast path:
     the hooks run on every session boundary and must not pay for every command's parser)."""
+    import argparse
+
+    Parser = _parser_class()
     parser = Parser(prog="majordomus", description="A continuity layer for coding agents: an episode "
                     "ledger, and candidate knowledge derived from it at each episode boundary.",
                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -55,6 +69,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    hook = _hook_call(argv)
+    if hook is not None:
+        from pipeline import hooks
+
+        return hooks.run(*hook)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
@@ -79,6 +98,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("MJ_DEBUG") == "1":
             raise
         return INTERNAL
+
+
+def _hook_call(argv: list[str]) -> tuple[str, str | None] | None:
+    """`hook NAME [--hook-root DIR]`, exactly as the hook scripts say it: run without building a
+    parser at all (argparse and its help formatter cost ~10 ms of the start hook's 100). Anything
+    else, `hook --help` included, goes through the parser."""
+    if len(argv) == 2 and argv[0] == "hook" and argv[1] in HOOKS:
+        return argv[1], None
+    if len(argv) == 4 and argv[0] == "hook" and argv[1] in HOOKS and argv[2] == "--hook-root":
+        return argv[1], argv[3]
+    return None
 
 
 if __name__ == "__main__":
