@@ -211,10 +211,12 @@ class Outcome:
     kept: list[str] = field(default_factory=list)
     dry_run: bool = False
     drafts: list[Draft] = field(default_factory=list)
+    edited: list[Path] = field(default_factory=list)  # edited by hand: left alone
 
     def summary(self, ws: Workspace) -> str:
         tail = "".join(f", {n} {what}" for n, what in ((len(self.skipped), "skipped"),
-                                                       (len(self.kept), "kept (promoted or rejected)")) if n)
+                                                       (len(self.kept), "kept (promoted or rejected)"),
+                                                       (len(self.edited), "edited by hand, left alone")) if n)
         if self.dry_run:
             by_path = {d.path: d for d in self.drafts}
             lines = [f"derive {self.episode} (dry run, nothing written): would write {len(self.written)}, "
@@ -234,6 +236,12 @@ class Outcome:
 def first_title_line(title: str) -> str:
     line = title.splitlines()[0] if title.splitlines() else ""
     return line if len(line) <= 72 else line[:71] + "…"
+
+
+def _edited(ws: Workspace, draft: Draft) -> bool:
+    from pipeline import handedit
+
+    return handedit.edited_by_hand(ws, draft.id, draft.path.read_bytes())
 
 
 def render(draft: Draft) -> bytes:
@@ -269,6 +277,9 @@ def derive(ws: Workspace, episode: str, dry_run: bool = False) -> Outcome:
                 same = draft.path.read_bytes() == render(draft)
             except FileNotFoundError:
                 same = False
+            if not same and draft.path.exists() and _edited(ws, draft):
+                outcome.edited.append(draft.path)
+                continue
             (outcome.unchanged if same else outcome.written).append(draft.path)
     else:
         from pipeline import outbox
@@ -277,6 +288,9 @@ def derive(ws: Workspace, episode: str, dry_run: bool = False) -> Outcome:
 
         swept = sum(sweep_tmp(folder) for folder in {ws.candidates, outbox.candidates_dir(ws)})
         outcome = derive_tasks.run(ws, [the_plan])[episode]
+    for path in outcome.edited:
+        print(f"majordomus: left {ws.rel(path)} alone: it was edited by hand "
+              "(delete it to derive it again)", file=sys.stderr)
     if _timing():
         total = time.perf_counter() - started
         print(f"MJ_TIMING derive {episode}: {total * 1000:.1f} ms (plan {(planned - started) * 1000:.1f} ms); "

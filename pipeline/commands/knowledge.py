@@ -23,6 +23,9 @@ def add_parsers(sub: Any) -> None:
     from pipeline.readers.cli import add_verbs
 
     add_verbs(verbs)  # candidates | record | status, generated from pipeline.knowledge_base; edges
+    from pipeline.commands.review import review_verbs
+
+    review_verbs(verbs)
     p.set_defaults(help_parser=p)
 
 
@@ -39,7 +42,7 @@ def derive(episode: str | None, dry_run: bool, as_json: bool) -> int:
                    "written": [ws.rel(p) for p in outcome.written],
                    "unchanged": [ws.rel(p) for p in outcome.unchanged],
                    "skipped": [{"line": n, "why": why} for n, why in outcome.skipped],
-                   "kept": outcome.kept,
+                   "kept": outcome.kept, "edited": [ws.rel(p) for p in outcome.edited],
                    "records": [{"id": d.id, "class": d.cls, "epistemics": d.epistemics,
                                 "title": d.title, "path": ws.rel(d.path),
                                 "derived_from": list(d.derived_from)} for d in outcome.drafts]})

@@ -21,17 +21,37 @@ class RunState:
     """What this run's actions did, shared by the render and derive actions of one doit run."""
 
     written: set[str] = field(default_factory=set)
+    edited: set[str] = field(default_factory=set)  # changed by a person: left alone
+    acted: set[str] = field(default_factory=set)  # promoted or rejected since the plan
     outcomes: dict[str, Outcome] = field(default_factory=dict)
 
 
 def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]:
+    """Write one candidate, unless an act got there first: a promotion or rejection since the
+    plan, or a person's edit (bytes other than the deriver last wrote), which is left alone."""
+    from pipeline import handedit
+    from pipeline.derive import _acted_on as acted_on
     from pipeline.derive import render
-    from pipeline.fsio import write_if_changed
+    from pipeline.fsio import atomic_write, locked
+    from pipeline.review import lock_path
 
     data = render(draft)
     seed_contract(ws, draft.path.parent)
-    if write_if_changed(draft.path, data):
-        state.written.add(draft.id)
+    with locked(lock_path(ws)):
+        if acted_on(ws, draft.id):
+            state.acted.add(draft.id)
+            return {"path": ws.rel(draft.path), "kept": True}
+        try:
+            current: bytes | None = draft.path.read_bytes()
+        except FileNotFoundError:
+            current = None
+        if current is not None and current != data and handedit.edited_by_hand(ws, draft.id, current):
+            state.edited.add(draft.id)
+            return {"path": ws.rel(draft.path), "edited": True}
+        if current != data:
+            atomic_write(draft.path, data)
+            state.written.add(draft.id)
+        handedit.remember(ws, draft.id, data)
     return {"path": ws.rel(draft.path)}
 
 
@@ -47,9 +67,14 @@ def seed_contract(ws: Workspace, folder: Path) -> None:
 
 
 def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, Any]:
-    outcome = Outcome(plan.episode, skipped=plan.skipped, kept=plan.kept, drafts=plan.drafts)
+    outcome = Outcome(plan.episode, skipped=plan.skipped, kept=list(plan.kept), drafts=plan.drafts)
     for draft in plan.drafts:
-        (outcome.written if draft.id in state.written else outcome.unchanged).append(draft.path)
+        if draft.id in state.edited:
+            outcome.edited.append(draft.path)
+        elif draft.id in state.acted:
+            outcome.kept.append(draft.id)
+        else:
+            (outcome.written if draft.id in state.written else outcome.unchanged).append(draft.path)
     state.outcomes[plan.episode] = outcome
     data: dict[str, Any] = {"episode": plan.episode, "written": len(outcome.written),
                             "unchanged": len(outcome.unchanged),
@@ -58,6 +83,8 @@ def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, A
         data["skipped"] = len(outcome.skipped)
     if outcome.kept:
         data["kept"] = len(outcome.kept)
+    if outcome.edited:
+        data["edited"] = len(outcome.edited)
     from pipeline import episodes
 
     stamp = plan.episode if episodes.open_record(ws, plan.episode) else episodes.current(ws)
