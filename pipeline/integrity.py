@@ -1,60 +1,287 @@
-"""Stand-in for the integrity validator of `majordomus knowledge check` (issue 5 writes the real
-one, with this signature). It checks only what needs no schema: the front matter parses, the id
-equals the file name and is unique across candidates/ and curated/, and no candidate claims
-`verified`."""
+"""The integrity validator (`majordomus knowledge check`, rule `majordomus.knowledge-integrity`).
+
+Every record under candidates/ and curated/ is read once. Local checks (schema, id = file name,
+status rules, transcript markers) run per record; references are collected, then resolved all
+at once: one pass over the ledger, one listing of the tracked session records, one
+`git cat-file --batch-check` for every commit, one `git ls-files` for every file (and one
+`git log --all` only for paths the tree no longer holds). The cost grows with the store, never
+with records × references.
+
+Resolution: `session:E` by a ledger line of E or `.ai/repo/sessions/E.md`; `task:T` and
+`decision:T` by a ledger line naming task T, or, when the record's own episode is vouched for
+by its tracked session record but absent from this ledger (trimmed, or another checkout's),
+by that record; `commit:` in git; `file:` in the tree or its history; `issue:` and `test:` are
+external and checked for form only.
+"""
 from __future__ import annotations
 
+import os
+import re
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pipeline.findings import Finding
 from pipeline.workspace import Workspace
 
 RULE = "majordomus.knowledge-integrity"
+_REJECTED = re.compile(r"(?m)^# Rejected[ \t]*\n(?=[\s\S]*\S)")
+_SHA = re.compile(r"^[0-9a-f]{4,64}$")
 
 
-def _records(folder: Path) -> list[Path]:
-    if not folder.is_dir():
-        return []
-    return [p for p in sorted(folder.glob("*.md"))
-            if p.name != "README.md" and not p.name.startswith(".tmp.") and p.is_file()]
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    counters: dict[str, Any] = field(default_factory=dict)
+    timing: bool = False
+
+
+@dataclass
+class _Ref:
+    rel: str  # the record's repository-relative path
+    field: str
+    ref: str
+    episodes: tuple[str, ...]  # the record's own session: episodes (for trimmed ledgers)
 
 
 def check(ws: Workspace) -> list[Finding]:
-    """Every record under candidates/ and curated/, read once."""
-    from pipeline import yamlio
+    """Every finding about the knowledge store of `ws` (the rule's entry point)."""
+    return run(ws).findings
 
-    findings: list[Finding] = []
-    seen: dict[str, str] = {}
-    for folder in (ws.candidates, ws.curated):
-        for path in _records(folder):
+
+def run(ws: Workspace) -> Report:
+    """The check, with its counters (printed on stderr under MJ_TIMING=1)."""
+    from pipeline import records
+    from pipeline.schema import record_problems
+    from pipeline.transcript import marker_in
+
+    report = Report(timing=os.environ.get("MJ_TIMING") == "1")
+    started = time.perf_counter()
+    out = report.findings
+
+    def finding(rel: str, fld: str | None, what: str, fix: str) -> None:
+        out.append(Finding(RULE, what, fix, True, rel, fld, "majordomus knowledge check"))
+
+    loaded: list[tuple[str, str, Any]] = []  # (folder, rel, Record)
+    for folder_name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
+        for path in _record_files(folder):
             rel = ws.rel(path)
-            parts = yamlio.split_front_matter(path.read_text(encoding="utf-8", errors="replace"))
-            if parts is None:
-                findings.append(Finding(RULE, "no `---` front matter", "restore the front matter "
-                                        "(`git diff` shows what changed)", file=rel))
-                continue
             try:
-                front = yamlio.load(parts[0], rel)
-            except yamlio.YamlError as exc:
-                findings.append(Finding(RULE, f"front matter unreadable: {exc}",
-                                        "fix the YAML of the front matter", file=rel))
-                continue
-            if not isinstance(front, dict):
-                findings.append(Finding(RULE, "front matter is not a mapping",
-                                        "fix the YAML of the front matter", file=rel))
-                continue
-            rid = front.get("id")
-            if rid != path.stem:
-                findings.append(Finding(RULE, f"id {rid!r} is not the file name {path.stem!r}",
-                                        f"set `id: {path.stem}` or rename the file", file=rel, field="id"))
-            if isinstance(rid, str):
-                if rid in seen:
-                    findings.append(Finding(RULE, f"id {rid} is also the id of {seen[rid]}",
-                                            "keep one of the two records", file=rel, field="id"))
-                else:
-                    seen[rid] = rel
-            if folder == ws.candidates and front.get("status") == "verified":
-                findings.append(Finding(RULE, "a candidate claims status verified",
-                                        f"promote it: `majordomus knowledge promote {path.stem}`",
-                                        file=rel, field="status"))
-    return findings
+                loaded.append((folder_name, rel, records.load(path)))
+            except records.RecordError as exc:
+                finding(rel, None, f"does not parse: {exc}", "repair the front matter by hand "
+                        "(`---`, YAML keys, `---`, then the body)")
+    read_done = time.perf_counter()
+
+    by_id: dict[str, list[str]] = {}
+    refs: list[_Ref] = []
+    supersessions: list[tuple[str, str, str]] = []  # (rel, own id, superseded_by)
+    for folder_name, rel, rec in loaded:
+        meta, stem = rec.meta, rec.path.stem
+        schema_fields = set()
+        for fld, message in record_problems(meta):
+            schema_fields.add(fld)
+            finding(rel, fld, f"not valid knowledge/v1: {message}",
+                    "edit the record so it validates against schemas/knowledge.v1.schema.json")
+        rid = meta.get("id")
+        if isinstance(rid, str):
+            by_id.setdefault(rid, []).append(rel)
+            if rid != stem:
+                finding(rel, "id", f"id {rid!r} differs from the file name {stem!r}",
+                        f"rename the file to {rid}.md or set `id: {stem}`")
+        status = meta.get("status")
+        prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
+        if status == "verified" and not (prov.get("origin") and rec.derived_from):
+            finding(rel, "provenance", "a verified record carries no provenance (origin and derived_from)",
+                    "add provenance.derived_from naming its evidence; `majordomus knowledge promote` writes it")
+        if folder_name == "candidates" and status == "verified":
+            finding(rel, "status", "a candidate claims verified: only promotion writes verified",
+                    f"set `status: candidate`, then `majordomus knowledge promote {stem} < evidence`")
+        if status == "superseded":
+            by = meta.get("superseded_by")
+            if isinstance(by, str) and by:
+                supersessions.append((rel, str(rid), by))
+            elif not _REJECTED.search(rec.body):
+                finding(rel, "superseded_by", "superseded, but names no superseded_by and records no "
+                        "rejection", f"`majordomus knowledge reject {stem} --reason \"…\"`, or add "
+                        "superseded_by: <id>")
+        for fld in ("title", "description"):
+            marker = marker_in(meta[fld]) if isinstance(meta.get(fld), str) else None
+            if marker:
+                finding(rel, fld, f"carries the transcript marker {marker!r}",
+                        f"restate the {fld} in your own words, without the marker")
+        marker = marker_in(rec.body)
+        if marker:
+            finding(rel, "body", f"carries the transcript marker {marker!r}",
+                    "restate the body in your own words, without the marker")
+        episodes = tuple(r[8:] for r in rec.derived_from if r.startswith("session:"))
+        for fld, ref in _references(meta):
+            if fld in schema_fields:
+                continue  # the schema finding names it already
+            problem = records.reference_problem(ref)
+            if problem:
+                finding(rel, fld, f"not a reference: {problem}", "write PREFIX:TARGET with an admitted prefix")
+            else:
+                refs.append(_Ref(rel, fld, ref, episodes))
+    checked = time.perf_counter()
+
+    for rid, rels in by_id.items():
+        if len(rels) > 1:
+            for rel in rels:
+                others = ", ".join(r for r in rels if r != rel)
+                finding(rel, "id", f"id {rid!r} is also the id of {others}",
+                        "keep one record under that id: remove or re-id the others")
+    for rel, rid, by in supersessions:
+        if by == rid:
+            finding(rel, "superseded_by", "a record cannot supersede itself", "name the replacing record")
+        elif by not in by_id:
+            finding(rel, "superseded_by", f"superseded_by {by!r} names no record in candidates/ or curated/",
+                    "name an existing record id, or `majordomus knowledge candidates` to find one")
+
+    resolver = _Resolver(ws)
+    for r, why in resolver.unresolved(refs):
+        finding(r.rel, r.field, f"{r.ref} does not resolve: {why}",
+                "correct the reference, or remove it if the evidence is gone")
+    done = time.perf_counter()
+    report.counters = {
+        "records": len(loaded), "references": len(refs), "commit_refs": resolver.commit_refs,
+        "file_refs": resolver.file_refs, "ledger_lines": resolver.ledger_lines,
+        "git_processes": resolver.git_processes, "findings": len(out),
+        "ms_read": round((read_done - started) * 1000, 1), "ms_local": round((checked - read_done) * 1000, 1),
+        "ms_resolve": round((done - checked) * 1000, 1), "ms_total": round((done - started) * 1000, 1),
+    }
+    return report
+
+
+def _record_files(folder: Path) -> list[Path]:
+    try:
+        entries = os.scandir(folder)
+    except FileNotFoundError:
+        return []
+    with entries:
+        names = sorted(e.name for e in entries if e.name.endswith(".md") and e.name != "README.md"
+                       and not e.name.startswith(".tmp.") and e.is_file())
+    return [folder / n for n in names]
+
+
+def _references(meta: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(field path, reference) of every derived_from entry and relation target."""
+    found: list[tuple[str, Any]] = []
+    prov = meta.get("provenance")
+    refs = prov.get("derived_from") if isinstance(prov, dict) else None
+    if isinstance(refs, list):
+        found += [(f"provenance.derived_from[{i}]", ref) for i, ref in enumerate(refs)]
+    rels = meta.get("relations")
+    if isinstance(rels, list):
+        found += [(f"relations[{i}].target", rel.get("target")) for i, rel in enumerate(rels)
+                  if isinstance(rel, dict)]
+    return found
+
+
+class _Resolver:
+    """Resolves references in bulk: one ledger pass, one git query per kind of question."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.git_processes = 0
+        self.ledger_lines = 0
+        self.commit_refs = 0
+        self.file_refs = 0
+
+    def _git(self, *args: str, input: str | None = None) -> str:
+        from pipeline import git
+
+        self.git_processes += 1
+        return git.run(self.ws.root, *args, check=False, input=input)
+
+    def unresolved(self, refs: list[_Ref]) -> list[tuple[_Ref, str]]:
+        kinds: dict[str, set[str]] = {}
+        for r in refs:
+            prefix, _, target = r.ref.partition(":")
+            kinds.setdefault(prefix, set()).add(target)
+        need_ledger = bool(kinds.keys() & {"session", "task", "decision"})
+        sessions, opened, tasks, decisions = self._ledger() if need_ledger else (set(), set(), set(), set())
+        tracked = self._session_records() if need_ledger else set()
+        commits = self._commits(kinds.get("commit", set()))
+        files = self._files(kinds.get("file", set()))
+        bad: list[tuple[_Ref, str]] = []
+        for r in refs:
+            prefix, _, target = r.ref.partition(":")
+            why = None
+            if prefix == "session" and target not in sessions and target not in tracked:
+                why = f"no ledger line of episode {target} and no .ai/repo/sessions/{target}.md"
+            elif prefix in ("task", "decision"):
+                known = tasks if prefix == "task" else decisions
+                vouched = any(e in tracked and e not in opened for e in r.episodes)
+                if target not in known and not vouched:
+                    what = "task" if prefix == "task" else "decision.recorded"
+                    why = f"no {what} line names task {target} in the ledger"
+            elif prefix == "commit" and target not in commits:
+                why = "no such commit in this repository" if _SHA.match(target) else "not a commit sha"
+            elif prefix == "file" and target not in files:
+                why = "no such path in the tree or its history"
+            if why:
+                bad.append((r, why))
+        return bad
+
+    def _ledger(self) -> tuple[set[str], set[str], set[str], set[str]]:
+        """One pass: episodes seen, episodes opened, tasks named, tasks with a decision."""
+        sessions: set[str] = set()
+        opened: set[str] = set()
+        tasks: set[str] = set()
+        decisions: set[str] = set()
+        for line in self.ws.ledger.read().lines:
+            self.ledger_lines += 1
+            if line.session:
+                sessions.add(line.session)
+            task = line.get("task")
+            if line.event == "session.opened":
+                opened.add(line.get("episode") or line.session)
+            if isinstance(task, str):
+                tasks.add(task)
+                if line.event == "decision.recorded":
+                    decisions.add(task)
+        return sessions, opened, tasks, decisions
+
+    def _session_records(self) -> set[str]:
+        try:
+            return {n[:-3] for n in os.listdir(self.ws.sessions) if n.endswith(".md") and n != "README.md"}
+        except FileNotFoundError:
+            return set()
+
+    def _commits(self, shas: set[str]) -> set[str]:
+        """The shas that name commits: one `git cat-file --batch-check` for all of them."""
+        asked = sorted(s for s in shas if _SHA.match(s))
+        self.commit_refs = len(shas)
+        if not asked:
+            return set()
+        out = self._git("cat-file", "--batch-check", input="".join(f"{s}\n" for s in asked))
+        found = set()
+        for sha, answer in zip(asked, out.splitlines()):
+            parts = answer.split()
+            if len(parts) == 3 and parts[1] == "commit" and parts[0].startswith(sha):
+                found.add(sha)
+        return found
+
+    def _files(self, paths: set[str]) -> set[str]:
+        """The paths in the tree (one `git ls-files`) or, failing that, in history (one `git log`)."""
+        self.file_refs = len(paths)
+        if not paths:
+            return set()
+        known = _with_parents(self._git("ls-files", "-z").split("\0"))
+        missing = paths - known
+        if missing:
+            log = self._git("-c", "core.quotePath=off", "log", "--all", "--format=", "--name-only")
+            known |= _with_parents(log.splitlines())
+        return paths & known
+
+
+def _with_parents(paths: list[str]) -> set[str]:
+    """Every path and every folder above it (so `file:lib` resolves when lib/x is tracked)."""
+    out: set[str] = set()
+    for path in paths:
+        while path and path not in out:
+            out.add(path)
+            path = path.rpartition("/")[0]
+    return out
