@@ -1,0 +1,150 @@
+"""A fast reader for the front matter the deriver and the review acts write, for whole-store scans.
+
+A YAML parse costs ~0.1–0.3 ms per record even with the C loader; `majordomus knowledge check`
+reads every record. The records this tool writes use a small subset of YAML: top-level
+`key: scalar`, one nested mapping level, block lists of scalars or of flat mappings, and scalars
+that are double-quoted (JSON-compatible escapes), single-quoted, or plain words that YAML can
+only read as strings. `load` reads exactly that subset and answers None for anything else
+(a comment, a flow collection, a number, a duplicate key, a block scalar…), and the caller then
+takes the full YAML path. So the result is always what `yamlio.load` would return, or nothing.
+"""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# A plain scalar PyYAML can only resolve as a string: starts with a letter, then word characters,
+# '.', '/', '-', ':' never followed by a space, and spaces never trailing; minus the YAML 1.1
+# booleans and null.
+_PLAIN = re.compile(r"^[A-Za-z](?:[A-Za-z0-9_./-]|:(?! )| (?![ :]*$))*$")
+_NOT_STR = frozenset(("y", "n", "yes", "no", "on", "off", "true", "false", "null"))
+_KEY = re.compile(r"^(?!(?:[yY]es|YES|[nN]o|NO|[tT]rue|TRUE|[fF]alse|FALSE|[oO]n|ON|[oO]ff|OFF|[nN]ull|NULL):)"
+                  r"([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?$")
+
+
+def scalar(raw: str) -> str | None:
+    """The string a YAML scalar denotes, or None when it is outside the subset."""
+    if not raw:
+        return None
+    first = raw[0]
+    if first == '"':
+        inner = raw[1:-1]
+        if len(raw) >= 2 and raw[-1] == '"' and '"' not in inner and "\\" not in inner and inner.isprintable():
+            return inner  # no escape and no control character: the text between the quotes
+        if len(raw) < 2 or raw[-1] != '"' or "\\" in raw and not _json_escapes_only(raw):
+            return None
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return None
+        return value if isinstance(value, str) else None
+    if first == "'":
+        inner = raw[1:-1]
+        if len(raw) < 2 or raw[-1] != "'" or "'" in inner.replace("''", ""):
+            return None
+        return inner.replace("''", "'")
+    if _PLAIN.match(raw) and raw.lower() not in _NOT_STR and not raw.endswith(":"):
+        return raw
+    return None
+
+
+def _json_escapes_only(raw: str) -> bool:
+    """Backslash escapes YAML and JSON read alike (YAML also knows \\x, \\N, \\_, \\e …)."""
+    return re.search(r'\\(?![\\"/bfnrt]|u(?![dD][89abAB])[0-9a-fA-F]{4})', raw) is None
+
+
+def load(text: str) -> dict[str, Any] | None:
+    """The front matter `text` (between the `---` lines) as a dict, or None outside the subset."""
+    meta: dict[str, Any] = {}
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        m = _KEY.match(line)
+        if m is None or m.group(1) in meta:
+            return None
+        key, raw = m.group(1), m.group(2)
+        i += 1
+        if raw is not None and raw != "":
+            value = scalar(raw)
+            if value is None:
+                return None
+            meta[key] = value
+            continue
+        block, i = _block(lines, i, 0)
+        if block is None:
+            return None
+        meta[key] = block
+    return meta
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _block(lines: list[str], i: int, parent: int) -> tuple[Any, int]:
+    """The block under a key at indent `parent`: a list or a mapping, indented deeper (or a list
+    at the same indent, as PyYAML writes it)."""
+    if i >= len(lines):
+        return None, i
+    ind = _indent(lines[i])
+    body = lines[i][ind:]
+    if body.startswith("- ") and ind >= parent:
+        return _list(lines, i, ind)
+    if ind > parent and _KEY.match(body):
+        return _mapping(lines, i, ind)
+    return None, i
+
+
+def _list(lines: list[str], i: int, ind: int) -> tuple[Any, int]:
+    items: list[Any] = []
+    while i < len(lines) and _indent(lines[i]) == ind and lines[i][ind:].startswith("- "):
+        rest = lines[i][ind + 2:]
+        m = _KEY.match(rest)
+        if m and m.group(2):
+            # A mapping item: `- key: value` and its sibling keys at ind + 2.
+            item: dict[str, Any] = {}
+            sub = [" " * (ind + 2) + rest]
+            j = i + 1
+            while j < len(lines) and _indent(lines[j]) == ind + 2 and not lines[j][ind + 2:].startswith("-"):
+                sub.append(lines[j])
+                j += 1
+            for entry in sub:
+                km = _KEY.match(entry[ind + 2:])
+                value = scalar(km.group(2) or "") if km else None
+                if km is None or value is None or km.group(1) in item:
+                    return None, i
+                item[km.group(1)] = value
+            items.append(item)
+            i = j
+            continue
+        value = scalar(rest)
+        if value is None:
+            return None, i
+        items.append(value)
+        i += 1
+    return items, i
+
+
+def _mapping(lines: list[str], i: int, ind: int) -> tuple[Any, int]:
+    mapping: dict[str, Any] = {}
+    while i < len(lines) and _indent(lines[i]) == ind:
+        m = _KEY.match(lines[i][ind:])
+        if m is None or m.group(1) in mapping:
+            return None, i
+        key, raw = m.group(1), m.group(2)
+        i += 1
+        if raw:
+            value = scalar(raw)
+            if value is None:
+                return None, i
+            mapping[key] = value
+            continue
+        block, i = _block(lines, i, ind)
+        if block is None or isinstance(block, dict):
+            return None, i  # two nesting levels are outside the subset
+        mapping[key] = block
+    return mapping, i

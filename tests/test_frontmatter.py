@@ -1,0 +1,76 @@
+"""The fast front-matter reader answers what the YAML loader answers, or nothing."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline import frontmatter, render, review, yamlio
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+WORD = st.from_regex(r"[A-Za-z][A-Za-z0-9_./: -]{0,12}", fullmatch=True)
+
+
+def _agree(front: str) -> dict[str, Any] | None:
+    fast = frontmatter.load(front)
+    try:
+        slow = yamlio.load(front)
+    except yamlio.YamlError:
+        slow = None
+        assert fast is None
+    if fast is not None:
+        assert fast == slow
+    return fast
+
+
+@settings(max_examples=150, deadline=None)
+@given(title=TEXT, refs=st.lists(st.one_of(TEXT, WORD), max_size=4), cls=WORD, date=st.one_of(TEXT, WORD),
+       rels=st.lists(st.tuples(WORD, st.one_of(TEXT, WORD)), max_size=3))
+def test_template_and_compose_renderings_agree_with_yaml(title: str, refs: list[str], cls: str, date: str,
+                                                         rels: list[tuple[str, str]]) -> None:
+    text = render.render("knowledge-record.md.j2", {
+        "id": "e1-0123456789ab", "cls": cls, "epistemics": "decided", "title": title, "date": date,
+        "derived_from": refs, "relations": rels, "body": "b"})
+    front = yamlio.split_front_matter(text)
+    assert front is not None
+    _agree(front[0])
+    composed = review.compose({"id": "x", "title": title, "provenance": {"origin": "extracted",
+                               "derived_from": refs}, "relations": [{"type": t, "target": v} for t, v in rels],
+                               "superseded_by": date}, "body\n")
+    again = yamlio.split_front_matter(composed)
+    assert again is not None
+    _agree(again[0])
+
+
+@pytest.mark.parametrize("front", [
+    "id: a\nid: b\n",  # duplicate key
+    "title: 12\n", "title: 2026-01-02\n", "title: yes\n", "on: x\n", "title: a # c\n",
+    "title: \"a\\x41\"\n", "title: \"\\ud83d\\ude00\"\n", "title: [a, b]\n", "title: |\n  block\n",
+    "provenance:\n  deep:\n    deeper: x\n", "description:\ntitle: x\n", "title: 'it''s'\n",
+    "relations:\n- type: relates_to\n  target: file:a\n- type: relates_to\n  target: 'file:b'\n",
+    "provenance:\n  origin: extracted\n  derived_from:\n  - session:e1\n  - \"task:t\"\n",
+    "provenance:\n  origin: extracted\n  derived_from:\n    - session:e1\nstatus: candidate\n",
+    "title: \"a\\/b\"\n", "title: a b\n", "title: a  b \n", "title: a :b\n", "title: a: b\n", "title: \"tab\\there\"\n", "  title: x\n", "title: x\n  extra: y\n",
+])
+def test_edge_cases_agree_with_yaml(front: str) -> None:
+    _agree(front)
+
+
+def test_the_subset_is_read() -> None:
+    assert frontmatter.load("title: 'it''s'\nstatus: candidate\n") == {"title": "it's", "status": "candidate"}
+    assert frontmatter.load("title: 12\n") is None and frontmatter.load("a: 1\na: 2\n") is None
+
+
+def test_what_the_deriver_and_the_acts_write_is_read_without_yaml() -> None:
+    text = render.render("knowledge-record.md.j2", {
+        "id": "e1-0123456789ab", "cls": "convention", "epistemics": "decided",
+        "title": "Tabs: refused \"always\" é", "date": "2026-01-02",
+        "derived_from": ["session:e1", "decision:t-1"], "relations": [("relates_to", "file:a b.md")],
+        "body": "b"})
+    front = yamlio.split_front_matter(text)
+    assert front is not None and frontmatter.load(front[0]) == yamlio.load(front[0])
+    meta = yamlio.load(front[0])
+    composed = yamlio.split_front_matter(review.compose(dict(meta, status="verified"), "b\n"))
+    assert composed is not None and frontmatter.load(composed[0]) == dict(meta, status="verified")
