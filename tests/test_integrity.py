@@ -111,6 +111,7 @@ CASES: dict[str, tuple[Mutation, str | None, str]] = {
     "bad class": (_bad({"class": "opinion"}), "class", "'opinion' is not one of"),
     "bad status": (_bad({"status": "approved"}), "status", "'approved' is not one of"),
     "missing title": (_bad({"title": None}), "title", "title must be a non-empty string"),
+    "id not admissible": (_bad({"id": "../e1-000000000001"}), "id", "not an admissible id"),
     "id differs from file name": (_bad({"id": "e1-999999999999"}), "id", "differs from the file name"),
     "verified without provenance": (_unprovenanced, "provenance", "carries no provenance"),
     "candidate claims verified": (_bad({"status": "verified"}), "status", "a candidate claims verified"),
