@@ -38,7 +38,7 @@ def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]
     data = render(draft)
     seed_contract(ws, draft.path.parent)
     with locked(lock_path(ws)):
-        if acted_on(ws, draft.id):
+        if acted_on(ws, draft.id, draft.path.parent):
             state.acted.add(draft.id)
             return {"path": ws.rel(draft.path), "kept": True}
         try:
