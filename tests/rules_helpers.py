@@ -28,6 +28,12 @@ def append_line(repo: Repo, event: str, ts: str, session: str | None = None, **d
 def write_candidate(repo: Repo, rid: str, date: str = "2020-01-01", status: str = "candidate",
                     file_name: str | None = None) -> Path:
     episode = rid.rsplit("-", 1)[0]
+    # The record derives from session:<episode>; the integrity validator resolves every reference,
+    # so the episode gets a tracked session record (with no branch: placement still falls back to
+    # the ledger, as before).
+    session = repo.root / ".ai/repo/sessions" / f"{episode}.md"
+    if not session.exists():
+        session.write_text(f"---\nid: {episode}\nkind: session/v1\n---\n", encoding="utf-8")
     path = repo.root / ".ai/repo/knowledge/candidates" / f"{file_name or rid}.md"
     path.write_text(f"""---
 id: {rid}
