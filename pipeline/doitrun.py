@@ -6,6 +6,7 @@ holds an exclusive lock, since no backend stops two processes from doing one tas
 """
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -82,3 +83,27 @@ def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file:
     if code and not report.failed:
         print(f"majordomus: doit exited {code}", file=sys.stderr)
     return code, report
+
+
+def run_quietly(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path,
+                report: RunReport | None = None) -> tuple[int, RunReport, str]:
+    """`run`, with doit's own output captured: at session start stdout is the briefing, and no
+    doit report or traceback reaches a person. Returns the code, the report and the text."""
+    import contextlib
+    import io
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code, report = run(creators, selection, dep_file, report=report, quiet=True)
+    text = err.getvalue() + out.getvalue()
+    if code != 0 and os.environ.get("MJ_DEBUG") == "1":
+        sys.stderr.write(text)
+    return code, report, text
+
+
+def cause(text: str) -> str | None:
+    """The last exception line of doit's report (`NotADirectoryError: [Errno 20] ...`)."""
+    import re
+
+    found = re.findall(r"^(?:[\w.]+(?:Error|Exception)|ERROR)\b:? .*$", text, re.M)
+    return found[-1].strip()[:300] if found else None

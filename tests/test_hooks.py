@@ -118,6 +118,7 @@ def test_failed_derivation_is_reported_and_the_close_still_happens(episode: Repo
     proc = episode.hook("session-end", {"session_id": "e1", "reason": "other"})
     assert proc.returncode == 0
     assert b"derivation failed" in proc.stderr
+    assert proc.stderr.count(b"\n") == 1 and b"Traceback" not in proc.stderr  # doit's report stays inside
     assert episode.events("session.closed")
     assert any("derivation failed" in l["error"] for l in episode.events("provider.event.failed"))
     assert json.loads(json.dumps(episode.ledger()))  # the ledger still parses

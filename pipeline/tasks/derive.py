@@ -119,10 +119,11 @@ def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
     from pipeline.errors import FatalError
 
     state = RunState()
-    code, report = doitrun.run(creators(ws, plans, state), [f"derive:{p.episode}" for p in plans],
-                               ws.dep_file, quiet=True)
+    code, report, text = doitrun.run_quietly(creators(ws, plans, state),
+                                             [f"derive:{p.episode}" for p in plans], ws.dep_file)
     if code != 0:
-        raise FatalError(f"derive failed (doit exit {code}, tasks {', '.join(report.failed) or '-'}): "
-                         "see the error above, then rerun `majordomus knowledge derive`")
+        why = doitrun.cause(text) or f"doit exit {code}"
+        raise FatalError(f"derive failed ({why}; tasks {', '.join(report.failed) or '-'}): fix that, then "
+                         "rerun `majordomus knowledge derive` (MJ_DEBUG=1 shows doit's report)")
     return state.outcomes
 

@@ -163,32 +163,14 @@ def run(ws: Workspace) -> Drained:
     doit's own output is captured: at session start stdout is the briefing, and no traceback
     reaches a person. A failure is one FatalError naming its cause (MJ_DEBUG=1 shows doit's text).
     """
-    import contextlib
-    import io
-    import os
-    import sys
-
     from pipeline import doitrun
     from pipeline.errors import FatalError
 
     state = Drained()
     report = doitrun.RunReport()
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code, report = doitrun.run(creators(ws, state, report), ["drain"], ws.dep_file, report=report,
-                                   quiet=True)
+    code, report, text = doitrun.run_quietly(creators(ws, state, report), ["drain"], ws.dep_file, report=report)
     if code != 0:
-        text = err.getvalue() + out.getvalue()
-        if os.environ.get("MJ_DEBUG") == "1":
-            sys.stderr.write(text)
-        raise FatalError(f"drain failed ({_cause(text) or f'doit exit {code}'}): what moved before it stays; "
+        raise FatalError(f"drain failed ({doitrun.cause(text) or f'doit exit {code}'}): what moved before it stays; "
                          "fix that, then rerun `majordomus drain` (MJ_DEBUG=1 shows doit's report)")
     return state
 
-
-def _cause(text: str) -> str | None:
-    """The last exception line of doit's report (`NotADirectoryError: [Errno 20] ...`)."""
-    import re
-
-    found = re.findall(r"^(?:[\w.]+(?:Error|Exception)|ERROR)\b:? .*$", text, re.M)
-    return found[-1].strip()[:300] if found else None
