@@ -58,19 +58,12 @@ def _targets(meta: dict[str, Any]) -> list[tuple[str, str]]:
 
 def graph(ws: Workspace) -> tuple[list[str], list[Edge], list[dict[str, str]]]:
     """(nodes, edges, unreadable files): every record read once."""
-    from pipeline import records
-
     listed = kstore.listing(ws)
     nodes = sorted({f"{NODE}:{e.id}" for e in listed.entries})
     known = set(nodes)
     edges: list[Edge] = []
-    unreadable = []
-    for entry in listed.entries:
-        try:
-            meta = kstore.load(ws, entry).meta
-        except records.RecordError as exc:
-            unreadable.append({"id": entry.id, "path": entry.rel, "problem": str(exc)})
-            continue
+    unreadable: list[dict[str, str]] = []
+    for entry, meta in kstore.readable(ws, listed, unreadable):
         source = f"{NODE}:{entry.id}"
         for kind, target in _targets(meta):
             node = _node(target)

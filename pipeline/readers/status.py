@@ -36,19 +36,14 @@ def ledger_lines(ws: Workspace) -> list[Any]:
 
 def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
     """The status answer (its JSON Schema is declared in `pipeline.knowledge_base`)."""
-    from pipeline import accumulation, candidates, freshness, records
+    from pipeline import accumulation, candidates, freshness
 
     now = time.time() if now is None else now
     listed = kstore.listing(ws)
     by_status: Counter[str] = Counter()
     by_class: Counter[str] = Counter()
-    unreadable = []
-    for entry in listed.entries:
-        try:
-            meta = kstore.load(ws, entry).meta
-        except records.RecordError as exc:
-            unreadable.append({"id": entry.id, "path": entry.rel, "problem": str(exc)})
-            continue
+    unreadable: list[dict[str, str]] = []
+    for _entry, meta in kstore.readable(ws, listed, unreadable):
         by_status[str(meta.get("status", "(none)"))] += 1
         by_class[str(meta.get("class", "(none)"))] += 1
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,6 +155,20 @@ def load(ws: Workspace, entry: Entry) -> Any:
         raise records.RecordError(f"{entry.rel}: not a regular file inside .ai/repo/knowledge/ "
                                   "(a symbolic link is never followed)")
     return records.load(entry.path)
+
+
+def readable(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> Iterator[tuple[Entry, dict[str, Any]]]:
+    """Each entry of `store` with its front matter, every record read once; one that cannot be
+    read is added to `unreadable` (id, path, problem) and passed over."""
+    from pipeline import records
+
+    for entry in store.entries:
+        try:
+            meta = load(ws, entry).meta
+        except records.RecordError as exc:
+            unreadable.append({"id": entry.id, "path": entry.rel, "problem": str(exc)})
+            continue
+        yield entry, meta
 
 
 def jsonable(value: Any) -> Any:
