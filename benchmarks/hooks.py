@@ -12,49 +12,24 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from pipeline.ledger import Ledger  # noqa: E402
+from synthetic import BIN, clean_env, record, timed  # noqa: E402
 
-BIN = Path(sys.executable).parent
 LEDGER_LINES = 20_000
 CANDIDATES = 500
 DECISIONS = 20
 
-RECORD = """---
-id: {rid}
-kind: knowledge/v1
-class: convention
-status: candidate
-epistemics: decided
-title: "Synthetic decision {n}"
-date: "2026-01-01"
-provenance:
-  origin: extracted
-  derived_from:
-    - "session:{ep}"
----
-Synthetic decision {n}
-"""
 
-
-def sh(cmd: list[str], cwd: Path, stdin: bytes | None = None, env: dict[str, str] | None = None) -> float:
-    started = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, env=env)
-    elapsed = time.perf_counter() - started
-    if proc.returncode != 0 or b"failed" in proc.stderr:
-        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[-500:]}")
-    return elapsed * 1000
 
 
 def build(root: Path, env: dict[str, str]) -> None:
@@ -75,7 +50,7 @@ def build(root: Path, env: dict[str, str]) -> None:
     folder = root / ".ai/repo/knowledge/candidates"
     for n in range(CANDIDATES):
         rid = f"old{n % 500}-{n:012x}"
-        (folder / f"{rid}.md").write_text(RECORD.format(rid=rid, n=n, ep=f"old{n % 500}"), encoding="utf-8")
+        (folder / f"{rid}.md").write_text(record(rid, f"Synthetic decision {n}", [f"session:old{n % 500}"]), encoding="utf-8")
 
 
 def main() -> int:
@@ -83,9 +58,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--keep", action="store_true", help="keep the synthetic repository")
     args = parser.parse_args()
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    for key in ("MAJORDOMUS_EPISODE", "CLAUDE_ENV_FILE", "CLAUDE_PROJECT_DIR", "MJ_TIMING"):
-        env.pop(key, None)
+    env = clean_env()
     root = Path(tempfile.mkdtemp(prefix="majordomus-bench-"))
     try:
         build(root, env)
@@ -96,16 +69,16 @@ def main() -> int:
         names = list(times)
         for run in range(args.runs):
             ep = f"bench{run}"
-            times[names[0]].append(sh([sys.executable, "-c", "pass"], root))
-            times[names[1]].append(sh([str(hooks / "majordomus-session-start")], root,
-                                      json.dumps({"session_id": ep, "source": "startup"}).encode(), env))
+            times[names[0]].append(timed([sys.executable, "-c", "pass"], root))
+            times[names[1]].append(timed([str(hooks / "majordomus-session-start")], root, env,
+                                         json.dumps({"session_id": ep, "source": "startup"}).encode()))
             ledger = Ledger(root / ".ai/local")
             for d in range(DECISIONS):
                 ledger.append("decision.recorded", ep, task=None, text=f"decision {run}.{d}", why="bench")
-            times[names[2]].append(sh([str(hooks / "majordomus-session-end")], root,
-                                      json.dumps({"session_id": ep, "reason": "other"}).encode(), env))
-            times[names[3]].append(sh([str(BIN / "majordomus"), "knowledge", "derive", "--episode", ep],
-                                      root, None, env))
+            times[names[2]].append(timed([str(hooks / "majordomus-session-end")], root, env,
+                                         json.dumps({"session_id": ep, "reason": "other"}).encode()))
+            times[names[3]].append(timed([str(BIN / "majordomus"), "knowledge", "derive", "--episode", ep],
+                                         root, env))
         base = statistics.median(times[names[0]])
         targets = {names[1]: 100.0, names[2]: 300.0, names[3]: 250.0}
         lines = ledger.path.read_text(encoding="utf-8").count("\n")

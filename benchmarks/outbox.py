@@ -15,34 +15,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-BIN = Path(sys.executable).parent
-RECORD = """---
-id: {rid}
-kind: knowledge/v1
-class: convention
-status: candidate
-epistemics: decided
-title: "Synthetic decision {n}"
-date: "2026-01-01"
-provenance:
-  origin: extracted
-  derived_from:
-    - "session:{ep}"
----
-Synthetic decision {n}
-"""
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from synthetic import BIN, record, timed as sh  # noqa: E402
 
-
-def sh(cmd: list[str], cwd: Path, env: dict[str, str], stdin: bytes | None = None) -> float:
-    started = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, env=env)
-    elapsed = time.perf_counter() - started
-    if proc.returncode != 0 or b"failed" in proc.stderr:
-        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.decode()[-500:]}")
-    return elapsed * 1000
 
 
 def git(root: Path, *args: str) -> None:
@@ -70,7 +47,7 @@ def stage(root: Path, records: int) -> None:
     out = root / ".ai/local/state/outbox"
     for n in range(records):
         rid = f"old-{n:012x}"
-        (out / "candidates" / f"{rid}.md").write_text(RECORD.format(rid=rid, n=n, ep="old"), encoding="utf-8")
+        (out / "candidates" / f"{rid}.md").write_text(record(rid, f"Synthetic decision {n}", ["session:old"]), encoding="utf-8")
         (root / ".ai/repo/knowledge/candidates" / f"{rid}.md").unlink(missing_ok=True)
     (out / "sessions" / "old.md").write_text("---\nid: old\nkind: session/v1\nbranch: main\n---\n", encoding="utf-8")
     (root / ".ai/repo/sessions/old.md").unlink(missing_ok=True)

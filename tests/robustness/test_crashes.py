@@ -7,7 +7,7 @@ import json
 import os
 from pathlib import Path
 
-from conftest import MAJORDOMUS, Repo, make_repo
+from conftest import MAJORDOMUS, make_repo
 from crashkit import assert_ledger_parses, assert_records_whole, kill_after, rng
 
 DERIVE_TRIALS = 60
