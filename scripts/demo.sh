@@ -31,4 +31,9 @@ cat .ai/repo/knowledge/candidates/e1-*.md
 run majordomus knowledge derive --episode e1
 echo
 echo "The candidate above was derived from the ledger and git alone: no model, no network."
-echo "Promote it with evidence on stdin, or reject it with a reason (see the README)."
+echo "What follows is a person's act: promotion, with evidence on standard input."
+id=$(basename .ai/repo/knowledge/candidates/e1-*.md .md)
+step "echo \"the parser's tests refuse a tab since the first commit\" | majordomus knowledge promote $id"
+echo "the parser's tests refuse a tab since the first commit" | majordomus knowledge promote "$id"
+run majordomus knowledge check
+run majordomus knowledge status
