@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench soak venv clean
+.PHONY: demo test bench soak lint venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/generate.py
 	$(BIN)/python benchmarks/readers.py
 	$(BIN)/python benchmarks/outbox.py
+
+lint: $(STAMP)
+	$(BIN)/python -m pip install --quiet mypy types-PyYAML ruff
+	$(BIN)/mypy
+	$(BIN)/ruff check --select F pipeline tests benchmarks
 
 soak: $(STAMP)
 	$(BIN)/python benchmarks/soak.py

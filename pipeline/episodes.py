@@ -78,9 +78,9 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
         return Opened(episode, True, existing, ())
     head = git.head(ws.root)
     others = tuple(e for e in open_episodes(ws) if e != episode)
+    extra: dict[str, Any] = {"others_open": list(others)} if others else {}
     line = ws.ledger.append("session.opened", episode, episode=episode, source=source,
-                            branch=head.branch, head=head.sha, by=by,
-                            **({"others_open": list(others)} if others else {}))
+                            branch=head.branch, head=head.sha, by=by, **extra)
     record = {"episode": episode, "opened": line["ts"], "source": source, "by": by,
               "branch": head.branch, "head": head.sha}
     atomic_write(_open_dir(ws) / f"{episode}.json", json.dumps(record, indent=2) + "\n")

@@ -82,7 +82,9 @@ class Resolver:
                 sessions.add(line.session)
             task = line.get("task")
             if line.event == "session.opened":
-                opened.add(line.get("episode") or line.session)
+                named = line.get("episode") or line.session
+                if isinstance(named, str):
+                    opened.add(named)
             if isinstance(task, str):
                 tasks.add(task)
                 if line.event == "decision.recorded":
