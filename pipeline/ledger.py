@@ -30,7 +30,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "checkpoint.recorded": ("task", "note", "head"),
     "handover.recorded": ("task", "next"),
     "knowledge.derived": ("episode", "written", "unchanged", "skipped", "kept", "edited", "paths"),
-    "knowledge.promoted": ("id", "class", "evidence_lines", "path", "by"),
+    "knowledge.promoted": ("id", "class", "evidence_lines", "path", "by", "sha256"),
     "knowledge.rejected": ("id", "superseded_by", "reason", "path", "by"),
     "provider.event.failed": ("hook", "error"),
     "outbox.drained": ("moved", "same", "settled", "kept", "paths", "kept_paths"),

@@ -1,8 +1,11 @@
 """The review acts: promote and reject. `verified` is written here and nowhere else.
 
 An act runs under the knowledge lock (the deriver's writer takes it too), checks everything
-before it touches a file, writes atomically, and appends its ledger line last. A refusal
-leaves every file as it was.
+before it touches a file, writes atomically, and appends its ledger line last (a promotion: the
+curated file, the ledger line, then the candidate's removal). A refusal leaves every file as it
+was. A promotion killed after writing its curated file leaves the id in both folders; running
+the same promotion again (same evidence, same episode) finishes it: it finds its own bytes in
+curated/, adds the ledger line unless it is there, and removes the candidate.
 
 What an act is done under: the open episode (`$MAJORDOMUS_EPISODE` when it names an open one,
 else the newest opened) when there is one, and then the promotion adds `session:<episode>` to
@@ -11,6 +14,7 @@ ledger line says (`by: terminal`, `session: null`) and no session reference is a
 """
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,9 +113,6 @@ def promote(ws: Workspace, rid: str, evidence: str | None, cls: str | None = Non
         record = _candidate(ws, rid, "promote")
         evidence = _screened(evidence, f"evidence for {rid}", fix)
         target = ws.curated / f"{rid}.md"
-        if target.exists():
-            raise refused(f"promote {rid} refused: {ws.rel(target)} exists already; "
-                          "remove one of the two by hand, then `majordomus knowledge check`")
         by, episode = acting_under(ws)
         meta = dict(record.meta)
         meta["status"] = "verified"
@@ -124,12 +125,38 @@ def promote(ws: Workspace, rid: str, evidence: str | None, cls: str | None = Non
         prov.setdefault("origin", "extracted")
         prov["derived_from"] = refs
         meta["provenance"] = prov
-        atomic_write(target, compose(meta, with_section(record.body, "Evidence", evidence)))
+        text = compose(meta, with_section(record.body, "Evidence", evidence)).encode("utf-8")
+        digest = hashlib.sha256(text).hexdigest()
+        resumed = _interrupted(ws, target, text, rid)
+        if not resumed:
+            atomic_write(target, text)
+        if not (resumed and _promotion_logged(ws, rid, digest)):
+            ws.ledger.append("knowledge.promoted", episode, id=rid, **{"class": meta.get("class")},
+                             evidence_lines=len(evidence.strip("\n").splitlines()),
+                             path=ws.rel(target), by=by, sha256=digest)
         record.path.unlink()
-        ws.ledger.append("knowledge.promoted", episode, id=rid, **{"class": meta.get("class")},
-                         evidence_lines=len(evidence.strip("\n").splitlines()),
-                         path=ws.rel(target), by=by)
     return Act(rid, target, by, episode)
+
+
+def _interrupted(ws: Workspace, target: Path, text: bytes, rid: str) -> bool:
+    """True when `target` holds exactly what this promotion writes: an earlier run of the same act
+    was killed after its write and before the candidate left, and this run finishes it. Other
+    bytes there are a conflict for a person (refused, exit 4)."""
+    try:
+        held = target.read_bytes()
+    except FileNotFoundError:
+        return False
+    if held == text:
+        return True
+    raise refused(f"promote {rid} refused: {ws.rel(target)} exists already; "
+                  "remove one of the two by hand, then `majordomus knowledge check`")
+
+
+def _promotion_logged(ws: Workspace, rid: str, digest: str) -> bool:
+    """Whether the ledger holds this act's `knowledge.promoted` line: `rid` promoted to exactly
+    these bytes (`sha256`). Read only when resuming an interrupted promotion."""
+    return any(line.event == "knowledge.promoted" and line.get("id") == rid and line.get("sha256") == digest
+               for line in ws.ledger.read(contains=digest).lines)
 
 
 def reject(ws: Workspace, rid: str, reason: str | None = None, by_id: str | None = None) -> Act:
