@@ -88,7 +88,9 @@ def tracked(ws: Workspace) -> set[str]:
 
 def date_age(path: Path) -> Age | None:
     try:
-        head = path.read_text(encoding="utf-8", errors="replace")[:4096]
+        from pipeline.fsio import read_regular
+
+        head = read_regular(path, 4096).decode("utf-8", errors="replace")
     except OSError:
         return None
     match = _DATE.search(head)

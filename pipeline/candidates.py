@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.fsio import read_regular
 from pipeline.workspace import Workspace
 
 _SESSION_REF = re.compile(r"^\s*-\s*\"?session:([^\"\s]+)\"?\s*$", re.M)
@@ -50,7 +51,7 @@ def episode_branches(ws: Workspace, episodes: set[str],
             continue
         for episode in (episodes - found.keys()) & present:
             try:
-                head = (folder / f"{episode}.md").read_text(encoding="utf-8")[:2048]
+                head = read_regular(folder / f"{episode}.md", 2048).decode("utf-8", errors="replace")
             except (FileNotFoundError, OSError):
                 continue
             match = _BRANCH.search(head)
@@ -85,8 +86,7 @@ def fronts(folder: Path, paths: list[Path] | None = None) -> list[tuple[str, str
         if name == "README.md" or name.startswith(".tmp."):
             continue
         try:
-            with open(where, "rb") as handle:
-                head = handle.read().decode("utf-8", errors="replace")
+            head = read_regular(where).decode("utf-8", errors="replace")
         except OSError:
             continue
         end = head.find("\n---", 4)

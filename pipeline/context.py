@@ -41,12 +41,14 @@ def rules(ws: Workspace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 def knowledge_counts(folder: Path) -> dict[str, int]:
     """Records under `folder` counted by the `status` of their front matter."""
+    from pipeline.fsio import read_regular
+
     counts: Counter[str] = Counter()
     for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
         if path.name == "README.md" or path.name.startswith(".tmp."):
             continue
         try:
-            head = path.read_text(encoding="utf-8", errors="replace")[:8192]
+            head = read_regular(path, 8192).decode("utf-8", errors="replace")
         except OSError:
             continue
         end = head.find("\n---", 4)

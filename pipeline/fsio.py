@@ -33,6 +33,22 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     os.replace(tmp, path)
 
 
+def read_regular(path: Path | str, limit: int = -1) -> bytes:
+    """The bytes of `path` (the first `limit` when given) if it is a regular file. A symbolic link,
+    a folder or a pipe raises OSError instead: a link is never followed, and a pipe would block a
+    reader (the start hook) forever. Open without blocking, then check what was opened."""
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise IsADirectoryError(f"{path}: not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read(limit)
+    finally:
+        os.close(fd)
+
+
 def write_if_changed(path: Path, data: bytes) -> bool:
     """Write atomically unless the file already holds exactly `data`; True when written."""
     try:

@@ -58,7 +58,11 @@ def run(ws: Workspace) -> Report:
     loaded: list[tuple[str, str, Any]] = []  # (folder, rel, Record)
     for folder_name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
         prefix = ws.rel(folder) + "/"
-        for path in _record_files(folder):
+        files, strays = _record_files(folder)
+        for path in strays:
+            finding(prefix + path.name, None, "not a regular file (a symbolic link, a folder, a pipe): "
+                    "never read, never followed", "replace it with the record's own file, or remove it")
+        for path in files:
             rel = prefix + path.name
             try:
                 loaded.append((folder_name, rel, _load(path, rel)))
@@ -166,15 +170,24 @@ def _load(path: Path, rel: str) -> Any:
     return records.Record(path, meta, body)
 
 
-def _record_files(folder: Path) -> list[Path]:
+def _record_files(folder: Path) -> tuple[list[Path], list[Path]]:
+    """The record files of `folder`, and the `*.md` entries that are not regular files (a symbolic
+    link, even to a record, is never followed: it could lead out of the store, or in a loop)."""
     try:
         entries = os.scandir(folder)
-    except FileNotFoundError:
-        return []
+    except (FileNotFoundError, NotADirectoryError):
+        return [], []
+    files, strays = [], []
     with entries:
-        names = sorted(e.name for e in entries if e.name.endswith(".md") and e.name != "README.md"
-                       and not e.name.startswith(".tmp.") and e.is_file())
-    return [folder / n for n in names]
+        for e in entries:
+            if not e.name.endswith(".md") or e.name == "README.md" or e.name.startswith(".tmp."):
+                continue
+            try:
+                regular = e.is_file(follow_symlinks=False)
+            except OSError:
+                regular = False
+            (files if regular else strays).append(e.name)
+    return [folder / n for n in sorted(files)], [folder / n for n in sorted(strays)]
 
 
 def _references(meta: dict[str, Any]) -> list[tuple[str, Any]]:

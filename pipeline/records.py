@@ -84,10 +84,16 @@ def parse(text: str, where: str) -> tuple[dict[str, Any], str]:
 
 
 def load(path: Path) -> Record:
+    from pipeline.fsio import read_regular
+
     try:  # bytes, then decode: a carriage return in a body is text, not a line ending to translate
-        text = path.read_bytes().decode("utf-8")
+        text = read_regular(path).decode("utf-8")
     except UnicodeDecodeError:
         raise RecordError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise
+        raise RecordError(f"{path}: not a regular file (a symbolic link is never followed)") from None
     meta, body = parse(text, str(path))
     return Record(path, meta, body)
 
@@ -97,9 +103,11 @@ _STATUS_LINE = re.compile(r"^status: *(\S+)", re.M)
 
 def quick_status(path: Path) -> str | None:
     """The `status:` of a record read without a YAML parse (for skips on the hot path)."""
+    from pipeline.fsio import read_regular
+
     try:
-        head = path.read_text(encoding="utf-8", errors="replace")[:4096]
-    except FileNotFoundError:
+        head = read_regular(path, 4096).decode("utf-8", errors="replace")
+    except OSError:  # missing, or no regular file: no record there
         return None
     found = _STATUS_LINE.search(head)
     return found.group(1).strip("\"'") if found else None
