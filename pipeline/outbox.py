@@ -94,15 +94,16 @@ class Staged(NamedTuple):
 def listing(ws: Workspace) -> list[Staged]:
     """The outbox's records, sessions then candidates, each sorted by name: no git, no parse.
 
-    A README, a `.tmp.` leftover of an interrupted write, or a name that is no record id is not
-    a record and is never moved.
+    A README, a `.tmp.` leftover of an interrupted write, a name that is no record id, or
+    anything but a regular file (a symbolic link is never followed) is not a record and is
+    never moved.
     """
     staged = []
     for section in SECTIONS:
         folder = ws.outbox / section
         try:
             with os.scandir(folder) as entries:
-                names = sorted(e.name for e in entries if e.is_file())
+                names = sorted(e.name for e in entries if e.is_file(follow_symlinks=False))
         except (FileNotFoundError, NotADirectoryError):
             continue
         for name in names:
@@ -129,9 +130,9 @@ def move_bytes(item: Staged) -> None:
     """Copy `item` to its tracked file byte for byte, atomically. The outbox copy stays: the
     drain removes it once the tracked file holds the same bytes, so a crash in between leaves
     two equal copies, which the next drain settles as SAME."""
-    from pipeline.fsio import atomic_write
+    from pipeline.fsio import atomic_write, read_regular
 
-    atomic_write(item.dst, item.src.read_bytes())
+    atomic_write(item.dst, read_regular(item.src))
 
 
 def refusal(ws: Workspace) -> str | None:
