@@ -113,7 +113,7 @@ def test_killed_promotions(tmp_path: Path) -> None:
         reset(base)
         since = len(base_ledger.splitlines())
         killed += kill_after([MAJORDOMUS, "knowledge", "promote", rid, "--class", "constraint"], repo.root,
-                             random.uniform(0.02, took), stdin=EVIDENCE.encode())
+                             took * random.uniform(0.3, 1.2), stdin=EVIDENCE.encode())
         assert_records_whole(candidates)
         assert_records_whole(curated)
         assert_ledger_parses(ledger)
@@ -184,7 +184,7 @@ def test_killed_drains(tmp_path: Path) -> None:
         reset()
         if random.random() < 0.5:
             dep.unlink(missing_ok=True)
-        killed += kill_after([MAJORDOMUS, "drain"], repo.root, random.uniform(0.02, took))
+        killed += kill_after([MAJORDOMUS, "drain"], repo.root, took * random.uniform(0.3, 1.2))
         for folder in (sessions, candidates, outbox / "sessions", outbox / "candidates"):
             assert_records_whole(folder)
         assert_ledger_parses(ledger)
