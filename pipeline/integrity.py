@@ -60,7 +60,7 @@ def run(ws: Workspace) -> Report:
         prefix = ws.rel(folder) + "/"
         files, strays = _record_files(folder)
         for path in strays:
-            finding(prefix + path.name, None, "not a regular file (a symbolic link, a folder, a pipe): "
+            finding(prefix + path.name, None, "not a regular file (a symbolic link, a pipe): "
                     "never read, never followed", "replace it with the record's own file, or remove it")
         for path in files:
             rel = prefix + path.name
@@ -171,8 +171,9 @@ def _load(path: Path, rel: str) -> Any:
 
 
 def _record_files(folder: Path) -> tuple[list[Path], list[Path]]:
-    """The record files of `folder`, and the `*.md` entries that are not regular files (a symbolic
-    link, even to a record, is never followed: it could lead out of the store, or in a loop)."""
+    """The record files of `folder`, and the `*.md` entries that are neither a regular file nor a
+    folder (a symbolic link, even to a record, is never followed: it could lead out of the store,
+    or in a loop; a pipe would block its reader). A folder is simply not a record."""
     try:
         entries = os.scandir(folder)
     except (FileNotFoundError, NotADirectoryError):
@@ -183,10 +184,11 @@ def _record_files(folder: Path) -> tuple[list[Path], list[Path]]:
             if not e.name.endswith(".md") or e.name == "README.md" or e.name.startswith(".tmp."):
                 continue
             try:
-                regular = e.is_file(follow_symlinks=False)
+                regular, folder_entry = e.is_file(follow_symlinks=False), e.is_dir(follow_symlinks=False)
             except OSError:
-                regular = False
-            (files if regular else strays).append(e.name)
+                regular = folder_entry = False
+            if not folder_entry:
+                (files if regular else strays).append(e.name)
     return [folder / n for n in sorted(files)], [folder / n for n in sorted(strays)]
 
 
