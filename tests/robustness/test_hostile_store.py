@@ -38,7 +38,9 @@ WRONG = {  # a key and values of the wrong type for it
 
 
 def _with(text: str, key: str, value: str) -> str:
-    """`text` with the front-matter line of `key` replaced by `key: value`."""
+    """`text` with the front-matter line of `key` replaced by `key: value` (added when absent)."""
+    if f"\n{key}:" not in text:
+        return text.replace("\n---\n", f"\n{key}: {value}\n---\n", 1)
     lines = text.split("\n")
     return "\n".join(f"{key}: {value}" if line.startswith(f"{key}:") else line for line in lines)
 
