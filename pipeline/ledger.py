@@ -31,7 +31,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "handover.recorded": ("task", "next"),
     "knowledge.derived": ("episode", "written", "unchanged", "skipped", "kept", "edited", "paths"),
     "knowledge.promoted": ("id", "class", "evidence_lines", "path", "by", "sha256"),
-    "knowledge.rejected": ("id", "superseded_by", "reason", "path", "by"),
+    "knowledge.rejected": ("id", "superseded_by", "reason", "path", "by", "finished"),
     "provider.event.failed": ("hook", "error"),
     "outbox.drained": ("moved", "same", "settled", "kept", "paths", "kept_paths"),
     "ledger.trimmed": ("removed", "kept"),

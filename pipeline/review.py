@@ -169,6 +169,9 @@ def reject(ws: Workspace, rid: str, reason: str | None = None, by_id: str | None
                          "--by ID", 2)
     fix = f"`majordomus knowledge reject {rid} --reason \"…\"` in your own words"
     with locked(lock_path(ws)):
+        finished = _finish_interrupted_rejection(ws, rid, reason, by_id)
+        if finished is not None:
+            return finished
         record = _candidate(ws, rid, "reject")
         if reason is not None:
             reason = _screened(reason, f"reason for rejecting {rid}", fix)
@@ -186,6 +189,33 @@ def reject(ws: Workspace, rid: str, reason: str | None = None, by_id: str | None
         ws.ledger.append("knowledge.rejected", episode, id=rid, superseded_by=by_id,
                          reason=reason.strip() if reason else None, path=ws.rel(record.path), by=act_by)
     return Act(rid, record.path, act_by, episode)
+
+
+def _finish_interrupted_rejection(ws: Workspace, rid: str, reason: str | None, by_id: str | None) -> Act | None:
+    """A rejection killed between its write and its ledger line leaves a superseded candidate that
+    no `knowledge.rejected` line names. The same act run again finishes it (the line, once),
+    instead of being refused for the status it wrote itself. Anything else returns None."""
+    from pipeline import records
+
+    path = ws.candidates / f"{rid}.md"
+    if records.quick_status(path) != "superseded":
+        return None
+    if any(line.event == "knowledge.rejected" and line.get("id") == rid
+           for line in ws.ledger.read(contains=rid).lines):
+        return None
+    try:
+        record = records.load(path)
+    except records.RecordError:
+        return None
+    same_by = by_id is None or record.meta.get("superseded_by") == by_id
+    same_reason = reason is None or reason.strip() in record.body
+    if not (same_by and same_reason):
+        return None
+    act_by, episode = acting_under(ws)
+    ws.ledger.append("knowledge.rejected", episode, id=rid, superseded_by=by_id,
+                     reason=reason.strip() if reason else None, path=ws.rel(path), by=act_by,
+                     finished="an interrupted rejection")
+    return Act(rid, path, act_by, episode)
 
 
 def _replacement(ws: Workspace, rid: str, by_id: str) -> None:

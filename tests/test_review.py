@@ -154,6 +154,25 @@ def test_reject_with_a_reason_rewrites_in_place(episode: Repo) -> None:
     assert rid not in episode.mj("knowledge", "candidates").stdout
 
 
+def test_a_rejection_killed_before_its_ledger_line_is_finished_by_running_it_again(episode: Repo) -> None:
+    rid, _ = derive_decision(episode)
+    episode.mj("knowledge", "reject", rid, "--reason", "tabs are back", check=True)
+    ledger = episode.root / ".ai/local/ledger.jsonl"
+    lines = ledger.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert '"knowledge.rejected"' in lines[-1]
+    ledger.write_text("".join(lines[:-1]), encoding="utf-8")  # the state a kill -9 leaves
+    written = (episode.root / CANDIDATES / f"{rid}.md").read_bytes()
+    other = episode.mj("knowledge", "reject", rid, "--reason", "a different reason")
+    assert other.returncode == 4 and "'superseded', not candidate" in other.stderr
+    again = episode.mj("knowledge", "reject", rid, "--reason", "tabs are back")
+    assert again.returncode == 0, again.stderr
+    (line,) = episode.events("knowledge.rejected")
+    assert (line["id"], line["reason"], line["finished"]) == (rid, "tabs are back", "an interrupted rejection")
+    assert (episode.root / CANDIDATES / f"{rid}.md").read_bytes() == written
+    third = episode.mj("knowledge", "reject", rid, "--reason", "tabs are back")
+    assert third.returncode == 4 and len(episode.events("knowledge.rejected")) == 1
+
+
 def test_reject_by_another_record(episode: Repo) -> None:
     rid, _ = derive_decision(episode)
     newer, _ = derive_decision(episode, "Tabs are refused everywhere")
