@@ -140,6 +140,20 @@ def make_repo(path: Path, init: bool = True, capture: bool = True) -> Repo:
     return repo
 
 
+def published(tmp_path: Path, name: str = "repo") -> Repo:
+    """An initialised repository with its hooks committed, pushed to a bare remote whose
+    default branch git records as main."""
+    repo = make_repo(tmp_path / name)
+    repo.git("add", "-A")
+    repo.commit("majordomus init and capture install")
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    repo.git("remote", "add", "origin", str(remote))
+    repo.git("push", "-q", "-u", "origin", "main")
+    repo.git("remote", "set-head", "origin", "main")
+    return repo
+
+
 @pytest.fixture
 def bare_repo(tmp_path: Path) -> Repo:
     """A git repository with one commit, not initialised for majordomus."""

@@ -10,25 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import PROJECT, Repo, make_repo
+from conftest import PROJECT, Repo, make_repo, published
 
 OUTBOX = Path(".ai/local/state/outbox")
 SESSIONS = Path(".ai/repo/sessions")
 CANDIDATES = Path(".ai/repo/knowledge/candidates")
-
-
-def published(tmp_path: Path, name: str = "repo") -> Repo:
-    """An initialised repository with its hooks committed, pushed to a bare remote whose
-    default branch git records as main."""
-    repo = make_repo(tmp_path / name)
-    repo.git("add", "-A")
-    repo.commit("majordomus init and capture install")
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    repo.git("remote", "add", "origin", str(remote))
-    repo.git("push", "-q", "-u", "origin", "main")
-    repo.git("remote", "set-head", "origin", "main")
-    return repo
 
 
 def clone(tmp_path: Path, name: str) -> Repo:

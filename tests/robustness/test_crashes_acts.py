@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import MAJORDOMUS, Repo, make_repo
+from conftest import MAJORDOMUS, Repo, make_repo, published
 from crashkit import assert_ledger_parses, assert_records_whole, kill_after, rng
 
 PROMOTE_TRIALS = 50
@@ -135,21 +135,8 @@ def test_killed_promotions(tmp_path: Path) -> None:
     assert killed >= PROMOTE_TRIALS // 4, f"only {killed} promotions were killed mid-way: widen the delays"
 
 
-def _published(tmp_path: Path) -> Repo:
-    """An initialised repository pushed to a bare remote whose default branch git records as main."""
-    repo = make_repo(tmp_path / "r")
-    repo.git("add", "-A")
-    repo.commit("majordomus init and capture install")
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
-    repo.git("remote", "add", "origin", str(remote))
-    repo.git("push", "-q", "-u", "origin", "main")
-    repo.git("remote", "set-head", "origin", "main")
-    return repo
-
-
 def test_killed_drains(tmp_path: Path) -> None:
-    repo = _published(tmp_path)
+    repo = published(tmp_path)
     for episode, count in (("t1", 12), ("t2", 8)):  # two trunk episodes fill the outbox
         repo.hook("session-start", {"session_id": episode, "source": "startup"})
         _decisions(repo, episode, count)
