@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -18,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic import BIN, record, timed as sh  # noqa: E402
+from synthetic import BIN, clean_env, record, timed as sh  # noqa: E402
 
 
 
@@ -59,9 +58,7 @@ def main() -> int:
     parser.add_argument("--records", type=int, default=20, help="candidates staged per drain (default 20)")
     parser.add_argument("--keep", action="store_true", help="keep the synthetic repository")
     args = parser.parse_args()
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    for key in ("MAJORDOMUS_EPISODE", "CLAUDE_ENV_FILE", "CLAUDE_PROJECT_DIR", "MJ_TIMING"):
-        env.pop(key, None)
+    env = clean_env()
     base = Path(tempfile.mkdtemp(prefix="majordomus-outbox-bench-"))
     try:
         root = build(base, env)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import shutil
 import subprocess
@@ -25,7 +24,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from pipeline.ledger import Ledger  # noqa: E402
 
-BIN = Path(sys.executable).parent
+from synthetic import BIN, clean_env  # noqa: E402
 
 
 def main() -> int:
@@ -33,9 +32,7 @@ def main() -> int:
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--keep", action="store_true")
     args = parser.parse_args()
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    for key in ("MAJORDOMUS_EPISODE", "CLAUDE_ENV_FILE", "CLAUDE_PROJECT_DIR", "MJ_TIMING"):
-        env.pop(key, None)
+    env = clean_env()
     root = Path(tempfile.mkdtemp(prefix="majordomus-soak-"))
     try:
         subprocess.run(["git", "init", "-q", "-b", "feature"], cwd=root, check=True)

@@ -14,7 +14,7 @@ BIN = Path(sys.executable).parent
 def clean_env() -> dict[str, str]:
     """This environment with the venv's commands first and no episode or timing switches."""
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
-    for key in ("MAJORDOMUS_EPISODE", "CLAUDE_ENV_FILE", "CLAUDE_PROJECT_DIR", "MJ_TIMING"):
+    for key in ("MAJORDOMUS_EPISODE", "MAJORDOMUS_ROOT", "CLAUDE_ENV_FILE", "CLAUDE_PROJECT_DIR", "MJ_TIMING"):
         env.pop(key, None)
     return env
 
