@@ -32,8 +32,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/outbox.py
 
 lint: $(STAMP)
-	$(BIN)/python -m pip install --quiet mypy types-PyYAML ruff
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/ruff check --select F pipeline tests benchmarks
 
 soak: $(STAMP)

@@ -5,5 +5,5 @@ through doit's API, so an adopter needs no dodo.py of its own.
 """
 from __future__ import annotations
 
-from pipeline.tasks.dodo import DOIT_CONFIG, task_derive, task_drain, task_move, task_render  # noqa: F401
-from pipeline.tasks.generate import task_generate  # noqa: F401
+from majordomus.tasks.dodo import DOIT_CONFIG, task_derive, task_drain, task_move, task_render
+from majordomus.tasks.generate import task_generate

@@ -35,17 +35,17 @@ def main() -> None:
         subprocess.run(gen, cwd=tmp, check=True, capture_output=True)
         rows.append(("majordomus generate, up to date (process)", timed(gen, Path(tmp))))
         rows.append(("majordomus generate --check (protoc + render)", timed([*gen, "--check"], Path(tmp))))
-        render = [sys.executable, "-c", "from pathlib import Path; from pipeline import generate; "
+        render = [sys.executable, "-c", "from pathlib import Path; from majordomus.proto import generate; "
                   f"generate.render(Path({str(proto)!r}))"]
         rows.append(("compile + render in a fresh interpreter", timed(render, PROJECT)))
-    policy = [sys.executable, "-c", "from pathlib import Path; from pipeline import policy; "
+    policy = [sys.executable, "-c", "from pathlib import Path; from majordomus.store import policy; "
               f"policy.load(Path({str(PROJECT / '.ai-skeleton/repo/policy.yaml')!r}))"]
     rows.append(("policy.load in a fresh interpreter", timed(policy, PROJECT)))
     bare = [sys.executable, "-c", "pass"]
     rows.append(("bare interpreter", timed(bare, PROJECT)))
 
     sys.path.insert(0, str(PROJECT))
-    from pipeline import schema
+    from majordomus.store import schema
 
     meta = {"id": "e1-0123456789ab", "kind": "knowledge/v1", "class": "fact", "status": "candidate",
             "epistemics": "observed", "title": "t", "date": "2026-01-02",

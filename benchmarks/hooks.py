@@ -22,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from pipeline.ledger import Ledger  # noqa: E402
+from majordomus.store.ledger import Ledger
 from synthetic import BIN, clean_env, record, timed  # noqa: E402
 
 LEDGER_LINES = 20_000

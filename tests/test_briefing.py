@@ -58,7 +58,7 @@ def set_budget(repo: Repo, lines: int) -> None:
 
 
 def workspace(repo: Repo):  # noqa: ANN201 - the real Workspace, for bulk set-up in-process
-    from pipeline.workspace import Workspace
+    from majordomus.store.workspace import Workspace
 
     return Workspace(repo.root)
 
@@ -127,7 +127,7 @@ def test_a_candidate_this_checkout_cannot_place_is_named_unattributed(repo: Repo
 def test_the_lists_share_the_budget_and_say_what_they_cut(repo: Repo) -> None:
     set_budget(repo, 6)
     ws = workspace(repo)
-    from pipeline import work
+    from majordomus.evidence import work
 
     for n in range(10):
         work.question_add(ws, f"question number {n}")
@@ -150,7 +150,7 @@ def test_the_lists_share_the_budget_and_say_what_they_cut(repo: Repo) -> None:
 def test_never_over_10000_characters_whatever_the_budget(repo: Repo) -> None:
     set_budget(repo, 100_000)
     ws = workspace(repo)
-    from pipeline import work
+    from majordomus.evidence import work
 
     for n in range(200):
         work.question_add(ws, f"question {n}: " + "why is this so long " * 12)
@@ -197,7 +197,7 @@ def test_the_start_hook_imports_nothing_heavy(repo: Repo) -> None:
 
     start(repo, "warm")  # builds the policy cache from the YAML once
     for source in ("startup", "compact", "resume"):
-        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "pipeline", "hook", "session-start",
+        proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "majordomus", "hook", "session-start",
                                "--hook-root", str(repo.root)], cwd=repo.root, capture_output=True, text=True,
                               input=json.dumps({"session_id": "e9", "source": source}))
         assert proc.returncode == 0 and "## Active task" in proc.stdout
@@ -205,4 +205,3 @@ def test_the_start_hook_imports_nothing_heavy(repo: Repo) -> None:
                     if line.startswith("import time:")}
         heavy = {name for name in imported if name.split(".")[0] in ("jinja2", "jsonschema", "doit", "yaml", "git")}
         assert heavy == set(), f"{source}: the start hook imported {sorted(heavy)}"
-        assert "pipeline.yamlio" not in imported and "pipeline.derive" not in imported

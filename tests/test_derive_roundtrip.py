@@ -17,10 +17,12 @@ from conftest import Repo, make_repo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline import derive, records, yamlio
-from pipeline.evidence import first_line
-from pipeline.transcript import marker_in
-from pipeline.workspace import Workspace
+from majordomus.derive import table as derive
+from majordomus.store import records
+from majordomus.base import yamlio
+from majordomus.evidence.commits import first_line
+from majordomus.base.transcript import marker_in
+from majordomus.store.workspace import Workspace
 
 settings.register_profile(
     "ci", derandomize=True, max_examples=150, deadline=None, database=None,

@@ -10,9 +10,9 @@ import time
 import pytest
 from conftest import Repo
 
-from pipeline import records
-from pipeline.records import reference_problem
-from pipeline.transcript import marker_in
+from majordomus.store import records
+from majordomus.store.records import reference_problem
+from majordomus.base.transcript import marker_in
 
 CANDIDATES = ".ai/repo/knowledge/candidates"
 
@@ -83,7 +83,7 @@ def test_the_finish_note_holds_its_reason_under_a_heading(episode: Repo) -> None
     episode.mj("finish", "--outcome", "no_match", "--reason", "no match\n\n## not a heading of ours", check=True)
     note = (episode.root / f".ai/local/state/completed/{task}.md").read_text(encoding="utf-8")
     assert note.startswith("# t\n") and "- outcome: no_match\n" in note and "- scope: lib\n" in note
-    from pipeline.work import read_note_reason
+    from majordomus.evidence.work import read_note_reason
 
     assert read_note_reason(note) == "no match\n\n## not a heading of ours"
 
@@ -318,9 +318,9 @@ def test_no_written_record_carries_a_refused_reference(episode: Repo) -> None:
 def test_text_that_is_not_unicode_is_refused_at_the_writer(episode: Repo) -> None:
     proc = episode.mj("decision", "add", "ok", env={"PYTHONIOENCODING": "utf-8"})
     assert proc.returncode == 0
-    from pipeline import work
-    from pipeline.errors import FatalError
-    from pipeline.workspace import Workspace
+    from majordomus.evidence import work
+    from majordomus.base.errors import FatalError
+    from majordomus.store.workspace import Workspace
 
     with pytest.raises(FatalError) as refused:
         work.decision_add(Workspace(episode.root), "bad \udcff byte")

@@ -8,7 +8,7 @@ from typing import Any
 
 from conftest import Repo
 
-from pipeline import records
+from majordomus.store import records
 
 
 def derive(repo: Repo, *args: str) -> Any:

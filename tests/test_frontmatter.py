@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import frontmatter, render, review, yamlio
+from majordomus.store import frontmatter, templates as render
+from majordomus.knowledge import review
+from majordomus.base import yamlio
 
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
 WORD = st.from_regex(r"[A-Za-z][A-Za-z0-9_./: -]{0,12}", fullmatch=True)

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import MAJORDOMUS, PROJECT
 
-from pipeline import generate
-from pipeline.errors import FatalError
+from majordomus.proto import generate
+from majordomus.base.errors import FatalError
 
 SCHEMAS = PROJECT / "schemas"
 PROTO = SCHEMAS / "knowledge.v1.proto"
@@ -172,7 +172,7 @@ def test_doit_generate_in_a_copy_of_the_project(tmp_path: Path) -> None:
 
 def test_without_the_toolchain_generate_names_the_install(tmp_path: Path) -> None:
     # grpc_tools set to None in sys.modules makes its import fail, as in an install without [generate].
-    code = ("import sys; sys.modules['grpc_tools'] = None; from pipeline.main import main; "
+    code = ("import sys; sys.modules['grpc_tools'] = None; from majordomus.cli.main import main; "
             f"sys.exit(main(['generate', '--check', '--proto', {str(PROTO)!r}]))")
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 1

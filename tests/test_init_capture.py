@@ -6,7 +6,8 @@ import os
 import stat
 
 from conftest import Repo
-from pipeline import policy, yamlio
+from majordomus.store import policy
+from majordomus.base import yamlio
 
 
 def _tree(repo: Repo) -> dict[str, bytes]:

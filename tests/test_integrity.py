@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from conftest import Repo
-from pipeline import integrity, yamlio
-from pipeline.workspace import Workspace
+from majordomus.knowledge import integrity
+from majordomus.base import yamlio
+from majordomus.store.workspace import Workspace
 
 STORE = ".ai/repo/knowledge"
 

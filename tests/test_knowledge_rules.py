@@ -87,11 +87,11 @@ def test_close_without_derivation_turns_red_once_the_writer_has_run(episode: Rep
     assert findings_of(data, OBSERVED)[0]["fix"] == "majordomus knowledge derive --episode e1"
 
 
-WIRED = (PROJECT / "pipeline" / "episodes.py").read_text(encoding="utf-8")
+WIRED = (PROJECT / "pipeline" / "majordomus" / "session" / "end.py").read_text(encoding="utf-8")
 
 
 def test_wiring_is_read_from_the_close_paths_own_source() -> None:
-    from pipeline import wiring
+    from majordomus.rules import wiring
 
     assert wiring.check_source(WIRED) is None
     assert wiring.check()[0] is None

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.ledger import EVENTS, Ledger
+from majordomus.store.ledger import EVENTS, Ledger
 
 
 def _append_many(local: str, writer: int, count: int) -> None:

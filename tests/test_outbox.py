@@ -243,7 +243,7 @@ def test_doit_drain_runs_the_same_task(tmp_path: Path) -> None:
 
 def test_the_start_hook_imports_doit_only_to_move_something(tmp_path: Path) -> None:
     repo = published(tmp_path)
-    probe = ("import sys\nfrom pipeline import hooks\nfrom pipeline.workspace import Workspace\n"
+    probe = ("import sys\nfrom majordomus.hooks import run as hooks\nfrom majordomus.store.workspace import Workspace\n"
              "hooks.session_start(Workspace(__import__('pathlib').Path('.').resolve()), sys.argv[1], 'startup')\n"
              "sys.stderr.write('doit imported' if 'doit' in sys.modules else 'no doit')\n")
 
@@ -268,8 +268,8 @@ def test_the_start_hook_imports_doit_only_to_move_something(tmp_path: Path) -> N
 def test_pending_names_what_waits(tmp_path: Path) -> None:
     repo = published(tmp_path)
     trunk_episode(repo)
-    probe = ("import json\nfrom pathlib import Path\nfrom pipeline import outbox\n"
-             "from pipeline.workspace import Workspace\n"
+    probe = ("import json\nfrom pathlib import Path\nfrom majordomus.outbox import staging as outbox\n"
+             "from majordomus.store.workspace import Workspace\n"
              "print(json.dumps(outbox.pending(Workspace(Path('.').resolve()))))\n")
 
     def pending() -> dict[str, object]:

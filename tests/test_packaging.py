@@ -32,13 +32,13 @@ def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
                     "-w", str(dist), str(source)], check=True, capture_output=True, env=pip_env)
     (wheel,) = dist.glob("majordomus-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    for expected in ("pipeline/_data/templates/knowledge-record.md.j2",
-                     "pipeline/_data/templates/hooks/majordomus-session-end",
-                     "pipeline/_data/ai-skeleton/repo/policy.yaml",
-                     "pipeline/_data/ai-skeleton/repo/knowledge/candidates/README.md",
-                     "pipeline/_data/rules/majordomus.knowledge-observed.yaml"):
+    for expected in ("majordomus/_data/templates/knowledge-record.md.j2",
+                     "majordomus/_data/templates/hooks/majordomus-session-end",
+                     "majordomus/_data/ai-skeleton/repo/policy.yaml",
+                     "majordomus/_data/ai-skeleton/repo/knowledge/candidates/README.md",
+                     "majordomus/_data/rules/majordomus.knowledge-observed.yaml"):
         assert expected in names, expected
-    assert any(n.startswith("pipeline/_data/schemas/") for n in names)
+    assert any(n.startswith("majordomus/_data/schemas/") for n in names)
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(site),
                     str(wheel)], check=True, capture_output=True, env=pip_env)
@@ -49,12 +49,18 @@ def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=str(site))
 
     def mj(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=work.root, env=env,
+        return subprocess.run([sys.executable, "-m", "majordomus", *args], cwd=work.root, env=env,
                               capture_output=True, text=True, input=stdin)
 
-    where = subprocess.run([sys.executable, "-c", "import pipeline; print(pipeline.__file__)"],
+    where = subprocess.run([sys.executable, "-c", "import majordomus; print(majordomus.__file__)"],
                            cwd=work.root, env=env, capture_output=True, text=True, check=True).stdout
     assert where.startswith(str(site)), where  # the installed copy, not this checkout
+    # The wheel installs one top-level package: `pipeline` is a common folder name in adopters'
+    # repositories and a distribution on PyPI, so it must not be taken.
+    assert not (site / "pipeline").exists()
+    lonely = subprocess.run([sys.executable, "-c", "import pipeline"], cwd=work.root, env=env,
+                            capture_output=True, text=True)
+    assert lonely.returncode != 0 and "No module named 'pipeline'" in lonely.stderr
     assert mj("init").returncode == 0
     assert (work.root / ".ai/repo/knowledge/candidates/README.md").is_file()
     assert mj("session", "start", "--id", "w1").returncode == 0

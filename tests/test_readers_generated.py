@@ -10,8 +10,8 @@ import sys
 import jsonschema
 from conftest import PROJECT, Repo
 
-from pipeline.knowledge_base import CAPABILITIES
-from pipeline.readers import mcp_stdio, openapi
+from majordomus.readers.knowledge_base import CAPABILITIES
+from majordomus.readers import mcp_stdio, openapi
 
 REGENERATE = "regenerate with `majordomus openapi > docs/openapi.json` and `majordomus mcp --list > docs/mcp-tools.json`"
 
@@ -53,14 +53,14 @@ def test_the_mcp_sdk_stays_off_every_other_path(repo: Repo) -> None:
     code = """
 import contextlib, io, sys
 from pathlib import Path
-from pipeline.main import build_parser, main
+from majordomus.cli.main import build_parser, main
 build_parser()
 heavy = sorted(m for m in ("yaml", "jsonschema", "mcp") if m in sys.modules)
 with contextlib.redirect_stdout(io.StringIO()):
     for argv in (["knowledge", "status", "--json"], ["knowledge", "candidates"], ["openapi"], ["mcp", "--list"],
                  ["knowledge", "edges"]):
         assert main(argv) == 0, argv
-from pipeline.readers.httpd import respond
+from majordomus.readers.httpd import respond
 assert respond(Path(".").resolve(), "GET", "/knowledge_base/status")[0] == 200
 print(heavy, sorted(m for m in sys.modules if m.split(".")[0] in ("mcp", "mcp_types", "pydantic", "starlette")))
 """

@@ -56,7 +56,7 @@ def test_every_route_answers_what_the_document_declares(served: tuple[Store, str
     store, base = served
     status, doc = get(base, "/openapi.json")
     assert status == 200 and doc["openapi"] == "3.1.0"
-    from pipeline.readers.openapi import document
+    from majordomus.readers.openapi import document
 
     assert doc == document()
     for route, item in doc["paths"].items():

@@ -33,7 +33,7 @@ def session_run(repo: Repo, script: Any) -> Any:
 
 def test_lists_three_tools_and_calls_each(repo: Repo) -> None:
     store: Store = build(repo)
-    from pipeline.readers.mcp_stdio import tools
+    from majordomus.readers.mcp_stdio import tools
 
     async def script(session: ClientSession) -> dict[str, Any]:
         listed = (await session.list_tools()).tools

@@ -228,14 +228,14 @@ def test_pre_commit_hook_is_shipped_and_documented() -> None:
 
 def test_shipped_rules_are_forced_into_the_wheel() -> None:
     text = (PROJECT / "pyproject.toml").read_text(encoding="utf-8")
-    assert '"rules" = "pipeline/_data/rules"' in text
+    assert '"rules" = "majordomus/_data/rules"' in text
     assert Path(PROJECT / "rules").is_dir()
 
 
 def test_a_crashing_validator_is_a_finding_and_the_other_rules_still_run(repo: Repo) -> None:
-    from pipeline import dispatch
-    from pipeline.validators import REGISTRY
-    from pipeline.workspace import Workspace
+    from majordomus.rules import dispatch
+    from majordomus.rules.validators import REGISTRY
+    from majordomus.store.workspace import Workspace
 
     def explodes(ctx: object, rule: object) -> object:
         raise RuntimeError("boom")

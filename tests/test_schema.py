@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from conftest import PROJECT, Repo
 
-from pipeline import allowlist, policy, records, schema, yamlio
-from pipeline.errors import FatalError
+from majordomus.store import allowlist, policy, records, schema
+from majordomus.base import yamlio
+from majordomus.base.errors import FatalError
 
 SKELETON_POLICY = PROJECT / ".ai-skeleton" / "repo" / "policy.yaml"
 # DESIGN.md §2, as written there.
@@ -150,7 +151,7 @@ def test_a_bare_yaml_switch_reads_as_on_or_off(tmp_path: Path) -> None:
 
 
 def test_loading_the_policy_imports_neither_jsonschema_nor_the_toolchain() -> None:
-    code = ("import sys; from pathlib import Path; from pipeline import policy; "
+    code = ("import sys; from pathlib import Path; from majordomus.store import policy; "
             f"policy.load(Path({str(SKELETON_POLICY)!r})); "
             "print(sorted(m for m in ('jsonschema', 'google', 'grpc_tools', 'doit') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=PROJECT)

@@ -7,8 +7,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline import schemafast
-from pipeline.schema import record_problems
+from majordomus.store import schemafast
+from majordomus.store.schema import record_problems
 
 VALID: dict[str, Any] = {
     "id": "e1-0123456789ab", "kind": "knowledge/v1", "class": "convention", "status": "candidate",

@@ -1,7 +1,7 @@
 """The shared line budget and the character ceiling of the bounded readers."""
 from __future__ import annotations
 
-from pipeline.textblocks import Block, allot, fit, render
+from majordomus.context.blocks import Block, allot, fit, render
 
 
 def test_allot_gives_small_lists_all_and_splits_the_rest() -> None:

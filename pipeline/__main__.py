@@ -1,7 +1,0 @@
-from __future__ import annotations
-
-import sys
-
-from pipeline.main import main
-
-sys.exit(main())

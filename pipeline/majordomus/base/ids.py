@@ -1,0 +1,17 @@
+"""Ids that may become path components: an episode, a task, a record. Checked before any path is made."""
+from __future__ import annotations
+
+import re
+
+from majordomus.base.errors import refused
+
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def check_id(value: str, what: str = "id") -> str:
+    """An id that may become a path component: refused unless it matches the id pattern."""
+    if not isinstance(value, str) or not ID_PATTERN.match(value) or ".." in value:
+        shown = repr(value)[:80]
+        raise refused(f"{what} {shown} refused: an {what} is letters, digits, '.', '_' or '-', "
+                      "starts with a letter or digit and holds no '..'")
+    return value

@@ -1,0 +1,1 @@
+"""The command line: one parser, one dispatcher, one module per command."""

@@ -1,0 +1,60 @@
+"""majordomus check | doctor | watch: rule dispatch over the effective set (vendor + project)."""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from majordomus.base.output import emit_json, say
+from majordomus.rules import dispatch as rules_dispatch
+from majordomus.store.workspace import open_workspace
+
+NAMES = ("check", "doctor", "watch")
+
+HELP = {
+    "check": ("run the rules dispatched from check (a pre-commit gate)",
+              "Run the rules of the effective set that name `check`: fast, blocking, fit for a "
+              "pre-commit hook. Exit 10 on a blocking finding, else 0."),
+    "doctor": ("run every rule dispatched from doctor, and check the rule machinery",
+               "Run the rules that name `doctor`, check that every validator is declared by a rule "
+               "and every rule's validator exists, and note malformed ledger lines, a non-empty "
+               "trunk outbox, a vendored copy that differs, and the run's time against its budget. "
+               "Exit 10 on a blocking finding, else 0 (advisory findings warn)."),
+    "watch": ("run the rules dispatched from watch: 0 clean, 10 blocking, 11 advisory drift",
+              "Run the rules that name `watch`, once, for a status line, a cron job or CI. Exit 10 "
+              "on a blocking finding, 11 when the findings are advisory only, else 0."),
+}
+
+
+def add_parsers(sub: Any) -> None:
+    for command, (short, long) in HELP.items():
+        p = sub.add_parser(command, help=short, description=long + " MJ_TIMING=1 prints each "
+                           "rule's time.")
+        p.add_argument("--json", action="store_true", help="print the findings as data")
+        p.set_defaults(handler=lambda a, c=command: dispatch(c, a.json))
+
+
+def dispatch(command: str, as_json: bool) -> int:
+    """Run `command`'s rules; print each finding with its reproduce and fix; exit by class."""
+
+    ws = open_workspace()
+    report = rules_dispatch.run(ws, command)
+    text, talk = rules_dispatch.render_text(report)
+    if as_json:
+        emit_json(rules_dispatch.as_data(report))
+    else:
+        sys.stdout.write(text)
+    for line in talk:
+        say(line)
+    return report.exit_code
+
+
+def check(as_json: bool = False) -> int:
+    return dispatch("check", as_json)
+
+
+def doctor(as_json: bool = False) -> int:
+    return dispatch("doctor", as_json)
+
+
+def watch(as_json: bool = False) -> int:
+    return dispatch("watch", as_json)

@@ -1,0 +1,52 @@
+"""majordomus history."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from majordomus.base.errors import USAGE, FatalError
+from majordomus.base.output import emit_json, say
+from majordomus.store.ledger import EVENTS
+from majordomus.store.workspace import open_workspace
+
+NAMES = ("history",)
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("history", help="read the ledger",
+                       description="The ledger's lines, oldest first, filtered by event and episode.")
+    p.add_argument("--event", action="append", help="only this event (repeatable)")
+    p.add_argument("--episode", help="only lines stamped with, or about, this episode")
+    p.add_argument("--limit", type=int, default=0, help="only the newest N lines")
+    p.add_argument("--json", action="store_true", help="print the lines as a JSON array")
+    p.set_defaults(handler=lambda a: history(a.event, a.episode, a.limit, a.json))
+
+
+def history(events: list[str] | None, episode: str | None, limit: int, as_json: bool) -> int:
+
+    ws = open_workspace()
+    for event in events or []:
+        if event not in EVENTS:
+
+            raise FatalError(f"unknown event {event!r}: one of {', '.join(EVENTS)}", USAGE)
+    result = ws.ledger.read(contains=json.dumps(episode) if episode else None)
+    lines = [l for l in result.lines
+             if (not events or l.event in events)
+             and (episode is None or l.session == episode or l.get("episode") == episode)]
+    if limit > 0:
+        lines = lines[-limit:]
+    if as_json:
+        emit_json([{"line": l.number, "ts": l.ts, "event": l.event, "session": l.session, **l.data}
+                   for l in lines])
+    else:
+        for l in lines:
+            detail = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in l.data.items()
+                              if v is not None)
+            sys.stdout.write(f"{l.ts}  {l.event:<22} {l.session or '-':<14} {detail}\n")
+        if not lines:
+            say("no ledger lines match")
+    if result.malformed:
+        say(f"({result.malformed} malformed ledger line(s) skipped, first at line {result.first_malformed}; "
+            "`majordomus doctor` reports them)")
+    return 0

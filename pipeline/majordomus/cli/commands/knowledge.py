@@ -1,0 +1,53 @@
+"""majordomus knowledge: derive, and the readers and acts of the knowledge store."""
+from __future__ import annotations
+
+from typing import Any
+
+from majordomus.base.ids import check_id
+from majordomus.base.output import emit_json
+from majordomus.cli.commands.review import review_verbs
+from majordomus.evidence import episodes
+from majordomus.readers.cli import add_verbs
+from majordomus.store.workspace import open_workspace
+from majordomus.tasks import derive as deriver
+
+NAMES = ("knowledge",)
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("knowledge", help="derive, read and review knowledge records",
+                       description="The knowledge store: candidates derived at episode boundaries, "
+                       "promoted or rejected by a person.")
+    verbs = p.add_subparsers(dest="verb", metavar="VERB")
+    d = verbs.add_parser("derive", help="derive an episode's candidates (a doit task)",
+                         description="Map an episode's ledger lines and commits to candidate records by "
+                         "the fixed table. A re-run over unchanged evidence writes nothing and says so.")
+    d.add_argument("--episode", help="the episode (default: the open one)")
+    d.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(handler=lambda a: derive(a.episode, a.dry_run, a.json))
+
+    add_verbs(verbs)  # candidates | record | status, generated from pipeline.knowledge_base; edges
+
+    review_verbs(verbs)
+    p.set_defaults(help_parser=p)
+
+
+def derive(episode: str | None, dry_run: bool, as_json: bool) -> int:
+
+    ws = open_workspace()
+    episode = check_id(episode, "episode id") if episode is not None else episodes.require_current(ws)
+    outcome = deriver.derive(ws, episode, dry_run=dry_run)
+    if as_json:
+        emit_json({"episode": episode, "dry_run": dry_run,
+                   "written": [ws.rel(p) for p in outcome.written],
+                   "unchanged": [ws.rel(p) for p in outcome.unchanged],
+                   "skipped": [{"line": n, "why": why} for n, why in outcome.skipped],
+                   "kept": outcome.kept, "edited": [ws.rel(p) for p in outcome.edited],
+                   "records": [{"id": d.id, "class": d.cls, "epistemics": d.epistemics,
+                                "title": d.title, "path": ws.rel(d.path),
+                                "derived_from": list(d.derived_from)} for d in outcome.drafts]})
+    else:
+        print(outcome.summary(ws))
+    return 0
+

@@ -1,0 +1,115 @@
+"""The one parser and the one dispatcher. Each command module under `majordomus/cli/commands/`
+declares its parsers (`add_parsers`) and implements them; `main` maps `FatalError` to the exit
+codes of DESIGN.md §5 and never lets a traceback reach a person."""
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from majordomus import __version__
+from majordomus.base.errors import INTERNAL, USAGE, FatalError
+from majordomus.hooks import run as hooks
+
+if TYPE_CHECKING:
+    import argparse
+
+# Command modules, in the order `majordomus --help` lists them.
+COMMANDS = (
+    "init",
+    "capture",
+    "session",
+    "work",
+    "history",
+    "context",
+    "knowledge",
+    "readers",
+    "doctor",
+    "rules",
+    "drain",
+    "hook",
+    "generate",
+)
+
+EPILOG = """exit codes: 0 ok, 1 internal error, 2 usage, 3 unknown id or episode, 4 refused input,
+5 repository not initialised, 10 blocking finding, 11 advisory drift (watch)"""
+
+
+HOOKS = ("session-start", "session-end", "pre-compact")
+
+
+def _parser_class() -> type[argparse.ArgumentParser]:
+    import argparse
+
+    class Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # type: ignore[override]
+            """One line, like every refusal: what was wrong and where the help is."""
+            self.exit(USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+    return Parser
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `only`, just the command module that declares that command (fast path:
+    the hooks run on every session boundary and must not pay for every command's parser)."""
+    import argparse
+
+    Parser = _parser_class()
+    parser = Parser(prog="majordomus", description="A continuity layer for coding agents: an episode "
+                    "ledger, and candidate knowledge derived from it at each episode boundary.",
+                    epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"majordomus {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    modules = [importlib.import_module(f"majordomus.cli.commands.{name}") for name in COMMANDS]
+    owner = [m for m in modules if only in getattr(m, "NAMES", ())]
+    for module in owner or modules:
+        module.add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    hook = _hook_call(argv)
+    if hook is not None:
+
+        return hooks.run(*hook)
+    parser = build_parser(argv[0] if argv else None)
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        target = getattr(args, "help_parser", parser)
+        target.print_help(sys.stderr)
+        return USAGE
+    try:
+        return int(handler(args) or 0)
+    except FatalError as exc:
+        print(f"majordomus: {exc.message}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - one line, never a traceback
+        print(f"majordomus: internal error: {type(exc).__name__}: {exc} "
+              "(rerun with MJ_DEBUG=1 for the traceback)", file=sys.stderr)
+
+        if os.environ.get("MJ_DEBUG") == "1":
+            raise
+        return INTERNAL
+
+
+def _hook_call(argv: list[str]) -> tuple[str, str | None] | None:
+    """`hook NAME [--hook-root DIR]`, exactly as the hook scripts say it: run without building a
+    parser at all (argparse and its help formatter cost ~10 ms of the start hook's 100). Anything
+    else, `hook --help` included, goes through the parser."""
+    if len(argv) == 2 and argv[0] == "hook" and argv[1] in HOOKS:
+        return argv[1], None
+    if len(argv) == 4 and argv[0] == "hook" and argv[1] in HOOKS and argv[2] == "--hook-root":
+        return argv[1], argv[3]
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

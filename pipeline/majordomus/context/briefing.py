@@ -1,0 +1,147 @@
+"""The start briefing: what the session-start hook prints for the agent to read.
+
+Sections, in order: active task; open questions; candidates awaiting review on this branch;
+the last handover. For a `compact` start the episode's own working context comes first, because
+the conversation that held it has just been cut. The lists share `session.briefing_budget_lines`;
+absence is printed, never omitted; and the whole stays under Claude Code's 10,000-character cut
+of hook output, saying what it cut and the command that shows it all.
+
+This is the hook path, so it stays cheap: no jinja2, jsonschema or doit; one pass over the
+ledger (a substring pre-filter, then a parse of the few lines that pass); candidates read
+without a YAML parse; no git call when the caller already knows the branch.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from majordomus.base import git
+from majordomus.context import working as session_context
+from majordomus.context.blocks import Block, fit
+from majordomus.context.repository import last_handover
+from majordomus.evidence import work
+from majordomus.knowledge import queue as candidates
+from majordomus.store.ledger import Line, parse_line
+from majordomus.store.workspace import Workspace
+
+CEILING = 10_000  # Claude Code cuts hook context above this to a short preview
+ALL_OF_IT = "majordomus context"
+
+
+@dataclass
+class Scan:
+    """What the briefing needs from the ledger, gathered in one pass."""
+
+    handover: dict[str, Any] | None = None
+    opened_branches: dict[str, str | None] = field(default_factory=dict)
+    window: list[Line] = field(default_factory=list)
+
+
+def _lines_with(data: str, needle: str) -> list[tuple[int, str]]:
+    """(offset, line) of every line of `data` holding `needle`, found by C-speed search."""
+    found, pos = [], data.find(needle)
+    while pos >= 0:
+        start = data.rfind("\n", 0, pos) + 1
+        end = data.find("\n", pos)
+        end = len(data) if end < 0 else end
+        found.append((start, data[start:end]))
+        pos = data.find(needle, end)
+    return found
+
+
+def scan(ws: Workspace, episode: str | None = None) -> Scan:
+    """One pass over the ledger: the last handover, each episode's branch at its open, and (when
+    `episode` is given) that episode's window. The file is read once and searched for the three
+    needles; only the lines that hold one are parsed."""
+    found = Scan()
+    try:
+        with open(ws.ledger.path, "rb") as handle:
+            data = handle.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return found
+    hits: dict[int, str] = {}
+    for needle in ('"handover.recorded"', '"session.opened"',
+                   *([json.dumps(episode, ensure_ascii=False)] if episode else [])):
+        hits.update(_lines_with(data, needle))
+    number, last, handover = 1, 0, None
+    for offset in sorted(hits):
+        number += data.count("\n", last, offset)  # line numbers as the ledger counts them
+        last = offset
+        line = parse_line(number, hits[offset])
+        if line is None:
+            continue
+        if line.event == "handover.recorded":
+            handover = line
+        elif line.event == "session.opened" and line.session:
+            branch = line.get("branch")
+            found.opened_branches[line.session] = branch if isinstance(branch, str) else None
+        if episode is not None and line.session == episode:
+            found.window.append(line)
+    if handover is not None:
+
+        found.handover = last_handover([handover])
+    return found
+
+
+def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]) -> list[Block]:
+
+    queue = [c for c in candidates.placed(ws, opened) if c[2] is None or c[2] == branch]
+    placed = [rid for rid, _, on in queue if on is not None]
+    unplaced = [(rid, episode) for rid, episode, on in queue if on is None]
+    where = branch or "this detached head"
+    if not queue:
+        count = f"none await review on {where}"
+    else:
+        count = (f"{len(queue)} candidate{'s' if len(queue) != 1 else ''} await{'s' if len(queue) == 1 else ''}"
+                 f" review on {where}" + (f" ({len(unplaced)} unattributed)" if unplaced else "")
+                 + ": `majordomus knowledge candidates` lists them with their titles")
+    items = [f"- {rid}" for rid in placed]
+    items += [f"- {rid} (unattributed: " + (f"this checkout cannot place its episode {episode})"
+                                            if episode else "it names no episode)") for rid, episode in unplaced]
+    return [Block("Candidates awaiting review on this branch", 2, [count], items, what="candidates",
+                  more="majordomus knowledge candidates")]
+
+
+def sections(ws: Workspace, episode: str, source: str, branch: str | None = None,
+             found: Scan | None = None) -> list[Block]:
+    """The briefing's blocks, unbounded."""
+
+    found = found or scan(ws, episode if source == "compact" else None)
+    out = [Block(f"Majordomus briefing: episode {episode} ({source})", 1,
+                 [f"The repository context is `{ALL_OF_IT}`; this episode's working context is "
+                  "`majordomus session context`."])]
+    if source == "compact":
+
+        ctx = session_context.compose(ws, episode, window=found.window)
+        branch = ctx.git.get("branch")
+        out += session_context.blocks(ctx, level=2)
+    elif branch is None:
+        branch = git.head(ws.root).branch
+    task = work.active_task(ws)
+    out.append(Block("Active task", 2, [f"{task['task']}: {task['title']}"
+                                        + (f" (scope {task['scope']})" if task.get("scope") else "")
+                                        if task else "none: `majordomus start \"TITLE\"` starts one"],
+                     whole=ALL_OF_IT))
+    questions = work.open_questions(ws)
+    out.append(Block(f"Open questions ({len(questions)})", 2, [],
+                     [f"- {q['question']}: {q['text']}" for q in questions],
+                     "none: `majordomus question add \"TEXT\"` asks one", "open questions",
+                     "majordomus question list"))
+    out += _candidates(ws, branch, found.opened_branches)
+    hand = found.handover
+    out.append(Block("Last handover", 2, [
+        f"Next Action: {hand['next']} ({hand['ts']}, episode {hand['episode'] or '-'})" if hand else
+        "none: `majordomus handover --next \"…\"` records one"], whole=ALL_OF_IT))
+    return out
+
+
+def compose(ws: Workspace, episode: str, source: str = "startup", branch: str | None = None) -> str:
+    """The briefing text: never over CEILING characters, whatever the budget."""
+    budget = int(ws.policy["session.briefing_budget_lines"])
+    text, ceiling_cut = fit(sections(ws, episode, source, branch), budget, CEILING)
+    if ceiling_cut:
+        text += ("\n(trimmed to stay under 10,000 characters, the most Claude Code passes on from a hook: "
+                 f"each cut list above names the command that shows it all; `{ALL_OF_IT}` shows the "
+                 "repository context whole)\n")
+    return text

@@ -1,0 +1,132 @@
+"""The repository context: the one definition of it (seed 004, ADR 0004).
+
+Policy in force, rules in effect, knowledge counts by status, the active task, the open
+questions, the last handover's Next Action and the outbox. The working context of an episode
+(`majordomus session context`) and the start briefing refer to this rather than resolve it again;
+the briefing uses the same readers (`active_task`, `open_questions`, `last_handover`).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from majordomus.base.fsio import read_regular
+from majordomus.context.blocks import Block
+from majordomus.context.blocks import render as render_blocks
+from majordomus.evidence import episodes, work
+from majordomus.outbox import staging as staged
+from majordomus.rules import ruleset
+from majordomus.store.ledger import Line
+from majordomus.store.workspace import Workspace
+
+_STATUS = re.compile(r"^status:\s*\"?([A-Za-z_-]+)\"?\s*$", re.M)
+
+
+def last_handover(lines: list[Line]) -> dict[str, Any] | None:
+    """The newest `handover.recorded` among `lines`, as data."""
+    for line in reversed(lines):
+        if line.event == "handover.recorded":
+            return {"next": line.get("next"), "ts": line.ts, "episode": line.session, "task": line.get("task")}
+    return None
+
+
+def rules(ws: Workspace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The effective rule set as `majordomus check|doctor|watch` load it, and the rule files that
+    are not in effect because they cannot be read (each with its fix)."""
+
+    loaded = ruleset.load(ws)
+    found = [{"id": r.id, "origin": r.origin, "class": r.cls, "dispatch": list(r.dispatch),
+              "path": ws.rel(r.path)} for r in loaded.rules]
+    problems = [{"file": p.file, "field": p.field, "what": p.what, "fix": p.fix} for p in loaded.problems]
+    return found, problems
+
+
+def knowledge_counts(folder: Path) -> dict[str, int]:
+    """Records under `folder` counted by the `status` of their front matter."""
+
+    counts: Counter[str] = Counter()
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        if path.name == "README.md" or path.name.startswith(".tmp."):
+            continue
+        try:
+            head = read_regular(path, 8192).decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        end = head.find("\n---", 4)
+        match = _STATUS.search(head[: end if end > 0 else len(head)])
+        counts[match.group(1) if match else "unreadable"] += 1
+    return dict(sorted(counts.items()))
+
+
+def outbox(ws: Workspace) -> dict[str, Any]:
+    """The outbox as `majordomus drain` and doctor see it: counts, paths and the records a drain keeps."""
+
+    return staged.pending(ws)
+
+
+def resolve(ws: Workspace) -> dict[str, Any]:
+    """The repository context, as data."""
+
+    policy = ws.policy
+    effective, problems = rules(ws)
+    return {
+        "policy": {"path": ws.rel(ws.policy_path),
+                   "values": {k: {"value": v, "declared": policy.declares(k)} for k, v in policy.values.items()}},
+        "rules": effective,
+        "rule_problems": problems,
+        "knowledge": {"candidates": knowledge_counts(ws.candidates), "curated": knowledge_counts(ws.curated)},
+        "active_task": work.active_task(ws),
+        "open_questions": work.open_questions(ws),
+        "last_handover": last_handover(ws.ledger.read(contains='"handover.recorded"').lines),
+        "outbox": outbox(ws),
+        "open_episodes": episodes.open_episodes(ws),
+        "episode": episodes.current(ws),
+    }
+
+
+def blocks(data: dict[str, Any]) -> list[Block]:
+    p, k, box = data["policy"], data["knowledge"], data["outbox"]
+    out = [Block("Repository context", 1, ["Resolved now; the working context of the open episode is "
+                                           "`majordomus session context`."])]
+    out.append(Block(f"Policy in force ({p['path']})", 2, [
+        f"- {key}: {v['value']}" + ("" if v["declared"] else " (default: the file does not declare it)")
+        for key, v in p["values"].items()]))
+    out.append(Block(f"Rules in effect ({len(data['rules'])})", 2, [], [
+        f"- {r['id']} ({r['origin']}, {r['class']}; from {', '.join(r['dispatch'])})" for r in data["rules"]]
+        + [f"- not in effect: {p['file']}" + (f" [{p['field']}]" if p["field"] else "") + f": {p['what']} "
+           f"(fix: {p['fix']})" for p in data["rule_problems"]],
+        "none: .ai/repo/rules/vendor/ and project/ hold no rule (`majordomus rules vendor update` "
+        "vendors the standard package)"))
+
+    def counted(name: str) -> str:
+        counts = k[name]
+        return (f"- {name}/: " + (", ".join(f"{n} {s}" for s, n in counts.items()) if counts else "none"))
+    out.append(Block("Knowledge by status", 2, [counted("candidates"), counted("curated")]))
+    task = data["active_task"]
+    out.append(Block("Active task", 2, [f"{task['task']}: {task['title']}"
+                                        + (f" (scope {task['scope']})" if task.get("scope") else "")
+                                        if task else "none: `majordomus start \"TITLE\"` starts one"]))
+    questions = data["open_questions"]
+    out.append(Block(f"Open questions ({len(questions)})", 2, [], [f"- {q['question']}: {q['text']}" for q in questions],
+                     "none: `majordomus question add \"TEXT\"` asks one"))
+    hand = data["last_handover"]
+    out.append(Block("Last handover", 2, [f"Next Action: {hand['next']} ({hand['ts']}, episode {hand['episode'] or '-'})"
+                                          if hand else "none: `majordomus handover --next \"…\"` records one"]))
+    held = box["sessions"] + box["candidates"]
+    out.append(Block("Outbox", 2, [
+        f"{box['sessions']} session record(s) and {box['candidates']} candidate(s) wait in {box['where']}/: "
+        "the next episode boundary on a branch moves them into the tracked sections (`majordomus drain`)"
+        if held else f"empty ({box['where']}/ holds nothing)"]
+        + [f"- kept, tracked already with other bytes: {path} (settle which copy is right, then "
+           "`majordomus drain`)" for path in box["conflicts"]]))
+    opened = data["open_episodes"]
+    out.append(Block("Episode", 2, [f"open: {', '.join(opened)}; this shell's is {data['episode']}"
+                                    if opened else "none open: `majordomus session start` opens one"]))
+    return out
+
+
+def render(data: dict[str, Any]) -> str:
+
+    return render_blocks(blocks(data))

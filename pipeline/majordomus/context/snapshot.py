@@ -1,0 +1,33 @@
+"""The opening snapshot: `.ai/local/session-contexts/<stamp>--<episode>.md`, written once when an
+episode opens and never changed. It is evidence of what the episode started from."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from majordomus.base.fsio import atomic_write
+from majordomus.base.resources import data_dir
+from majordomus.store.workspace import Workspace
+
+
+def path_for(ws: Workspace, episode: str, opened: str) -> Path:
+    stamp = opened.replace("-", "").replace(":", "")
+    return ws.contexts / f"{stamp}--{episode}.md"
+
+
+def write_opening(ws: Workspace, episode: str, record: dict[str, Any],
+                  others_open: tuple[str, ...] = ()) -> Path:
+    """Write the opening snapshot of `episode` from its open record, once."""
+    from string import Template
+
+
+    path = path_for(ws, episode, record["opened"])
+    if path.exists():
+        return path
+    template = Template((data_dir("templates") / "opening-snapshot.md.tmpl").read_text(encoding="utf-8"))
+    atomic_write(path, template.substitute(
+        episode=episode, opened=record["opened"], source=record.get("source") or "-",
+        by=record.get("by") or "-", branch=record.get("branch") or "(detached)",
+        head=record.get("head") or "(no commit yet)",
+        others=", ".join(others_open) or "none"))
+    return path

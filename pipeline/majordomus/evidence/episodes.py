@@ -1,0 +1,68 @@
+"""Episodes: which are open, and the open record of each (the session layer opens and closes them).
+
+The open-episode state lives under `.ai/local/state/episodes/<id>.json`; `state/current` names
+the most recently opened one, which is the open episode for a command that does not carry
+`$MAJORDOMUS_EPISODE` (written to `$CLAUDE_ENV_FILE` by the start hook where Claude Code gives one).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from majordomus.base.errors import UNKNOWN, FatalError
+from majordomus.base.fsio import atomic_write
+from majordomus.store.workspace import Workspace
+
+
+def open_dir(ws: Workspace) -> Path:
+    return ws.state / "episodes"
+
+
+def open_record(ws: Workspace, episode: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads((open_dir(ws) / f"{episode}.json").read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def current(ws: Workspace) -> str | None:
+    """The open episode of this command: $MAJORDOMUS_EPISODE when open, else the newest opened."""
+    named = os.environ.get("MAJORDOMUS_EPISODE")
+    if named and (open_dir(ws) / f"{named}.json").is_file():
+        return named
+    try:
+        newest = (ws.state / "current").read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    if newest and (open_dir(ws) / f"{newest}.json").is_file():
+        return newest
+    return None
+
+
+def require_current(ws: Workspace) -> str:
+    episode = current(ws)
+    if episode is None:
+        raise FatalError("no open episode: run `majordomus session start` or start Claude Code", UNKNOWN)
+    return episode
+
+
+def open_episodes(ws: Workspace) -> list[str]:
+    folder = open_dir(ws)
+    return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+
+
+def forget_current(ws: Workspace, episode: str) -> None:
+    path = ws.state / "current"
+    try:
+        if path.read_text(encoding="utf-8").strip() == episode:
+            rest = [e for e in open_episodes(ws) if e != episode]
+            if rest:
+                newest = max(rest, key=lambda e: (open_record(ws, e) or {}).get("opened", ""))
+                atomic_write(path, newest + "\n")
+            else:
+                path.unlink()
+    except FileNotFoundError:
+        pass

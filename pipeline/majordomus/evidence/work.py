@@ -1,0 +1,223 @@
+"""The evidence writers: tasks, decisions, questions, checkpoints and handovers.
+
+Each writes one registered ledger event stamped with the open episode. The active task and the
+open questions are small state files under `.ai/local/state/`; the ledger stays the record.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from majordomus.base import git
+from majordomus.base.errors import REFUSED, UNKNOWN, FatalError, refused
+from majordomus.base.fsio import atomic_write, locked
+from majordomus.base.ids import check_id
+from majordomus.evidence import episodes
+from majordomus.store.ledger import utc_now
+from majordomus.store.workspace import Workspace
+
+OUTCOMES = ("completed", "blocked", "failed", "no_match")
+REASON_HEADING = "## Reason"
+
+
+def _short_id(prefix: str, *parts: str) -> str:
+
+    blob = json.dumps(parts, ensure_ascii=False).encode("utf-8")
+    return f"{prefix}-{hashlib.sha256(blob).hexdigest()[:8]}"
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _utf8(**texts: str | None) -> None:
+    """Refuse free text that is not Unicode (a lone surrogate from undecodable argv bytes)."""
+    for name, text in texts.items():
+        if text is None:
+            continue
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise refused(f"the {name} is not valid UTF-8 text: retype it (the shell passed bytes "
+                          "that are not UTF-8)") from None
+
+
+# --- tasks -------------------------------------------------------------------------------------
+
+def active_task(ws: Workspace) -> dict[str, Any] | None:
+    data = _read_json(ws.state / "task.json")
+    return data if isinstance(data, dict) and data.get("task") else None
+
+
+def start(ws: Workspace, title: str, scope: str | None = None) -> dict[str, Any]:
+    """Start a task; one is active at a time in a checkout."""
+    _utf8(title=title, scope=scope)
+    if not title.strip():
+        raise refused("a task needs a title: majordomus start \"what the task is\"")
+    current = active_task(ws)
+    if current is not None:
+        raise FatalError(f"task {current['task']} ({current['title']}) is active: finish it first "
+                         "with `majordomus finish`", REFUSED)
+    episode = episodes.current(ws)
+    ts = utc_now()
+    task = _short_id("t", episode or "", ts, title)
+    ws.ledger.append("task.started", episode, ts=ts, task=task, title=title, scope=scope)
+    record = {"task": task, "title": title, "scope": scope, "started": ts, "episode": episode}
+    atomic_write(ws.state / "task.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    return record
+
+
+def note_path(ws: Workspace, task: str) -> Path:
+    return ws.state / "completed" / f"{check_id(task, 'task id')}.md"
+
+
+def read_note_reason(text: str) -> str | None:
+    """The text under the note's `## Reason` heading, or None when it has none.
+
+    The reason is the note's last section and runs to its end, so a reason that itself holds a
+    `## ` line is read whole rather than cut at it.
+    """
+    match = re.search(r"^## Reason[ \t]*\n(.*)\Z", text, re.M | re.S)
+    return match.group(1).strip("\n") if match else None
+
+
+@dataclass(frozen=True)
+class VerifyFailed(Exception):
+    command: str
+    code: int
+    tail: str
+
+
+def verify(ws: Workspace, command: str) -> None:
+    """Run `command` in the repository root; raise VerifyFailed unless it exits 0."""
+    proc = subprocess.run(command, shell=True, cwd=ws.root, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace")
+    if proc.returncode != 0:  # one stream, in the order the command wrote it: the last lines are last
+        output = (proc.stdout or "").rstrip().splitlines()
+        raise VerifyFailed(command, proc.returncode, "\n".join(output[-10:]))
+
+
+def finish(ws: Workspace, outcome: str = "completed", reason: str | None = None,
+           verify_command: str | None = None) -> dict[str, Any]:
+    """Finish the active task; the note goes to `.ai/local/state/completed/<task>.md`."""
+    _utf8(reason=reason, command=verify_command)
+    task = active_task(ws)
+    if task is None:
+        raise FatalError("no active task: start one with `majordomus start \"TITLE\"`", UNKNOWN)
+    if outcome not in OUTCOMES:
+        raise refused(f"outcome {outcome!r} refused: use one of {', '.join(OUTCOMES)}")
+    if outcome != "completed" and not (reason or "").strip():
+        raise refused(f"a task that finished {outcome} needs its reason: add --reason \"why\"")
+    if verify_command is not None:
+        if outcome != "completed":
+            raise refused("--verify proves a completed task: drop it, or finish --outcome completed")
+        verify(ws, verify_command)
+    episode = episodes.current(ws)
+    ts = utc_now()
+    note = note_path(ws, task["task"])
+    lines = [f"# {task['title']}", "", f"- task: {task['task']}", f"- outcome: {outcome}",
+             f"- started: {task['started']}", f"- finished: {ts}"]
+    if task.get("scope"):
+        lines.append(f"- scope: {task['scope']}")
+    if verify_command:
+        lines.append(f"- verified by: `{verify_command}` (exit 0)")
+    lines += ["", REASON_HEADING, "", (reason or "").rstrip() or "(none given)", ""]
+    atomic_write(note, "\n".join(lines))
+    data = {"task": task["task"], "title": task["title"], "outcome": outcome,
+            "note": ws.rel(note)}
+    if verify_command:
+        data["verify"] = verify_command
+    if reason:
+        data["reason"] = reason
+    ws.ledger.append("task.finished", episode, ts=ts, **data)
+    (ws.state / "task.json").unlink(missing_ok=True)
+    return data
+
+
+# --- decisions ---------------------------------------------------------------------------------
+
+def decision_add(ws: Workspace, text: str, why: str | None = None) -> dict[str, Any]:
+    """Record a decision under the active task, or under the episode alone."""
+    _utf8(decision=text, why=why)
+    if not text.strip():
+        raise refused("a decision needs its text: majordomus decision add \"what was decided\"")
+    task = active_task(ws)
+    return ws.ledger.append("decision.recorded", episodes.current(ws),
+                            task=task["task"] if task else None, text=text, why=why)
+
+
+# --- questions ---------------------------------------------------------------------------------
+
+def _questions_path(ws: Workspace) -> Path:
+    return ws.state / "questions.json"
+
+
+def open_questions(ws: Workspace) -> list[dict[str, Any]]:
+    data = _read_json(_questions_path(ws))
+    return [q for q in data if isinstance(q, dict)] if isinstance(data, list) else []
+
+
+def question_add(ws: Workspace, text: str) -> dict[str, Any]:
+    _utf8(question=text)
+    if not text.strip():
+        raise refused("a question needs its text: majordomus question add \"what is unknown\"")
+    task = active_task(ws)
+    episode = episodes.current(ws)
+    ts = utc_now()
+    qid = _short_id("q", episode or "", ts, text)
+    with locked(ws.state / "questions.lock"):
+        ws.ledger.append("question.opened", episode, ts=ts, question=qid,
+                         task=task["task"] if task else None, text=text)
+        questions = open_questions(ws)
+        questions.append({"question": qid, "text": text, "task": task["task"] if task else None,
+                          "opened": ts, "episode": episode})
+        atomic_write(_questions_path(ws), json.dumps(questions, indent=2, ensure_ascii=False) + "\n")
+    return questions[-1]
+
+
+def question_resolve(ws: Workspace, qid: str, answer: str) -> dict[str, Any]:
+    check_id(qid, "question id")
+    _utf8(answer=answer)
+    if not answer.strip():
+        raise refused("a resolution needs its answer: majordomus question resolve ID \"the answer\"")
+    with locked(ws.state / "questions.lock"):
+        questions = open_questions(ws)
+        found = next((q for q in questions if q["question"] == qid), None)
+        if found is None:
+            raise FatalError(f"no open question {qid}: `majordomus question list` shows the open ones",
+                             UNKNOWN)
+        task = active_task(ws)
+        owner = found.get("task") or (task["task"] if task else None)
+        line = ws.ledger.append("question.resolved", episodes.current(ws), question=qid,
+                                task=owner, text=found["text"], answer=answer)
+        atomic_write(_questions_path(ws), json.dumps([q for q in questions if q is not found],
+                                                     indent=2, ensure_ascii=False) + "\n")
+    return line
+
+
+# --- checkpoints and handovers (recorded, never derived from) ----------------------------------
+
+def checkpoint(ws: Workspace, note: str | None = None, episode: str | None = None) -> dict[str, Any]:
+
+    _utf8(note=note)
+    task = active_task(ws)
+    return ws.ledger.append("checkpoint.recorded", episode or episodes.current(ws),
+                            task=task["task"] if task else None, note=note,
+                            head=git.head(ws.root).sha)
+
+
+def handover(ws: Workspace, next_action: str) -> dict[str, Any]:
+    _utf8(next_action=next_action)
+    if not next_action.strip():
+        raise refused("a handover names the next action: majordomus handover --next \"what to do next\"")
+    task = active_task(ws)
+    return ws.ledger.append("handover.recorded", episodes.current(ws),
+                            task=task["task"] if task else None, next=next_action)

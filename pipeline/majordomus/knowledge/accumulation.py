@@ -1,0 +1,136 @@
+"""The judgement of `majordomus.candidates-reviewed`: is the review queue seen?
+
+Review age is the age of the queue entry, not of the evidence: measured from the oldest
+`knowledge.derived` line whose paths name the file, else from the commit that added the file,
+else from the record's `date` (the evidence day, the weakest of the three). Two git calls at
+most, one pass over the ledger lines the caller hands in.
+"""
+from __future__ import annotations
+
+import calendar
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from majordomus.base import git
+from majordomus.base.fsio import read_regular
+from majordomus.store.ledger import Line
+from majordomus.store.records import quick_status
+from majordomus.store.workspace import Workspace
+
+KEYS = ("knowledge.candidates_max_files", "knowledge.candidate_max_age_minutes")
+_DATE = re.compile(r"^date:\s*\"?(\d{4}-\d{2}-\d{2})\"?\s*$", re.M)
+
+
+@dataclass(frozen=True)
+class Age:
+    since: float  # epoch seconds the queue entry dates from
+    source: str  # ledger | commit | date
+    detail: str  # which line, commit or date
+
+
+def _epoch(ts: str, fmt: str = "%Y-%m-%dT%H:%M:%SZ") -> float | None:
+    try:
+        return float(calendar.timegm(time.strptime(ts, fmt)))
+    except (ValueError, TypeError):
+        return None
+
+
+def ledger_ages(lines: Iterable[Line], wanted: set[str] | None = None) -> dict[str, Age]:
+    """File name -> the oldest `knowledge.derived` line naming it (outbox paths count: a drained
+    record keeps its name). Stops once every `wanted` name is found."""
+    ages: dict[str, Age] = {}
+    for line in lines:
+        if line.event != "knowledge.derived":
+            continue
+        paths = line.get("paths")
+        if not isinstance(paths, list):
+            continue
+        since: float | None = None
+        for rel in paths:
+            if not isinstance(rel, str) or "/candidates/" not in rel:
+                continue
+            name = rel.rsplit("/", 1)[-1]
+            if name in ages or (wanted is not None and name not in wanted):
+                continue
+            since = since if since is not None else _epoch(line.ts)
+            if since is None:
+                break
+            ages[name] = Age(since, "ledger", f"knowledge.derived at ledger line {line.number}, {line.ts}")
+        if wanted is not None and len(ages) == len(wanted):
+            break
+    return ages
+
+
+def commit_ages(ws: Workspace) -> dict[str, Age]:
+    """File name -> the oldest commit that added it under candidates/: one git call."""
+
+    out = git.run(ws.root, "log", "--no-renames", "--diff-filter=A", "--format=%x1e%H %ct",
+                  "--name-only", "--", ws.rel(ws.candidates) + "/", check=False)
+    ages: dict[str, Age] = {}
+    for chunk in out.split("\x1e")[1:]:  # newest first: a later chunk is an older commit
+        lines = [l for l in chunk.splitlines() if l.strip()]
+        if not lines:
+            continue
+        sha, _, stamp = lines[0].partition(" ")
+        for rel in lines[1:]:
+            ages[rel.rsplit("/", 1)[-1]] = Age(float(stamp), "commit", f"commit {sha[:12]} added it")
+    return ages
+
+
+def tracked(ws: Workspace) -> set[str]:
+    """File names under candidates/ that git tracks (the index counts): one git call."""
+
+    out = git.run(ws.root, "ls-files", "-z", "--", ws.rel(ws.candidates) + "/", check=False)
+    return {rel.rsplit("/", 1)[-1] for rel in out.split("\0") if rel}
+
+
+def date_age(path: Path) -> Age | None:
+    try:
+
+        head = read_regular(path, 4096).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    match = _DATE.search(head)
+    since = _epoch(match.group(1), "%Y-%m-%d") if match else None
+    if since is None:
+        return None
+    return Age(since, "date", f"the record's date {match.group(1)} (no ledger line or commit names it)")  # type: ignore[union-attr]
+
+
+def review_ages(ws: Workspace, paths: list[Path], lines: Iterable[Line]) -> dict[Path, Age | None]:
+    """Each candidate's review age, from the strongest source that has one."""
+    from_ledger = ledger_ages(lines, {p.name for p in paths})
+    result: dict[Path, Age | None] = {p: from_ledger.get(p.name) for p in paths}
+    if any(age is None for age in result.values()):
+        from_git = commit_ages(ws)
+        for path, age in result.items():
+            if age is None:
+                result[path] = from_git.get(path.name) or date_age(path)
+    return result
+
+
+def waiting(ws: Workspace) -> list[Path]:
+    """The records under candidates/ whose status is candidate (read without a YAML parse)."""
+
+    return [p for p in records(ws) if (quick_status(p) or "candidate") == "candidate"]
+
+
+def records(ws: Workspace) -> list[Path]:
+    """Every record file under candidates/, whatever its status."""
+    if not ws.candidates.is_dir():
+        return []
+    return [p for p in sorted(ws.candidates.glob("*.md"))
+            if p.name != "README.md" and not p.name.startswith(".tmp.") and p.is_file()]
+
+
+def minutes(seconds: float) -> str:
+    """A wait, said the way a person reads it."""
+    m = seconds / 60.0
+    if m < 120:
+        return f"{m:.0f} min"
+    if m < 48 * 60:
+        return f"{m / 60:.0f} h"
+    return f"{m / 1440:.0f} days"

@@ -1,0 +1,79 @@
+"""Is the knowledge writer fresh? One judgement, made from the ledger and the policy, shared by
+the rule `majordomus.knowledge-observed` and by `majordomus knowledge status`.
+
+The close derives before it appends `session.closed`, so the newest closed episode that no
+`knowledge.derived` line names, older than `session.freshness.stale_minutes`, is a stopped
+writer. A ledger with no `knowledge.derived` at all is not judged (the gate): the first
+derivation ends that case.
+"""
+from __future__ import annotations
+
+import calendar
+import time
+from dataclasses import dataclass
+
+from majordomus.store.ledger import Line, parse_line
+from majordomus.store.workspace import Workspace
+
+EVENTS = ("session.closed", "knowledge.derived")
+
+
+@dataclass(frozen=True)
+class Freshness:
+    judged: bool  # False: the gate (no derivation has ever run), or no episode has closed
+    fresh: bool
+    reason: str  # one line, for a finding or a status answer
+    episode: str | None = None  # the newest closed episode
+    closed_at: str | None = None
+    minutes_since_close: float | None = None
+    last_derived: Line | None = None
+
+
+def _epoch(ts: str) -> float | None:
+    try:
+        return float(calendar.timegm(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")))
+    except (ValueError, TypeError):
+        return None
+
+
+def read_events(ws: Workspace, names: tuple[str, ...] = EVENTS) -> list[Line]:
+    """The ledger lines of `names`, in order, parsing only lines that mention one of them (a
+    substring pre-filter: the rest of the ledger is never decoded)."""
+    found = []
+    for number, text in ws.ledger.raw_lines():
+        if any(name in text for name in names):
+            line = parse_line(number, text)
+            if line is not None and line.event in names:
+                found.append(line)
+    return found
+
+
+def judge(ws: Workspace, lines: list[Line] | None = None, now: float | None = None) -> Freshness:
+    """Judge from `lines` (the ledger's session.closed and knowledge.derived lines, in order)."""
+    if lines is None:
+        lines = read_events(ws)
+    derived = [l for l in lines if l.event == "knowledge.derived"]
+    closed = [l for l in lines if l.event == "session.closed"]
+    last_derived = derived[-1] if derived else None
+    if not derived:
+        return Freshness(False, True, "not judged: no knowledge.derived line yet (no derivation has ever run)")
+    if not closed:
+        return Freshness(False, True, "not judged: no episode has closed yet", last_derived=last_derived)
+    newest = closed[-1]
+    episode = newest.get("episode") or newest.session
+    names = {l.get("episode") for l in derived}
+    stale_after = float(ws.policy["session.freshness.stale_minutes"])
+    closed_epoch = _epoch(newest.ts)
+    minutes = None
+    if closed_epoch is not None:
+        minutes = max(0.0, ((now if now is not None else time.time()) - closed_epoch) / 60.0)
+    if episode in names:
+        return Freshness(True, True, f"fresh: the newest closed episode {episode} was derived",
+                         episode, newest.ts, minutes, last_derived)
+    if minutes is not None and minutes <= stale_after:
+        return Freshness(True, True, f"pending: episode {episode} closed {minutes:.0f} min ago, "
+                         f"within session.freshness.stale_minutes ({stale_after:g})",
+                         episode, newest.ts, minutes, last_derived)
+    age = f"{minutes:.0f} min" if minutes is not None else "an unknown time"
+    return Freshness(True, False, f"stopped writer: episode {episode} closed {age} ago and no "
+                     "knowledge.derived line names it", episode, newest.ts, minutes, last_derived)

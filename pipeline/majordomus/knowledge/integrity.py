@@ -1,0 +1,209 @@
+"""The integrity validator (`majordomus knowledge check`, rule `majordomus.knowledge-integrity`).
+
+Every record under candidates/ and curated/ is read once. Local checks (schema, id = file name,
+status rules, transcript markers) run per record; references are collected, then resolved all
+at once: one pass over the ledger, one listing of the tracked session records, one
+`git cat-file --batch-check` for every commit, one `git ls-files` for every file (and one
+`git log --all` only for paths the tree no longer holds). The cost grows with the store, never
+with records × references.
+
+Resolution: `session:E` by a ledger line of E or `.ai/repo/sessions/E.md`; `task:T` and
+`decision:T` by a ledger line naming task T, or, when the record's own episode is vouched for
+by its tracked session record but absent from this ledger (trimmed, or another checkout's),
+by that record; `commit:` in git; `file:` in the tree or its history; `issue:` and `test:` are
+external and checked for form only.
+"""
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from majordomus.base import yamlio
+from majordomus.base.findings import Finding
+from majordomus.base.ids import ID_PATTERN
+from majordomus.base.transcript import marker_in
+from majordomus.knowledge.references import Ref, Resolver
+from majordomus.store import frontmatter, records
+from majordomus.store.schemafast import problems as record_problems
+from majordomus.store.workspace import Workspace
+
+RULE = "majordomus.knowledge-integrity"
+_REJECTED = re.compile(r"(?m)^# Rejected[ \t]*\n(?=[\s\S]*\S)")
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    counters: dict[str, Any] = field(default_factory=dict)
+    timing: bool = False
+
+
+def check(ws: Workspace) -> list[Finding]:
+    """Every finding about the knowledge store of `ws` (the rule's entry point)."""
+    return run(ws).findings
+
+
+def run(ws: Workspace) -> Report:
+    """The check, with its counters (printed on stderr under MJ_TIMING=1)."""
+
+    report = Report(timing=os.environ.get("MJ_TIMING") == "1")
+    started = time.perf_counter()
+    out = report.findings
+
+    def finding(rel: str, fld: str | None, what: str, fix: str) -> None:
+        out.append(Finding(RULE, what, fix, True, rel, fld, "majordomus knowledge check"))
+
+    loaded: list[tuple[str, str, Any]] = []  # (folder, rel, Record)
+    for folder_name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
+        prefix = ws.rel(folder) + "/"
+        files, strays = _record_files(folder)
+        for path in strays:
+            finding(prefix + path.name, None, "not a regular file (a symbolic link, a pipe): "
+                    "never read, never followed", "replace it with the record's own file, or remove it")
+        for path in files:
+            rel = prefix + path.name
+            try:
+                loaded.append((folder_name, rel, _load(path, rel)))
+            except records.RecordError as exc:
+                finding(rel, None, f"does not parse: {exc}", "repair the front matter by hand "
+                        "(`---`, YAML keys, `---`, then the body)")
+    read_done = time.perf_counter()
+
+    by_id: dict[str, list[str]] = {}
+    refs: list[Ref] = []
+    supersessions: list[tuple[str, str, str]] = []  # (rel, own id, superseded_by)
+    for folder_name, rel, rec in loaded:
+        meta, stem = rec.meta, rec.path.stem
+        schema_fields = set()
+        for fld, message in record_problems(meta):
+            schema_fields.add(fld)
+            finding(rel, fld, f"not valid knowledge/v1: {message}",
+                    "edit the record so it validates against schemas/knowledge.v1.schema.json")
+        rid = meta.get("id")
+        if isinstance(rid, str):
+            by_id.setdefault(rid, []).append(rel)
+            if "id" in schema_fields:
+                pass  # the schema finding names it already
+            elif not ID_PATTERN.match(rid) or ".." in rid:
+                finding(rel, "id", f"id {rid!r} is not an admissible id (letters, digits, '.', '_', '-'; "
+                        "no '..'; a letter or digit first)", "give the record an id that is also a safe file name")
+            elif rid != stem:
+                finding(rel, "id", f"id {rid!r} differs from the file name {stem!r}",
+                        f"rename the file to {rid}.md or set `id: {stem}`")
+        status = meta.get("status")
+        prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
+        if status == "verified" and not (prov.get("origin") and rec.derived_from):
+            finding(rel, "provenance", "a verified record carries no provenance (origin and derived_from)",
+                    "add provenance.derived_from naming its evidence; `majordomus knowledge promote` writes it")
+        if folder_name == "candidates" and status == "verified":
+            finding(rel, "status", "a candidate claims verified: only promotion writes verified",
+                    f"set `status: candidate`, then `majordomus knowledge promote {stem} < evidence`")
+        if status == "superseded":
+            by = meta.get("superseded_by")
+            if isinstance(by, str) and by:
+                supersessions.append((rel, str(rid), by))
+            elif not _REJECTED.search(rec.body):
+                finding(rel, "superseded_by", "superseded, but names no superseded_by and records no "
+                        "rejection", f"`majordomus knowledge reject {stem} --reason \"…\"`, or add "
+                        "superseded_by: <id>")
+        for fld in ("title", "description"):
+            marker = marker_in(meta[fld]) if isinstance(meta.get(fld), str) else None
+            if marker:
+                finding(rel, fld, f"carries the transcript marker {marker!r}",
+                        f"restate the {fld} in your own words, without the marker")
+        marker = marker_in(rec.body)
+        if marker:
+            finding(rel, "body", f"carries the transcript marker {marker!r}",
+                    "restate the body in your own words, without the marker")
+        episodes = tuple(r[8:] for r in rec.derived_from if r.startswith("session:"))
+        for fld, ref in _references(meta):
+            if fld in schema_fields:
+                continue  # the schema finding names it already
+            problem = records.reference_problem(ref)
+            if problem:
+                finding(rel, fld, f"not a reference: {problem}", "write PREFIX:TARGET with an admitted prefix")
+            else:
+                refs.append(Ref(rel, fld, ref, episodes))
+    checked = time.perf_counter()
+
+    for rid, rels in by_id.items():
+        if len(rels) > 1:
+            for rel in rels:
+                others = ", ".join(r for r in rels if r != rel)
+                finding(rel, "id", f"id {rid!r} is also the id of {others}",
+                        "keep one record under that id: remove or re-id the others")
+    for rel, rid, by in supersessions:
+        if by == rid:
+            finding(rel, "superseded_by", "a record cannot supersede itself", "name the replacing record")
+        elif by not in by_id:
+            finding(rel, "superseded_by", f"superseded_by {by!r} names no record in candidates/ or curated/",
+                    "name an existing record id, or `majordomus knowledge candidates` to find one")
+
+    resolver = Resolver(ws)
+    for r, why in resolver.unresolved(refs):
+        finding(r.rel, r.field, f"{r.ref} does not resolve: {why}",
+                "correct the reference, or remove it if the evidence is gone")
+    done = time.perf_counter()
+    report.counters = {
+        "records": len(loaded), "references": len(refs), "commit_refs": resolver.commit_refs,
+        "file_refs": resolver.file_refs, "ledger_lines": resolver.ledger_lines,
+        "git_processes": resolver.git_processes, "findings": len(out),
+        "ms_read": round((read_done - started) * 1000, 1), "ms_local": round((checked - read_done) * 1000, 1),
+        "ms_resolve": round((done - checked) * 1000, 1), "ms_total": round((done - started) * 1000, 1),
+    }
+    return report
+
+
+def _load(path: Path, rel: str) -> Any:
+    """A record, through the fast front-matter reader when it can answer, else full YAML."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise records.RecordError(f"{rel}: not UTF-8 text") from None
+    parts = yamlio.split_front_matter(text)
+    meta = frontmatter.load(parts[0]) if parts is not None else None
+    if parts is not None and meta is not None:
+        return records.Record(path, meta, parts[1])
+    meta, body = records.parse(text, rel)
+    return records.Record(path, meta, body)
+
+
+def _record_files(folder: Path) -> tuple[list[Path], list[Path]]:
+    """The record files of `folder`, and the `*.md` entries that are neither a regular file nor a
+    folder (a symbolic link, even to a record, is never followed: it could lead out of the store,
+    or in a loop; a pipe would block its reader). A folder is simply not a record."""
+    try:
+        entries = os.scandir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return [], []
+    files: list[str] = []
+    strays: list[str] = []
+    with entries:
+        for e in entries:
+            if not e.name.endswith(".md") or e.name == "README.md" or e.name.startswith(".tmp."):
+                continue
+            try:
+                regular, folder_entry = e.is_file(follow_symlinks=False), e.is_dir(follow_symlinks=False)
+            except OSError:
+                regular = folder_entry = False
+            if not folder_entry:
+                (files if regular else strays).append(e.name)
+    return [folder / n for n in sorted(files)], [folder / n for n in sorted(strays)]
+
+
+def _references(meta: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(field path, reference) of every derived_from entry and relation target."""
+    found: list[tuple[str, Any]] = []
+    prov = meta.get("provenance")
+    refs = prov.get("derived_from") if isinstance(prov, dict) else None
+    if isinstance(refs, list):
+        found += [(f"provenance.derived_from[{i}]", ref) for i, ref in enumerate(refs)]
+    rels = meta.get("relations")
+    if isinstance(rels, list):
+        found += [(f"relations[{i}].target", rel.get("target")) for i, rel in enumerate(rels)
+                  if isinstance(rel, dict)]
+    return found

@@ -1,0 +1,1 @@
+"""The trunk outbox: where a boundary writes (tracked sections or the outbox) and what waits there."""

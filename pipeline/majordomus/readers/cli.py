@@ -1,0 +1,121 @@
+"""The command-line projection: one `majordomus knowledge <verb>` per declared capability, its
+arguments generated from the declared parameters (a positional parameter is a positional
+argument, any other a `--flag`), `--json` printing the handler's result as declared. Errors keep
+the command line's convention: exit 3 for an unknown id, 4 for a refused one.
+
+The human renderings are this projection's own; the data they render is the declared result.
+`knowledge edges` is a command-line reader of the graph, not a declared capability."""
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from majordomus.base import yamlio
+from majordomus.base.output import emit_json, say, table
+from majordomus.knowledge.graph import TYPES
+from majordomus.knowledge.graph import edges as read
+from majordomus.readers.knowledge_base import CAPABILITIES, Capability, call
+from majordomus.store.workspace import open_workspace
+
+
+def add_verbs(verbs: Any) -> None:
+    """Add every declared capability, then `edges`, to the `knowledge` verbs."""
+    for cap in CAPABILITIES:
+        p = verbs.add_parser(cap.verb, help=cap.summary, description=f"{cap.description} "
+                             f"(the capability {cap.name}; also served by `majordomus serve` and `majordomus mcp`)")
+        for param in cap.parameters:
+            if param.positional:
+                p.add_argument(param.name, metavar=param.name.upper(), help=param.summary)
+            else:
+                p.add_argument(f"--{param.name.replace('_', '-')}", dest=param.name, help=param.summary,
+                               required=param.required)
+        p.add_argument("--json", action="store_true", help="print the result as JSON (its schema: "
+                       "`majordomus openapi`)")
+        p.set_defaults(handler=lambda a, cap=cap: run(cap, a))
+
+    e = verbs.add_parser("edges", help="the knowledge graph (derived_from, relates_to, superseded_by)",
+                         description="Edges between records (knowledge:<id> on both sides) and to external "
+                         "targets (session:, commit:, file:, ... resolved by `majordomus knowledge check`, "
+                         "never reported as dangling).")
+    e.add_argument("id", metavar="ID", nargs="?", help="only the edges touching this record")
+    e.add_argument("--type", choices=TYPES, help="only edges of this type")
+    e.add_argument("--json", action="store_true", help="print nodes and edges as JSON")
+    e.set_defaults(handler=lambda a: edges(a.type, a.id, a.json))
+
+
+def run(cap: Capability, args: Any) -> int:
+
+    ws = open_workspace()
+    result = call(ws, cap, {p.name: getattr(args, p.name, None) for p in cap.parameters})
+    if args.json:
+        emit_json(result)
+    else:
+        RENDER.get(cap.verb, lambda r: emit_json(r))(result)
+    return 0
+
+
+def _candidates(items: list[dict[str, Any]]) -> None:
+    if not items:
+        say("no candidates await review")
+        return
+    rows = [[c["id"], c["class"], c["branch"] or "(unattributed)", c["title"]] for c in items]
+    sys.stdout.write(table(rows, ["ID", "CLASS", "BRANCH", "TITLE"]))
+    untracked = [c["path"] for c in items if not c["tracked"]]
+    if untracked:
+        say(f"{len(untracked)} candidate(s) not tracked by git, so reviewed on no other checkout: "
+            f"git add {' '.join(untracked)}")
+
+
+def _record(rec: dict[str, Any]) -> None:
+
+    tracked = "tracked" if rec["tracked"] else "NOT tracked by git"
+    say(f"{rec['path']} ({rec['source']}, {tracked})")
+    if rec["problem"]:
+        say(f"unreadable: {rec['problem']}")
+        return
+    sys.stdout.write("---\n" + yamlio.dump(rec["meta"]) + "---\n" + (rec["body"] or ""))
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in counts.items()) or "none"
+
+
+def _status(st: dict[str, Any]) -> None:
+    q, w, last = st["queue"], st["writer"], st["last_derivation"]
+    out = [f"records: {st['records']} ({_counts(st['by_source'])})",
+           f"by status: {_counts(st['by_status'])}",
+           f"by class: {_counts(st['by_class'])}"]
+    oldest = q["oldest"]
+    age = (f"oldest {oldest['id']}, waiting {oldest['age_minutes']} min since {oldest['since']} "
+           f"(measured from {oldest['detail']})") if oldest else "no queue age"
+    out.append(f"queue: {q['length']} waiting (cap {q['max_files']}{', OVER' if q['over_cap'] else ''}); "
+               f"{age}; {len(q['overdue'])} over {q['max_age_minutes']} min")
+    out.append("last derivation: " + (f"{last['ts']} episode {last['episode']}: {last['written']} written, "
+                                      f"{last['unchanged']} unchanged, {last['skipped']} skipped"
+                                      if last else "none (`majordomus knowledge derive` runs one)"))
+    out.append(f"writer: {w['reason']}" + ("" if w["fresh"] else " (fix: majordomus knowledge derive "
+                                                                 f"--episode {w['episode']})"))
+    out += [f"untracked: {p} (git add it)" for p in st["untracked"]]
+    out += [f"unreadable: {u['path']}: {u['problem']}" for u in st["unreadable"]]
+    sys.stdout.write("\n".join(out) + "\n")
+
+
+RENDER: dict[str, Callable[[Any], None]] = {"candidates": _candidates, "record": _record, "status": _status}
+
+
+def edges(edge_type: str | None, rid: str | None, as_json: bool) -> int:
+
+    graph = read(open_workspace(), edge_type, rid)
+    if as_json:
+        emit_json(graph)
+        return 0
+    for e in graph["edges"]:
+        mark = "" if e["target"] == "record" else f"  ({e['target']})"
+        sys.stdout.write(f"{e['from']}  {e['type']}  {e['to']}{mark}\n")
+    if not graph["edges"]:
+        say("no edges")
+    if graph["dangling"]:
+        say(f"{graph['dangling']} dangling edge(s): a knowledge: target names no record "
+            "(`majordomus knowledge check` names the fix)")
+    return 0

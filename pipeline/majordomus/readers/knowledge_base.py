@@ -1,0 +1,182 @@
+"""The reader module `knowledge_base`: each capability declared ONCE — name, summary,
+parameters, result JSON Schema, handler. The command line (`majordomus knowledge candidates |
+record | status`), the HTTP server and its OpenAPI document (`majordomus serve`, `majordomus
+openapi`) and the MCP server (`majordomus mcp`) are generated from `CAPABILITIES`; none of them
+restates a parameter, a schema or a handler.
+
+The module is named `knowledge_base`, not `knowledge`, as in seed 001: a reader module is not
+named like the kind it reads. Handlers take candidates from what git lists through the source
+classes, the ledger through `pipeline.ledger`, thresholds through `pipeline.policy`, and the
+writer's freshness from `pipeline.freshness.judge`. This module imports nothing heavy: the
+command line builds its parsers from it on every run, hooks included.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from majordomus.base.errors import REFUSED, FatalError, unknown
+from majordomus.base.ids import ID_PATTERN, check_id
+from majordomus.knowledge import queue
+from majordomus.readers.status import status as answer
+from majordomus.store import listing as store
+from majordomus.store import records
+from majordomus.store.workspace import Workspace
+
+MODULE = "knowledge_base"
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    summary: str
+    schema: dict[str, Any]
+    required: bool = False
+    positional: bool = False  # a positional argument on the command line, a path segment in HTTP
+
+
+@dataclass(frozen=True)
+class Capability:
+    name: str  # <module>.<verb>
+    summary: str  # one line
+    description: str
+    parameters: tuple[Param, ...]
+    result: dict[str, Any]  # JSON Schema (2020-12) of what the handler returns
+    handler: Callable[..., Any]  # handler(ws, **parameters) -> a value the result schema admits
+
+    @property
+    def verb(self) -> str:
+        return self.name.split(".", 1)[1]
+
+    @property
+    def flat_name(self) -> str:
+        """The name where a dot is not admitted (MCP tool names for Claude, operationId)."""
+        return self.name.replace(".", "_")
+
+
+# --- handlers: each reads through the module that owns the thing read -----------------------
+def candidates(ws: Workspace) -> list[dict[str, Any]]:
+    """The review queue: candidates with status candidate, with their branch and whether git
+    tracks them (an untracked one is listed and flagged: it is reviewed nowhere else)."""
+
+    entries = {e.path: e for e in store.listing(ws).of("candidates") if e.readable}
+    return [{"id": c.id, "class": c.cls, "branch": c.branch, "episode": c.episode, "title": c.title,
+             "path": entries[c.path].rel, "tracked": entries[c.path].tracked}
+            for c in queue.waiting(ws, paths=list(entries))]
+
+
+def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parameter's declared name
+    """One record, parsed, looked up among the files the source classes list."""
+
+    check_id(id, "id")
+    entry = store.listing(ws).find(id)
+    if entry is None:
+        raise unknown(f"no knowledge record {id!r} under candidates/ or curated/: "
+                      "`majordomus knowledge candidates` lists the candidates")
+    meta: Any = None
+    body: str | None = None
+    problem: str | None = None
+    try:
+        loaded = store.load(ws, entry)
+        meta, body = store.jsonable(loaded.meta), loaded.body
+    except records.RecordError as exc:
+        problem = f"{exc} (run `majordomus knowledge check`)"
+    return {"id": entry.id, "source": entry.source, "path": entry.rel, "tracked": entry.tracked,
+            "meta": meta, "body": body, "problem": problem}
+
+
+def status(ws: Workspace) -> dict[str, Any]:
+    """Counts, queue, last derivation, writer freshness."""
+
+    return answer(ws)
+
+
+# --- schemas ----------------------------------------------------------------------------------
+_TEXT = {"type": "string"}
+_TEXT_OR_NULL = {"type": ["string", "null"]}
+_COUNT = {"type": "integer", "minimum": 0}
+_COUNTS = {"type": "object", "additionalProperties": _COUNT}
+RECORD_ID = {"type": "string", "pattern": ID_PATTERN.pattern, "not": {"pattern": r"\.\."},
+             "description": "a record id: the file name without .md, e.g. e1-0123456789ab"}
+
+CANDIDATE = {"type": "object", "additionalProperties": False,
+             "required": ["id", "class", "branch", "episode", "title", "path", "tracked"],
+             "properties": {"id": _TEXT, "class": _TEXT, "branch": _TEXT_OR_NULL, "episode": _TEXT_OR_NULL,
+                            "title": _TEXT, "path": _TEXT, "tracked": {"type": "boolean"}}}
+
+RECORD = {"type": "object", "additionalProperties": False,
+          "required": ["id", "source", "path", "tracked", "meta", "body", "problem"],
+          "properties": {
+              "id": _TEXT, "source": {"type": "string", "description": "the source class: candidates | curated"},
+              "path": _TEXT, "tracked": {"type": "boolean"},
+              "meta": {"type": ["object", "null"], "description": "the front matter as written (knowledge/v1)"},
+              "body": _TEXT_OR_NULL,
+              "problem": {"type": ["string", "null"], "description": "why the file could not be parsed"}}}
+
+STATUS = {
+    "type": "object", "additionalProperties": False,
+    "required": ["records", "by_status", "by_class", "by_source", "unreadable", "untracked", "queue",
+                 "last_derivation", "writer"],
+    "properties": {
+        "records": _COUNT, "by_status": _COUNTS, "by_class": _COUNTS, "by_source": _COUNTS,
+        "unreadable": {"type": "array", "items": {
+            "type": "object", "required": ["id", "path", "problem"],
+            "properties": {"id": _TEXT, "path": _TEXT, "problem": _TEXT}}},
+        "untracked": {"type": "array", "items": _TEXT,
+                      "description": "record files in the tree that git does not track"},
+        "queue": {"type": "object", "additionalProperties": False,
+                  "required": ["length", "max_files", "over_cap", "max_age_minutes", "oldest", "overdue"],
+                  "properties": {
+                      "length": _COUNT, "max_files": _COUNT, "over_cap": {"type": "boolean"},
+                      "max_age_minutes": _COUNT, "overdue": {"type": "array", "items": _TEXT},
+                      "oldest": {"oneOf": [{"type": "null"}, {
+                          "type": "object", "required": ["id", "age_minutes", "since", "source", "detail"],
+                          "properties": {"id": _TEXT, "age_minutes": _COUNT, "since": _TEXT,
+                                         "source": {"enum": ["ledger", "commit", "date"]},
+                                         "detail": _TEXT}}]}}},
+        "last_derivation": {"oneOf": [{"type": "null"}, {
+            "type": "object", "required": ["ts", "episode", "written", "unchanged", "skipped"],
+            "properties": {"ts": _TEXT, "episode": _TEXT_OR_NULL, "written": _COUNT,
+                           "unchanged": _COUNT, "skipped": _COUNT}}]},
+        "writer": {"type": "object", "required": ["judged", "fresh", "reason", "episode", "stale_minutes"],
+                   "properties": {"judged": {"type": "boolean"}, "fresh": {"type": "boolean"},
+                                  "reason": _TEXT, "episode": _TEXT_OR_NULL, "stale_minutes": _COUNT}},
+    },
+}
+
+CAPABILITIES: tuple[Capability, ...] = (
+    Capability(f"{MODULE}.candidates", "the candidates awaiting review",
+               "Every candidate with status candidate under the `candidates` source class: id, class, "
+               "branch (of the episode it names), title, and whether git tracks the file.",
+               (), {"type": "array", "items": CANDIDATE}, candidates),
+    Capability(f"{MODULE}.record", "one knowledge record, parsed",
+               "The record named ID, from candidates/ or curated/: its front matter and body.",
+               (Param("id", "the record id", RECORD_ID, required=True, positional=True),),
+               RECORD, record),
+    Capability(f"{MODULE}.status", "counts, review queue, last derivation, writer freshness",
+               "Records by status, class and source; the review queue with its oldest entry's age and "
+               "the policy's caps; the last knowledge.derived line; whether the knowledge writer is fresh.",
+               (), STATUS, status),
+)
+
+
+def find(name: str) -> Capability | None:
+    """The capability called `name` (dotted or flat), or None."""
+    return next((c for c in CAPABILITIES if name in (c.name, c.flat_name)), None)
+
+
+def call(ws: Workspace, capability: Capability, arguments: dict[str, Any]) -> Any:
+    """Run `capability` with `arguments` checked against its declared parameters."""
+    declared = {p.name: p for p in capability.parameters}
+    extra = sorted(set(arguments) - set(declared))
+    if extra:
+        raise FatalError(f"{capability.name} takes no parameter {', '.join(map(repr, extra))} "
+                         f"(its parameters: {', '.join(declared) or 'none'})", REFUSED)
+    for param in capability.parameters:
+        value = arguments.get(param.name)
+        if value is None and param.required:
+            raise FatalError(f"{capability.name} needs the parameter {param.name!r} ({param.summary})", REFUSED)
+        if value is not None and param.schema.get("type") == "string" and not isinstance(value, str):
+            raise FatalError(f"{capability.name}: {param.name} must be a string, not {value!r}", REFUSED)
+    return capability.handler(ws, **{k: v for k, v in arguments.items() if v is not None})

@@ -1,0 +1,88 @@
+"""`knowledge_base.status`: counts by status and class, the review queue and its age, the last
+derivation, and whether the writer is fresh — from the store git lists, the ledger (one pass),
+the policy, and `pipeline.freshness.judge`, the judgement the rule knowledge-observed makes.
+
+Review age is the age of the queue entry, not of the evidence (seed 001), measured by
+`pipeline.accumulation.review_ages` — the same measure the rule candidates-reviewed takes — and
+the answer says which source it used (ledger, commit or date).
+"""
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from majordomus.knowledge import accumulation, freshness
+from majordomus.knowledge import queue as candidates
+from majordomus.store import listing as kstore
+from majordomus.store.ledger import parse_line
+from majordomus.store.workspace import Workspace
+
+
+def _iso(epoch: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
+
+
+def ledger_lines(ws: Workspace) -> list[Any]:
+    """The session.closed and knowledge.derived lines, in order: one pass, a substring pre-filter
+    before any JSON is parsed."""
+
+    found = []
+    for number, text in ws.ledger.raw_lines():
+        if '"session.closed"' in text or '"knowledge.derived"' in text:
+            line = parse_line(number, text)
+            if line is not None and line.event in ("session.closed", "knowledge.derived"):
+                found.append(line)
+    return found
+
+
+def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
+    """The status answer (its JSON Schema is declared in `pipeline.knowledge_base`)."""
+
+    now = time.time() if now is None else now
+    listed = kstore.listing(ws)
+    by_status: Counter[str] = Counter()
+    by_class: Counter[str] = Counter()
+    unreadable: list[dict[str, str]] = []
+    for _entry, meta in kstore.readable(ws, listed, unreadable):
+        by_status[str(meta.get("status", "(none)"))] += 1
+        by_class[str(meta.get("class", "(none)"))] += 1
+
+    lines = ledger_lines(ws)
+    verdict = freshness.judge(ws, lines, now=now)
+    paths = [e.path for e in listed.of("candidates") if e.readable]
+    queue = candidates.waiting(ws, paths=paths)
+    max_age = int(ws.policy["knowledge.candidate_max_age_minutes"])
+    max_files = int(ws.policy["knowledge.candidates_max_files"])
+    measured = accumulation.review_ages(ws, [c.path for c in queue], lines)
+    ages = sorted(((max(0.0, (now - age.since) / 60.0), c.id, age)
+                   for c in queue if (age := measured.get(c.path)) is not None),
+                  key=lambda a: (-a[0], a[1]))
+    oldest = None
+    if ages:
+        minutes, rid, age = ages[0]
+        oldest = {"id": rid, "age_minutes": int(minutes), "since": _iso(age.since), "source": age.source,
+                  "detail": age.detail}
+    last = verdict.last_derived
+    return {
+        "records": len(listed.entries),
+        "by_status": dict(sorted(by_status.items())),
+        "by_class": dict(sorted(by_class.items())),
+        "by_source": {name: len(listed.of(name)) for name in sorted({e.source for e in listed.entries})},
+        "unreadable": unreadable,
+        "untracked": [e.rel for e in listed.untracked],
+        "queue": {
+            "length": len(queue),
+            "max_files": max_files,
+            "over_cap": len(queue) > max_files,
+            "max_age_minutes": max_age,
+            "oldest": oldest,
+            "overdue": [rid for minutes, rid, _ in ages if minutes > max_age],
+        },
+        "last_derivation": None if last is None else {
+            "ts": last.ts, "episode": last.get("episode"), "written": last.get("written", 0),
+            "unchanged": last.get("unchanged", 0), "skipped": last.get("skipped", 0)},
+        "writer": {"judged": verdict.judged, "fresh": verdict.fresh, "reason": verdict.reason,
+                   "episode": verdict.episode,
+                   "stale_minutes": int(ws.policy["session.freshness.stale_minutes"])},
+    }

@@ -1,0 +1,1 @@
+"""Rules as data, their validators, dispatch (doctor, check, watch) and the vendored package."""

@@ -1,0 +1,193 @@
+"""Rule dispatch: `check`, `doctor` and `watch` run the rules of the effective set that name them.
+
+Exit: 10 when any finding is blocking; under `watch`, 11 when the findings are advisory only;
+else 0. `doctor` also checks the machinery (every registered validator declared by a rule, every
+declared validator registered, the vendored copy equal to the installed package) and notes what
+is worth knowing but fails nothing: malformed ledger lines, a non-empty trunk outbox, its budget.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from majordomus.base.errors import ADVISORY, BLOCKING, OK, FatalError
+from majordomus.base.findings import Finding
+from majordomus.outbox import staging as outbox
+from majordomus.rules import ruleset as rules
+from majordomus.rules import vendor
+from majordomus.rules.ruleset import MACHINERY, Rule, RuleSet
+from majordomus.rules.validators import REGISTRY, Context, Verdict
+from majordomus.store.workspace import Workspace
+
+DOCTOR_BUDGET_MS = 2000.0  # doctor's whole run, reported against on every run
+
+
+@dataclass
+class Ran:
+    rule: Rule
+    verdict: Verdict
+    ms: float
+
+
+@dataclass
+class Report:
+    command: str
+    ran: list[Ran] = field(default_factory=list)
+    problems: list[Finding] = field(default_factory=list)  # the machinery's own findings
+    notes: list[Finding] = field(default_factory=list)  # doctor's observations; never fail
+    total_ms: float = 0.0
+
+    @property
+    def findings(self) -> list[Finding]:
+        return self.problems + [f for r in self.ran for f in r.verdict.findings]
+
+    @property
+    def exit_code(self) -> int:
+        found = self.findings
+        if any(f.blocking for f in found):
+            return BLOCKING
+        if found and self.command == "watch":
+            return ADVISORY
+        return OK
+
+
+def _machinery(ws: Workspace, ruleset: RuleSet, command: str, everything: bool) -> list[Finding]:
+    """Rules naming an unregistered validator (those `command` would run, or all under doctor)
+    and, under doctor, registered validators no rule declares."""
+
+    found = []
+    for rule in ruleset.rules:
+        if rule.validator not in REGISTRY and (everything or command in rule.dispatch):
+            found.append(Finding(MACHINERY, f"rule {rule.id} names validator {rule.validator!r}, "
+                                 "which does not exist", f"name one of {', '.join(sorted(REGISTRY))} "
+                                 f"in {ws.rel(rule.path)}, or remove the rule", True,
+                                 file=ws.rel(rule.path), field="validator",
+                                 reproduce="majordomus rules list"))
+    if everything:
+        declared = {r.validator for r in ruleset.rules}
+        for name in sorted(set(REGISTRY) - declared):
+            found.append(Finding(MACHINERY, f"validator {name} is declared by no rule of the "
+                                 "effective set", "restore the standard package: `majordomus rules "
+                                 "vendor update`", True, reproduce="majordomus rules list"))
+    return found
+
+
+def _notes(ws: Workspace, ctx: Context) -> list[Finding]:
+
+    notes = []
+    read = ctx.ledger()
+    if read.malformed:
+        rel = ws.rel(ws.ledger.path)
+        notes.append(Finding("doctor.ledger", f"{read.malformed} malformed ledger line(s), the first at "
+                             f"line {read.first_malformed}: every reader skips them",
+                             "none needed, readers skip them; if the count grows, find the writer that "
+                             "appends partial lines", False, file=rel,
+                             reproduce=f"sed -n '{read.first_malformed}p' {rel}"))
+    box = outbox.pending(ws)
+    if box["total"]:
+        where, conflicts = box["where"], box["conflicts"]
+        kept = (f"; {len(conflicts)} of them kept, a tracked file of the same name holds other bytes: "
+                + ", ".join(conflicts)) if conflicts else ""
+        notes.append(Finding("doctor.outbox", f"the trunk outbox holds {box['sessions']} session "
+                             f"record(s) and {box['candidates']} candidate(s) in "
+                             f"{where}/{{sessions,candidates}}/: they become tracked when an episode "
+                             f"on another branch drains them{kept}",
+                             "compare each kept record with its tracked namesake and delete the wrong "
+                             "copy, then run `majordomus drain` on a branch" if conflicts else
+                             "start a branch and run `majordomus drain`",
+                             False, reproduce=f"ls {where}/sessions {where}/candidates"))
+    drift = vendor.drift(ws)
+    if drift:
+        notes.append(Finding("doctor.vendor", "the vendored rules differ from the installed package: "
+                             + ", ".join(drift), "majordomus rules vendor update", False,
+                             file=ws.rel(ws.repo / "rules" / "vendor")))
+    return notes
+
+
+def run(ws: Workspace, command: str, now: float | None = None) -> Report:
+    """Run `command`'s rules of the effective set, timing each."""
+
+    started = time.perf_counter()
+    ctx = Context(ws) if now is None else Context(ws, now=now)
+    report = Report(command)
+    ruleset = rules.load(ws)
+    doctor = command == "doctor"
+    report.problems = ruleset.problems + _machinery(ws, ruleset, command, doctor)
+    if doctor:
+        report.notes = _notes(ws, ctx)
+    for rule in ruleset.for_command(command):
+        fn = REGISTRY.get(rule.validator)
+        if fn is None:
+            continue
+        t0 = time.perf_counter()
+        verdict = _judge(fn, ctx, rule, command)
+        report.ran.append(Ran(rule, verdict, (time.perf_counter() - t0) * 1000))
+    report.total_ms = (time.perf_counter() - started) * 1000
+    return report
+
+
+def _judge(fn: Any, ctx: Context, rule: Rule, command: str) -> Verdict:
+    """One validator's verdict; a validator that crashes is a finding of its rule, at its class,
+    and the other rules still run. A `FatalError` (a cause with a known fix) goes to the handler."""
+
+    try:
+        return fn(ctx, rule)  # type: ignore[no-any-return]
+    except FatalError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported as a finding, never a traceback
+        if os.environ.get("MJ_DEBUG") == "1":
+            raise
+        return Verdict([Finding(rule.id, f"validator {rule.validator} failed: {type(exc).__name__}: "
+                                f"{exc}", "rerun with MJ_DEBUG=1 for the traceback and report it",
+                                rule.blocking, reproduce=f"MJ_DEBUG=1 majordomus {command}")])
+
+
+def timing() -> bool:
+    return os.environ.get("MJ_TIMING") == "1"
+
+
+def render_text(report: Report) -> tuple[str, list[str]]:
+    """(stdout: the findings and each rule's state, stderr lines: the summary and timings)."""
+    out: list[str] = [f.line() for f in report.problems]
+    for ran in report.ran:
+        out += [f.line() for f in ran.verdict.findings]
+        if ran.verdict.skipped:
+            out.append(f"SKIP {ran.rule.id}: {ran.verdict.skipped}")
+        if not ran.verdict.findings and not ran.verdict.skipped:
+            out.append(f"ok   {ran.rule.id}" + (f": {ran.verdict.detail}" if ran.verdict.detail else ""))
+    for note in report.notes:
+        out.append(note.line().replace("WARN ", "NOTE ", 1))
+    found = report.findings
+    blocking = sum(f.blocking for f in found)
+    talk = [f"{report.command}: {len(report.ran)} rule(s), {blocking} blocking, "
+            f"{len(found) - blocking} advisory, {sum(bool(r.verdict.skipped) for r in report.ran)} skipped"
+            f" -> exit {report.exit_code}"]
+    if timing():
+        talk += [f"MJ_TIMING rule {r.rule.id}: {r.ms:.1f} ms" for r in report.ran]
+        talk.append(f"MJ_TIMING {report.command}: {report.total_ms:.1f} ms")
+    if report.command == "doctor":
+        over = report.total_ms > DOCTOR_BUDGET_MS
+        talk.append(f"doctor: {report.total_ms:.0f} ms of a {DOCTOR_BUDGET_MS:.0f} ms budget"
+                    + (" (OVER BUDGET: MJ_TIMING=1 names the slow rule)" if over else ""))
+    return "\n".join(out) + ("\n" if out else ""), talk
+
+
+def as_data(report: Report) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "command": report.command,
+        "exit": report.exit_code,
+        "rules": [{"id": r.rule.id, "class": r.rule.cls, "validator": r.rule.validator,
+                   "origin": r.rule.origin,
+                   "status": "findings" if r.verdict.findings else ("skipped" if r.verdict.skipped else "ok"),
+                   "skipped": r.verdict.skipped, "detail": r.verdict.detail} for r in report.ran],
+        "findings": [f.as_dict() for f in report.findings],
+        "notes": [n.as_dict() for n in report.notes],
+    }
+    if report.command == "doctor" or timing():
+        data["timing"] = {"total_ms": round(report.total_ms, 1),
+                          "rules": {r.rule.id: round(r.ms, 1) for r in report.ran}}
+        if report.command == "doctor":
+            data["timing"]["budget_ms"] = DOCTOR_BUDGET_MS
+    return data

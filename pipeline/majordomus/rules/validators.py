@@ -1,0 +1,155 @@
+"""The validator registry: the Python functions rules name in their `validator:` key.
+
+A validator takes the run's `Context` and the `Rule` that dispatched it and returns a `Verdict`:
+its findings (made at the rule's class), and, when it could not judge, why (a skip, never red).
+A validator no rule of the effective set declares is a doctor finding; so is a rule naming one
+that is not registered here.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+from majordomus.base.findings import Finding
+from majordomus.knowledge import accumulation as acc
+from majordomus.knowledge import freshness, integrity
+from majordomus.knowledge.freshness import read_events
+from majordomus.rules import wiring
+from majordomus.rules.ruleset import Rule
+from majordomus.store.ledger import Line, ReadResult
+from majordomus.store.workspace import Workspace
+
+REPRODUCE_OBSERVED = "majordomus history --event session.closed --event knowledge.derived"
+
+
+@dataclass
+class Verdict:
+    findings: list[Finding] = field(default_factory=list)
+    skipped: str | None = None  # why (part of) the rule did not judge
+    detail: str | None = None  # what a clean judgement found, one line
+
+
+@dataclass
+class Context:
+    """What one run of the rules shares: the workspace, the ledger read once, the clock."""
+
+    ws: Workspace
+    now: float = field(default_factory=time.time)
+    _full: ReadResult | None = None
+    _some: dict[tuple[str, ...], list[Line]] = field(default_factory=dict)
+
+    def ledger(self) -> ReadResult:
+        """Every ledger line (and the malformed count), read once a run."""
+        if self._full is None:
+            self._full = self.ws.ledger.read()
+        return self._full
+
+    def events(self, *names: str) -> list[Line]:
+        """The lines of `names`, in order: from the full read when there is one, else from a
+        substring pre-filter (cheap for `watch`, which reads nothing else)."""
+        if self._full is not None:
+            return [l for l in self._full.lines if l.event in names]
+        if names not in self._some:
+
+            self._some[names] = read_events(self.ws, names)
+        return self._some[names]
+
+
+Validator = Callable[[Context, Rule], Verdict]
+REGISTRY: dict[str, Validator] = {}
+
+
+def validator(name: str) -> Callable[[Validator], Validator]:
+    def register(fn: Validator) -> Validator:
+        REGISTRY[name] = fn
+        return fn
+    return register
+
+
+@validator("knowledge_lifecycle")
+def knowledge_lifecycle(ctx: Context, rule: Rule) -> Verdict:
+    """majordomus.knowledge-observed: a stopped knowledge writer, or a close path not wired to it."""
+
+    ws, verdict = ctx.ws, Verdict()
+    wired = ws.policy.on("session.knowledge_on_end")
+    if wired:
+        problem, source = wiring.check()
+        if problem:
+            verdict.findings.append(rule.finding(
+                f"session.knowledge_on_end is on but the close path does not derive: {problem}",
+                "reinstall majordomus (`pip install --force-reinstall majordomus`): every close must "
+                "call the deriver before it appends session.closed",
+                reproduce=f"grep -n 'derive_on_close\\|session.closed' {source}"))
+    judged = freshness.judge(ws, ctx.events("session.closed", "knowledge.derived"), now=ctx.now)
+    if not judged.judged:
+        verdict.skipped = judged.reason
+    elif not judged.fresh:
+        verdict.findings.append(rule.finding(
+            judged.reason + f" (session.freshness.stale_minutes is "
+            f"{ws.policy['session.freshness.stale_minutes']})",
+            f"majordomus knowledge derive --episode {judged.episode}", reproduce=REPRODUCE_OBSERVED))
+    else:
+        verdict.detail = judged.reason
+    if not wired and verdict.detail:
+        verdict.detail += " (close-path wiring not checked: session.knowledge_on_end is off)"
+    return verdict
+
+
+@validator("knowledge_integrity")
+def knowledge_integrity(ctx: Context, rule: Rule) -> Verdict:
+    """majordomus.knowledge-integrity: the integrity validator of `knowledge check`."""
+
+    found = integrity.check(ctx.ws)
+    return Verdict([replace(f, rule=rule.id, blocking=rule.blocking and f.blocking,
+                            reproduce=f.reproduce or "majordomus knowledge check") for f in found],
+                   detail=None if found else "every record is consistent")
+
+
+@validator("knowledge_accumulation")
+def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
+    """majordomus.candidates-reviewed: the queue is tracked, short and young enough."""
+
+    ws, verdict = ctx.ws, Verdict()
+    policy = ws.policy
+    undeclared = [k for k in acc.KEYS if not policy.declares(k)]
+    if undeclared:
+        verdict.findings.append(rule.finding(
+            f"the policy does not declare {' nor '.join(undeclared)}: the defaults "
+            f"({', '.join(f'{k}={policy[k]}' for k in undeclared)}) apply unseen",
+            "declare them under `knowledge:` in .ai/repo/policy.yaml (`majordomus init` shows the skeleton's)",
+            file=ws.rel(ws.policy_path), field=", ".join(undeclared),
+            reproduce=f"grep -n -A3 '^knowledge:' {ws.rel(ws.policy_path)}"))
+    waiting = acc.waiting(ws)
+    cap, max_age = policy["knowledge.candidates_max_files"], policy["knowledge.candidate_max_age_minutes"]
+    review = "review them: `majordomus knowledge promote <id>` or `majordomus knowledge reject <id> --reason …`"
+    if len(waiting) > cap:
+        ids = [p.stem for p in waiting]
+        named = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        verdict.findings.append(rule.finding(
+            f"{len(waiting)} candidates await review, more than knowledge.candidates_max_files "
+            f"({cap}): {named}", review, reproduce="majordomus knowledge candidates"))
+    ages = acc.review_ages(ws, waiting, ctx.events("knowledge.derived"))
+    for path in waiting:
+        age = ages.get(path)
+        if age is None:
+            continue
+        waited = ctx.now - age.since
+        if waited / 60.0 > max_age:
+            verdict.findings.append(rule.finding(
+                f"candidate {path.stem} has waited {acc.minutes(waited)} for review, more than "
+                f"knowledge.candidate_max_age_minutes ({max_age}); measured from {age.detail}",
+                f"review it: `majordomus knowledge promote {path.stem}` or "
+                f"`majordomus knowledge reject {path.stem} --reason …`",
+                file=ws.rel(path), reproduce=f"majordomus knowledge record {path.stem}"))
+    held = acc.tracked(ws)
+    for path in acc.records(ws):
+        if path.name not in held:
+            verdict.findings.append(rule.finding(
+                "git does not track this candidate: a record git does not hold is discovered by "
+                "nothing and reviewed by nobody",
+                f"git add {ws.rel(path)} && git commit (beside its session record)",
+                file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.candidates)}/"))
+    if not verdict.findings:
+        verdict.detail = f"{len(waiting)} candidate(s) await review, all tracked, none overdue"
+    return verdict

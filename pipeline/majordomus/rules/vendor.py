@@ -1,0 +1,66 @@
+"""The vendored standard package: `.ai/repo/rules/vendor/`, a copy of the rules shipped in the
+wheel. `majordomus init` lays it, `majordomus rules vendor update` refreshes it, and nobody edits
+it by hand (its README says so); `doctor` notes a copy that differs from the installed package.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from majordomus.base.fsio import write_if_changed
+from majordomus.base.resources import data_dir
+from majordomus.rules.ruleset import vendor_dir
+from majordomus.store.workspace import Workspace
+
+
+def shipped() -> dict[str, bytes]:
+    """The standard package as installed: file name -> bytes (README.md and the rule files)."""
+    folder = data_dir("rules")
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())
+            if p.is_file() and (p.suffix == ".yaml" or p.name == "README.md")}
+
+
+def _vendored(ws: Workspace) -> dict[str, Path]:
+    folder = vendor_dir(ws)
+    if not folder.is_dir():
+        return {}
+    return {p.name: p for p in sorted(folder.iterdir())
+            if p.is_file() and not p.name.startswith(".tmp.")}
+
+
+@dataclass
+class Refreshed:
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+
+def update(ws: Workspace) -> Refreshed:
+    """Make the vendored copy equal the installed package: write what differs, remove what the
+    package no longer ships. Atomic per file."""
+
+    done = Refreshed()
+    package = shipped()
+    folder = vendor_dir(ws)
+    for name, data in package.items():
+        target = folder / name
+        (done.written if write_if_changed(target, data) else done.unchanged).append(ws.rel(target))
+    for name, path in _vendored(ws).items():
+        if name not in package:
+            path.unlink()
+            done.removed.append(ws.rel(path))
+    return done
+
+
+def drift(ws: Workspace) -> list[str]:
+    """How the vendored copy differs from the installed package, one phrase a file."""
+    package = shipped()
+    present = _vendored(ws)
+    out = []
+    for name, data in package.items():
+        if name not in present:
+            out.append(f"{name} missing")
+        elif present[name].read_bytes() != data:
+            out.append(f"{name} differs")
+    out += [f"{name} not shipped" for name in present if name not in package]
+    return out

@@ -1,0 +1,1 @@
+"""Session boundaries: the one open path, the one close path, and compaction."""

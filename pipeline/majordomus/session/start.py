@@ -1,0 +1,69 @@
+"""The one open path: open (or resume) an episode, drain the outbox on a branch, write the opening
+snapshot and compose the briefing. The start hook and `majordomus session start` both come here."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from majordomus.base import git
+from majordomus.base.errors import FatalError
+from majordomus.base.fsio import atomic_write
+from majordomus.base.ids import check_id
+from majordomus.context import briefing, snapshot
+from majordomus.evidence import episodes
+from majordomus.store.workspace import Workspace
+from majordomus.tasks import drain
+from majordomus.tasks.drain import Drained
+
+
+@dataclass(frozen=True)
+class Opened:
+    episode: str
+    resumed: bool
+    record: dict[str, Any]
+    others_open: tuple[str, ...]
+
+
+def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str = "cli") -> Opened:
+    """Open `episode` (or resume it when it is open already), recording it in the ledger."""
+    check_id(episode, "episode id")
+    existing = episodes.open_record(ws, episode)
+    if existing is not None:
+        ws.ledger.append("session.resumed", episode, episode=episode, source=source)
+        atomic_write(ws.state / "current", episode + "\n")
+        return Opened(episode, True, existing, ())
+    head = git.head(ws.root)
+    others = tuple(e for e in episodes.open_episodes(ws) if e != episode)
+    extra: dict[str, Any] = {"others_open": list(others)} if others else {}
+    line = ws.ledger.append("session.opened", episode, episode=episode, source=source,
+                            branch=head.branch, head=head.sha, by=by, **extra)
+    record = {"episode": episode, "opened": line["ts"], "source": source, "by": by,
+              "branch": head.branch, "head": head.sha}
+    atomic_write(episodes.open_dir(ws) / f"{episode}.json", json.dumps(record, indent=2) + "\n")
+    atomic_write(ws.state / "current", episode + "\n")
+    return Opened(episode, False, record, others)
+
+
+@dataclass(frozen=True)
+class Started:
+    opened: Opened
+    briefing: str
+    drained: Drained | None
+    drain_error: str | None  # why the drain failed; the episode opened and the briefing stands
+
+
+def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli") -> Started:
+    """Open, drain, snapshot, brief: what every session start does, whoever calls it."""
+    opened = open_episode(ws, episode, source=source, by=by)
+    drained, drain_error = None, None
+    try:  # a branch episode carries what trunk episodes left in the outbox; never at the briefing's cost
+        drained = drain.drain_at_boundary(ws)
+    except FatalError as exc:
+        drain_error = exc.message
+    if not opened.resumed:
+        snapshot.write_opening(ws, opened.episode, opened.record, opened.others_open)
+    # A fresh open has just asked git for the branch: the briefing does not ask again.
+    text = briefing.compose(ws, episode, source,
+                            branch=None if opened.resumed else opened.record.get("branch"))
+    return Started(opened, text, drained, drain_error)

@@ -1,0 +1,1 @@
+"""The store: the workspace and its paths, the ledger, knowledge records (the one front-matter reader and writer), listings, the policy, the generated schema and allow-list, templates, the skeleton."""

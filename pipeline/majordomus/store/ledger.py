@@ -1,0 +1,165 @@
+"""The append-only ledger: `.ai/local/ledger.jsonl`, one JSON object a line.
+
+Events are registered here before anything may write them. Appends hold an exclusive lock on a
+separate lock file, so the retention trim (which rewrites the file through a rename) never races
+an appender holding the old inode. Readers are tolerant: a malformed line is skipped and counted,
+never fatal.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from majordomus.base.fsio import atomic_write, locked
+
+# The registry: event name -> what its payload carries (documentation and the check below).
+EVENTS: dict[str, tuple[str, ...]] = {
+    "session.opened": ("episode", "source", "branch", "head"),
+    "session.resumed": ("episode", "source"),
+    "session.closed": ("episode", "reason", "branch", "head"),
+    "session.refused": ("episode", "why"),
+    "task.started": ("task", "title", "scope"),
+    "task.finished": ("task", "outcome", "verify", "note"),
+    "decision.recorded": ("task", "text", "why"),
+    "question.opened": ("question", "task", "text"),
+    "question.resolved": ("question", "task", "text", "answer"),
+    "checkpoint.recorded": ("task", "note", "head"),
+    "handover.recorded": ("task", "next"),
+    "knowledge.derived": ("episode", "written", "unchanged", "skipped", "kept", "edited", "paths"),
+    "knowledge.promoted": ("id", "class", "evidence_lines", "path", "by", "sha256"),
+    "knowledge.rejected": ("id", "superseded_by", "reason", "path", "by", "finished"),
+    "provider.event.failed": ("hook", "error"),
+    "outbox.drained": ("moved", "same", "settled", "kept", "paths", "kept_paths"),
+    "ledger.trimmed": ("removed", "kept"),
+}
+
+LEDGER = "ledger.jsonl"
+
+
+def utc_now() -> str:
+    """The current time as the ledger writes it: UTC, seconds, `Z`."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+@dataclass(frozen=True)
+class Line:
+    """One parsed ledger line with its 1-based line number."""
+
+    number: int
+    ts: str
+    event: str
+    session: str | None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self.data.get(key, default)
+
+
+@dataclass
+class ReadResult:
+    lines: list[Line]
+    malformed: int = 0
+    first_malformed: int | None = None
+
+
+class Ledger:
+    """The ledger of one checkout."""
+
+    def __init__(self, local_dir: Path) -> None:
+        self.path = local_dir / LEDGER
+        self.lock_path = local_dir / "state" / "ledger.lock"
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+
+        with locked(self.lock_path):
+            yield
+
+    def append(self, event: str, session: str | None, ts: str | None = None, **data: Any) -> dict[str, Any]:
+        """Append one registered event, stamped with `session`, as one whole line."""
+        if event not in EVENTS:
+            raise ValueError(f"unregistered ledger event {event!r}: register it in pipeline/ledger.py")
+        line: dict[str, Any] = {"ts": ts or utc_now(), "event": event, "session": session}
+        line.update(data)
+        encoded = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        with self.locked():
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, encoded)
+            finally:
+                os.close(fd)
+        return line
+
+    def raw_lines(self) -> Iterator[tuple[int, str]]:
+        try:
+            with open(self.path, encoding="utf-8", errors="replace", newline="\n") as handle:
+                for number, text in enumerate(handle, 1):
+                    yield number, text
+        except FileNotFoundError:
+            return
+
+    def read(self, contains: str | None = None) -> ReadResult:
+        """Every parseable line, in order; `contains` is a cheap substring pre-filter."""
+        result = ReadResult(lines=[])
+        for number, text in self.raw_lines():
+            if contains is not None and contains not in text:
+                continue
+            parsed = parse_line(number, text)
+            if parsed is None:
+                if text.strip():
+                    result.malformed += 1
+                    if result.first_malformed is None:
+                        result.first_malformed = number
+                continue
+            result.lines.append(parsed)
+        return result
+
+    def window(self, episode: str) -> list[Line]:
+        """The lines stamped with `episode`, in order."""
+        needle = json.dumps(episode, ensure_ascii=False)
+        return [line for line in self.read(contains=needle).lines if line.session == episode]
+
+    def trim(self, keep: int) -> int:
+        """Drop the oldest lines beyond `keep`; returns how many were removed."""
+
+        if keep <= 0:
+            return 0
+        with self.locked():
+            # under the lock no other trim runs: any temporary ledger is a killed trim's leftover
+            for leftover in self.path.parent.glob(".tmp.ledger.jsonl.*"):
+                leftover.unlink(missing_ok=True)
+            try:
+                data = self.path.read_bytes()
+            except FileNotFoundError:
+                return 0
+            lines = data.splitlines(keepends=True)
+            excess = len(lines) - keep
+            if excess <= 0:
+                return 0
+            atomic_write(self.path, b"".join(lines[excess:]))
+        return excess
+
+
+def parse_line(number: int, text: str) -> Line | None:
+    """A ledger line, or None when it is not a JSON object with the three stamped keys."""
+    text = text.strip()
+    if not text.startswith("{"):
+        return None
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    ts, event, session = obj.pop("ts", None), obj.pop("event", None), obj.pop("session", None)
+    if not isinstance(ts, str) or not isinstance(event, str):
+        return None
+    if session is not None and not isinstance(session, str):
+        return None
+    return Line(number, ts, event, session, obj)

@@ -1,0 +1,182 @@
+"""The knowledge store as git sees it: the source classes declared in
+`.ai/repo/knowledge/sources.yaml`, each a pathspec, listed in ONE `git ls-files` call that says
+for every file whether git tracks it.
+
+A reader never builds a path from a caller's id: it looks the id up among the files git listed,
+and it reads nothing outside `.ai/repo/knowledge/` (a pathspec edited to reach further, or a
+symbolic link, is not followed).
+"""
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from majordomus.base import git, yamlio
+from majordomus.base.errors import NOT_INITIALISED, FatalError
+from majordomus.store import records
+from majordomus.store.workspace import Workspace
+
+SOURCES = "sources.yaml"
+CONTRACT = "README.md"  # each folder's README contract: not a record
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str  # the file name without .md
+    source: str  # the source class: candidates | curated
+    path: Path
+    tracked: bool  # False: in the tree, not in git's index (reviewed by nobody else)
+    readable: bool = True  # a regular file, really inside the store (never a symbolic link)
+    rel: str = ""  # the repository-relative path, as git wrote it
+
+
+@dataclass(frozen=True)
+class Store:
+    entries: tuple[Entry, ...]
+
+    def of(self, source: str) -> list[Entry]:
+        return [e for e in self.entries if e.source == source]
+
+    def find(self, rid: str) -> Entry | None:
+        """The record named `rid`: curated first (promotion moves a candidate there)."""
+        found = [e for e in self.entries if e.id == rid]
+        found.sort(key=lambda e: e.source != "curated")
+        return found[0] if found else None
+
+    @property
+    def untracked(self) -> list[Entry]:
+        return [e for e in self.entries if not e.tracked]
+
+
+def pathspecs(ws: Workspace) -> dict[str, str]:
+    """Source class -> pathspec, read from sources.yaml (the one declaration of the classes)."""
+
+    path = ws.knowledge / SOURCES
+    try:
+        tree = yamlio.load(path.read_text(encoding="utf-8"), str(path)) or {}
+    except FileNotFoundError:
+        raise FatalError(f"{ws.rel(path)} is missing: run `majordomus init` to restore it", NOT_INITIALISED) from None
+    except yamlio.YamlError as exc:
+        raise FatalError(f"{exc}: fix the YAML or run `majordomus init` to restore it", NOT_INITIALISED) from None
+    classes = tree.get("classes") if isinstance(tree, dict) else None
+    if not isinstance(classes, dict):
+        raise FatalError(f"{ws.rel(path)} declares no `classes:`: run `majordomus init` to restore it",
+                         NOT_INITIALISED)
+    return {str(name): str(spec["pathspec"]) for name, spec in classes.items()
+            if isinstance(spec, dict) and isinstance(spec.get("pathspec"), str)}
+
+
+def _matcher(pathspec: str) -> re.Pattern[str]:
+    """A `:(glob)` pathspec as a regex over repository-relative paths (`*` stays in one folder)."""
+    pattern = re.sub(r"^:\([^)]*\)", "", pathspec)
+    if not any(c in pattern for c in "*?["):  # a plain pathspec names a file or a folder
+        return re.compile(re.escape(pattern.rstrip("/")) + r"(?:/.*)?\Z")
+    out = ""
+    for token in re.split(r"(\*\*/?|\*|\?)", pattern):
+        if token.startswith("**"):
+            out += "(?:.*/)?" if token.endswith("/") else ".*"
+        elif token == "*":
+            out += "[^/]*"
+        elif token == "?":
+            out += "[^/]"
+        else:
+            out += re.escape(token)
+    return re.compile(out + r"\Z")
+
+
+def listing(ws: Workspace) -> Store:
+    """Every record file the source classes name, tracked or not, in one git call."""
+
+    specs = pathspecs(ws)
+    if not specs:
+        return Store(())
+    try:
+        out = git.run(ws.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "-t",
+                      "--", *specs.values())
+    except git.GitError as exc:
+        raise FatalError(f"{exc}: the store is read through git; run majordomus inside the repository "
+                         "(`git init` if it has none)", NOT_INITIALISED) from None
+    matchers = [(name, _matcher(spec)) for name, spec in specs.items()]
+    guard = Guard(ws)
+    store_dir = ws.rel(ws.knowledge) + "/"
+    seen: dict[tuple[str, str], Entry] = {}
+    for item in out.split("\0"):
+        if len(item) < 3:
+            continue
+        tag, rel = item[0], item[2:]
+        name = rel.rsplit("/", 1)[-1]
+        if not rel.startswith(store_dir) or name == CONTRACT or name.startswith(".tmp.") \
+                or not name.endswith(".md"):
+            continue
+        source = next((n for n, m in matchers if m.match(rel)), None)
+        if source is None:
+            continue
+        path = ws.root / rel
+        seen[(source, rel)] = Entry(name[:-3], source, path, tracked=tag != "?", readable=guard(path),
+                                    rel=rel)
+    return Store(tuple(sorted(seen.values(), key=lambda e: (e.source, e.id))))
+
+
+class Guard:
+    """Is a path a regular file whose real location is inside the store? Each folder is resolved
+    once (a store of thousands of records has a handful of folders)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.store = os.path.realpath(ws.knowledge)
+        self.folders: dict[str, bool] = {}
+
+    def __call__(self, path: Path) -> bool:
+        try:
+            mode = os.lstat(path).st_mode
+        except OSError:
+            return False
+        if not stat.S_ISREG(mode):  # a symbolic link is never followed
+            return False
+        folder = os.path.dirname(path)
+        if folder not in self.folders:
+            real = os.path.realpath(folder)
+            self.folders[folder] = real == self.store or real.startswith(self.store + os.sep)
+        return self.folders[folder]
+
+
+def load(ws: Workspace, entry: Entry) -> Any:
+    """The entry as a `records.Record`; `records.RecordError` when it cannot be read as one."""
+
+    if not entry.readable:
+        if not os.path.lexists(entry.path):
+            raise records.RecordError(f"{entry.rel}: tracked by git but missing from the tree "
+                                      "(`git restore` or `git rm` it)")
+        raise records.RecordError(f"{entry.rel}: not a regular file inside .ai/repo/knowledge/ "
+                                  "(a symbolic link is never followed)")
+    return records.load(entry.path)
+
+
+def readable(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> Iterator[tuple[Entry, dict[str, Any]]]:
+    """Each entry of `store` with its front matter, every record read once; one that cannot be
+    read is added to `unreadable` (id, path, problem) and passed over."""
+
+    for entry in store.entries:
+        try:
+            meta = load(ws, entry).meta
+        except records.RecordError as exc:
+            unreadable.append({"id": entry.id, "path": entry.rel, "problem": str(exc)})
+            continue
+        yield entry, meta
+
+
+def jsonable(value: Any) -> Any:
+    """Front matter as JSON: a date YAML read unquoted becomes its ISO text; keys become text."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if hasattr(value, "isoformat"):  # datetime.date / datetime (datetime stays off the hook path)
+        return value.isoformat()
+    return str(value)

@@ -1,0 +1,126 @@
+"""The policy in force: `.ai/repo/policy.yaml`, every key declared once.
+
+Key names, types and defaults come from the proto's `Policy` message, through the generated
+allow-list (`schemas/allowlist.v1.json`); an unknown or mistyped key is an error naming the key,
+the file and the fix. No jsonschema here: the session-start hook loads the policy.
+"""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from majordomus.base import yamlio
+from majordomus.base.errors import FatalError
+from majordomus.store import allowlist
+
+
+def declared() -> dict[str, tuple[str, Any]]:
+    """key -> (type, default), from the allow-list generated from the proto's `Policy` message."""
+
+    return {key: (str(spec["type"]), spec["default"]) for key, spec in allowlist.policy_keys().items()}
+
+
+def __getattr__(name: str) -> Any:
+    # `DECLARED` was a hard-coded table; it is now read from the generated allow-list.
+    if name == "DECLARED":
+        return declared()
+    raise AttributeError(name)
+
+
+@dataclass(frozen=True)
+class Policy:
+    values: dict[str, Any]
+    declared: frozenset[str]  # the keys the file itself declares
+    path: Path | None = None
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def on(self, key: str) -> bool:
+        return bool(self.values[key] == "on")
+
+    def declares(self, key: str) -> bool:
+        return key in self.declared
+
+
+def defaults() -> Policy:
+    return Policy({key: default for key, (_, default) in declared().items()}, frozenset())
+
+
+def flatten(tree: Any, prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    if isinstance(tree, dict):
+        for key, value in tree.items():
+            name = f"{prefix}{key}"
+            if isinstance(value, dict):
+                flat.update(flatten(value, name + "."))
+            else:
+                flat[name] = value
+    return flat
+
+
+def coerce(key: str, value: Any, where: str) -> Any:
+    """`value` as the type the proto declares for `key`; a mistyped value names key, file and fix."""
+
+    spec = allowlist.policy_keys()[key]
+    kind, default = spec["type"], spec["default"]
+    fix = f"set it to {_yaml(default)} (the default) or remove the line"
+    if kind == "switch":
+        if value is True or value == "on":
+            return "on"
+        if value is False or value == "off":
+            return "off"
+        raise FatalError(f"{where}: {key} is {value!r}, not on|off: {fix}", 5)
+    if kind == "integer":
+        low = spec.get("minimum")
+        if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
+            bound = f" >= {low}" if low is not None else ""
+            raise FatalError(f"{where}: {key} is {value!r}, not a whole number{bound}: {fix}", 5)
+        return value
+    if kind == "enum":
+        if value not in spec.get("values", ()):
+            raise FatalError(f"{where}: {key} is {value!r}, not one of {'|'.join(spec['values'])}: {fix}", 5)
+        return value
+    if kind == "boolean" and not isinstance(value, bool):
+        raise FatalError(f"{where}: {key} is {value!r}, not true|false: {fix}", 5)
+    if kind == "string" and not isinstance(value, str):
+        raise FatalError(f"{where}: {key} is {value!r}, not a string: {fix}", 5)
+    return value
+
+
+def _yaml(value: Any) -> str:
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
+def unknown_key(key: str, where: str) -> FatalError:
+    """An unknown key, named, with the nearest declared one when it looks like a slip."""
+
+    known = sorted(declared())
+    near = difflib.get_close_matches(key, known, n=1)
+    hint = f"did you mean {near[0]}? rename or remove it" if near else "remove it"
+    return FatalError(f"{where}: unknown policy key {key!r}: {hint} (the keys are declared in "
+                      f"schemas/knowledge.v1.proto, message Policy: {', '.join(known)})", 5)
+
+
+def load(path: Path) -> Policy:
+    """Read and check the policy file; a missing file means the declared defaults."""
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return defaults()
+    try:
+        tree = yamlio.load(text, str(path)) or {}
+    except yamlio.YamlError as exc:
+        raise FatalError(f"policy unreadable: {exc}: fix the YAML or run `majordomus init` to restore it", 5) from None
+    if not isinstance(tree, dict):
+        raise FatalError(f"{path}: the policy is not a mapping of keys: restore it with `majordomus init`", 5)
+    flat = flatten(tree)
+    values = dict(defaults().values)
+    for key, value in flat.items():
+        if key not in values:
+            raise unknown_key(key, str(path))
+        values[key] = coerce(key, value, str(path))
+    return Policy(values, frozenset(flat), path)

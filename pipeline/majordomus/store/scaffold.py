@@ -1,0 +1,60 @@
+"""`majordomus init`: lay `.ai/` from the skeleton. Idempotent; a file a person edited is left
+alone and named."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from majordomus.base.fsio import atomic_write
+from majordomus.base.resources import data_dir
+from majordomus.store.workspace import Workspace
+
+IGNORE_LINES = (".ai/local/", ".tmp.*")
+LOCAL_DIRS = ("state", "state/completed", "state/outbox/sessions", "state/outbox/candidates",
+              "session-contexts")
+
+
+@dataclass
+class Laid:
+    written: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    left_alone: list[str] = field(default_factory=list)
+
+
+def lay_tree(source: Path, dest: Path, ws: Workspace, laid: Laid) -> None:
+    """Copy `source` into `dest`: write what is missing, leave what differs, name both."""
+    for src in sorted(source.rglob("*")):
+        if src.is_dir() or "__pycache__" in src.parts:
+            continue
+        target = dest / src.relative_to(source)
+        data = src.read_bytes()
+        rel = ws.rel(target)
+        if target.exists():
+            (laid.unchanged if target.read_bytes() == data else laid.left_alone).append(rel)
+            continue
+        atomic_write(target, data)
+        laid.written.append(rel)
+
+
+def ensure_ignored(ws: Workspace, laid: Laid) -> None:
+    path = ws.root / ".gitignore"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    present = {line.strip() for line in text.splitlines()}
+    missing = [line for line in IGNORE_LINES if line not in present]
+    if not missing:
+        laid.unchanged.append(".gitignore")
+        return
+    block = ("" if not text or text.endswith("\n") else "\n") + "# majordomus: local state\n"
+    atomic_write(path, text + block + "".join(f"{line}\n" for line in missing))
+    laid.written.append(".gitignore")
+
+
+def init(ws: Workspace) -> Laid:
+    laid = Laid()
+    lay_tree(data_dir("skeleton"), ws.ai, ws, laid)
+    # The standard rules package, vendored; `majordomus rules vendor update` refreshes it.
+    lay_tree(data_dir("rules"), ws.repo / "rules" / "vendor", ws, laid)
+    for sub in LOCAL_DIRS:
+        (ws.local / sub).mkdir(parents=True, exist_ok=True)
+    ensure_ignored(ws, laid)
+    return laid

@@ -1,0 +1,173 @@
+"""derive:<episode> and render:<record-id>.
+
+`render:<id>` writes one record; it is up to date while the record's evidence digest (its
+draft and the template) is unchanged and its file exists. `derive:<episode>` depends on the
+episode's renders and always runs, to append `knowledge.derived` with what they did, so a re-run
+over unchanged evidence writes nothing, says so, and leaves its line in the ledger.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from majordomus.base.errors import UNKNOWN, FatalError
+from majordomus.base.fsio import atomic_write, locked, sweep_tmp
+from majordomus.base.resources import data_dir
+from majordomus.derive import handedit, table
+from majordomus.derive.table import Draft, Outcome, Plan
+from majordomus.evidence import episodes
+from majordomus.knowledge.review import lock_path
+from majordomus.outbox import staging as outbox
+from majordomus.store.workspace import Workspace
+from majordomus.tasks import engine
+
+
+@dataclass
+class RunState:
+    """What this run's actions did, shared by the render and derive actions of one doit run."""
+
+    written: set[str] = field(default_factory=set)
+    edited: set[str] = field(default_factory=set)  # changed by a person: left alone
+    acted: set[str] = field(default_factory=set)  # promoted or rejected since the plan
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+
+
+def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]:
+    """Write one candidate, unless an act got there first: a promotion or rejection since the
+    plan, or a person's edit (bytes other than the deriver last wrote), which is left alone."""
+    data = table.render(draft)
+    seed_contract(ws, draft.path.parent)
+    with locked(lock_path(ws)):
+        if table.acted_on(ws, draft.id, draft.path.parent):
+            state.acted.add(draft.id)
+            return {"path": ws.rel(draft.path), "kept": True}
+        try:
+            current: bytes | None = draft.path.read_bytes()
+        except FileNotFoundError:
+            current = None
+        if current is not None and current != data and handedit.edited_by_hand(ws, draft.id, current):
+            state.edited.add(draft.id)
+            return {"path": ws.rel(draft.path), "edited": True}
+        if current != data:
+            atomic_write(draft.path, data)
+            state.written.add(draft.id)
+        handedit.remember(ws, draft.id, data)
+    return {"path": ws.rel(draft.path)}
+
+
+def seed_contract(ws: Workspace, folder: Path) -> None:
+    """A candidates folder never lacks its README contract (a repository initialised before it)."""
+    if folder != ws.candidates or (folder / "README.md").exists():
+        return
+    source = data_dir("skeleton") / "repo" / "knowledge" / "candidates" / "README.md"
+    atomic_write(folder / "README.md", source.read_bytes())
+
+
+def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, Any]:
+    outcome = Outcome(plan.episode, skipped=plan.skipped, kept=list(plan.kept), drafts=plan.drafts)
+    for draft in plan.drafts:
+        if draft.id in state.edited:
+            outcome.edited.append(draft.path)
+        elif draft.id in state.acted:
+            outcome.kept.append(draft.id)
+        else:
+            (outcome.written if draft.id in state.written else outcome.unchanged).append(draft.path)
+    state.outcomes[plan.episode] = outcome
+    data: dict[str, Any] = {"episode": plan.episode, "written": len(outcome.written),
+                            "unchanged": len(outcome.unchanged),
+                            "paths": [ws.rel(p) for p in outcome.written]}
+    if outcome.skipped:
+        data["skipped"] = len(outcome.skipped)
+    if outcome.kept:
+        data["kept"] = len(outcome.kept)
+    if outcome.edited:
+        data["edited"] = len(outcome.edited)
+    stamp = plan.episode if episodes.open_record(ws, plan.episode) else episodes.current(ws)
+    ws.ledger.append("knowledge.derived", stamp, **data)
+    return {"written": len(outcome.written)}
+
+
+def creators(ws: Workspace, plans: list[Plan], state: RunState) -> dict[str, Callable[[], Any]]:
+    from doit.tools import config_changed
+
+    def task_render() -> Iterator[dict[str, Any]]:
+        """Render one candidate record from its draft."""
+        for plan in plans:
+            for draft in plan.drafts:
+                yield {"name": draft.id, "actions": [(write_record, (ws, draft, state))],
+                       "targets": [str(draft.path)], "uptodate": [config_changed(draft.digest())],
+                       "doc": f"render {draft.id}"}
+
+    def task_derive() -> Iterator[dict[str, Any]]:
+        """Derive an episode's candidates and record that it ran."""
+        for plan in plans:
+            yield {"name": plan.episode, "actions": [(finish_derivation, (ws, plan, state))],
+                   "task_dep": [f"render:{d.id}" for d in plan.drafts],
+                   "uptodate": [False], "meta": {"bookkeeping": True},
+                   "doc": f"derive {plan.episode}"}
+
+    return {"task_render": task_render, "task_derive": task_derive}
+
+
+def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
+    state = RunState()
+    code, report, text = engine.run_quietly(creators(ws, plans, state),
+                                             [f"derive:{p.episode}" for p in plans], ws.dep_file)
+    if code != 0:
+        why = engine.cause(text) or f"doit exit {code}"
+        raise FatalError(f"derive failed ({why}; tasks {', '.join(report.failed) or '-'}): fix that, then "
+                         "rerun `majordomus knowledge derive` (MJ_DEBUG=1 shows doit's report)")
+    return state.outcomes
+
+
+def derive(ws: Workspace, episode: str, dry_run: bool = False) -> table.Outcome:
+    """Derive `episode` through doit, then append `knowledge.derived` (even when nothing changed).
+
+    A dry run renders every draft and compares it with the file on disk; it writes nothing,
+    not even the ledger line.
+    """
+    started = time.perf_counter()
+    window = ws.ledger.window(episode)
+    if not window:
+        raise FatalError(f"no ledger line is stamped with episode {episode!r}: "
+                         "`majordomus history --event session.opened` lists the episodes", UNKNOWN)
+    the_plan = table.plan(ws, episode, outbox.candidates_dir(ws), window)
+    planned = time.perf_counter()
+    for number, why in the_plan.skipped:
+        print(f"majordomus: skipped ledger line {number}: {why}", file=sys.stderr)
+    swept = 0
+    if dry_run:
+        outcome = table.Outcome(episode, skipped=the_plan.skipped, kept=the_plan.kept, dry_run=True,
+                          drafts=the_plan.drafts)
+        for draft in the_plan.drafts:
+            try:
+                same = draft.path.read_bytes() == table.render(draft)
+            except FileNotFoundError:
+                same = False
+            if not same and draft.path.exists() and table.edited(ws, draft):
+                outcome.edited.append(draft.path)
+                continue
+            (outcome.unchanged if same else outcome.written).append(draft.path)
+    else:
+        swept = sum(sweep_tmp(folder) for folder in {ws.candidates, outbox.candidates_dir(ws)})
+        outcome = run(ws, [the_plan])[episode]
+    for path in outcome.edited:
+        print(f"majordomus: left {ws.rel(path)} alone: it was edited by hand "
+              "(delete it to derive it again)", file=sys.stderr)
+    if _timing():
+        total = time.perf_counter() - started
+        print(f"MJ_TIMING derive {episode}: {total * 1000:.1f} ms (plan {(planned - started) * 1000:.1f} ms); "
+              f"lines {len(window)}, evidence {the_plan.evidence}, drafts {len(the_plan.drafts)}, "
+              f"written {len(outcome.written)}, unchanged {len(outcome.unchanged)}, "
+              f"skipped {len(outcome.skipped)}, kept {len(outcome.kept)}, swept {swept}", file=sys.stderr)
+    return outcome
+
+
+def _timing() -> bool:
+
+    return os.environ.get("MJ_TIMING") == "1"

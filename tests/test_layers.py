@@ -1,0 +1,63 @@
+"""The layers of docs/ARCHITECTURE.md are a contract import-linter checks, not a convention."""
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+PROJECT = Path(__file__).resolve().parents[1]
+PACKAGE = PROJECT / "pipeline" / "majordomus"
+LINT = Path(sys.executable).with_name("lint-imports")
+HEAVY = {"yaml", "jinja2", "jsonschema", "doit", "mcp", "mcp_types", "anyio", "grpc_tools", "google"}
+
+
+def _lint(config: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(LINT), "--no-cache", "--config", str(config)], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+def test_the_layers_contract_is_kept() -> None:
+    proc = _lint(PROJECT / "pyproject.toml", PROJECT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "majordomus layers KEPT" in proc.stdout
+
+
+def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
+    """The contract is live: the same check on a copy with one upward import fails and names it."""
+    copy = tmp_path / "majordomus"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    ledger = copy / "store" / "ledger.py"
+    ledger.write_text(ledger.read_text(encoding="utf-8") + "\nfrom majordomus.session import end  # noqa\n",
+                      encoding="utf-8")
+    config = tmp_path / "pyproject.toml"
+    config.write_text((PROJECT / "pyproject.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    proc = subprocess.run([str(LINT), "--no-cache", "--config", str(config)], cwd=tmp_path,
+                          capture_output=True, text=True, env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"})
+    assert proc.returncode != 0
+    assert "BROKEN" in proc.stdout and "majordomus.store.ledger -> majordomus.session.end" in proc.stdout
+
+
+def test_function_local_imports_are_only_heavy_third_party() -> None:
+    """Our own modules are imported at the top; only heavy third-party (and a few heavy stdlib
+    modules) wait for the function that needs them, to keep the hook paths light."""
+    allowed_stdlib = {"argparse", "http", "importlib", "string", "contextlib", "io", "urllib", "email", "os"}
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if isinstance(node, ast.ImportFrom):
+                    names = [node.module or ""]
+                elif isinstance(node, ast.Import):
+                    names = [a.name for a in node.names]
+                else:
+                    continue
+                for name in names:
+                    top = name.split(".")[0]
+                    if top not in HEAVY and top not in allowed_stdlib:
+                        found.append(f"{path.relative_to(PACKAGE)}:{node.lineno} {name}")
+    assert found == []
