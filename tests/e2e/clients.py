@@ -256,7 +256,8 @@ class CodexWorld(World):
             while time.monotonic() < deadline:
                 line = proc.stdout.readline()
                 if not line:
-                    raise AssertionError(f"codex app-server ended: {proc.stderr.read() if proc.stderr else ''}")
+                    err = proc.stderr.read() if proc.stderr else ""
+                    raise AssertionError(f"codex app-server ended: {err}")
                 message = json.loads(line)
                 if message.get("id") == n:
                     if "error" in message:

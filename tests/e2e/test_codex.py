@@ -86,6 +86,24 @@ class TestCodexFacts:
         assert world.hook_calls() == []
         assert "untrusted" not in run.proc.stdout + run.proc.stderr
 
+    def test_exec_trust_flag_trusts_the_project_only(self, world: CodexWorld) -> None:
+        lifecycle_hooks(world)
+        run = world.run("hello", [say("hi")], "--trust")
+        assert run.proc.returncode == 0, run.proc.stderr
+        config = (world.codex_home / "config.toml").read_text(encoding="utf-8")
+        assert f'[projects."{world.repo}"]\ntrust_level = "trusted"' in config
+        assert world.hook_calls() == []  # the hooks still wait for their own trust
+        assert {h["trustStatus"] for h in world.hooks_list()["hooks"]} == {"untrusted"}
+
+    def test_bypass_flag_runs_untrusted_hooks_in_a_trusted_project(self, world: CodexWorld) -> None:
+        lifecycle_hooks(world)
+        world.trust_project()
+        run = world.run("hello", [say("hi")], "--dangerously-bypass-hook-trust")
+        assert run.proc.returncode == 0, run.proc.stderr
+        assert [c["event"] for c in world.hook_calls()] == ["SessionStart", "Stop", "SessionEnd"]
+        assert any("--dangerously-bypass-hook-trust` is enabled" in e["item"].get("message", "")
+                   for e in run.events if e["type"] == "item.completed")
+
     def test_trust_is_per_hook_and_lives_in_the_user_config(self, world: CodexWorld) -> None:
         lifecycle_hooks(world)
         world.trust_project()
