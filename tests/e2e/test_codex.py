@@ -135,6 +135,10 @@ class TestCodexFacts:
         timeouts = {h["eventName"]: h["timeoutSec"] for h in listed["hooks"]}
         assert timeouts == {"sessionStart": 600, "sessionEnd": 3, "preCompact": 7}
         assert any("clamping SessionEnd hook timeout to 3s" in w for w in listed["warnings"])
+        # without a timeout, SessionEnd gets the short default
+        world.register_hooks({"SessionEnd": [{"command": world.probe_hook("SessionEnd")}]})
+        [end] = world.hooks_list()["hooks"]
+        assert end["timeoutSec"] == 1
 
     def test_trusted_hooks_receive_the_lifecycle_and_start_text_reaches_the_model(
             self, world: CodexWorld) -> None:
