@@ -1,17 +1,54 @@
-"""Payload on stdout, talk on stderr; `--json` prints data with stable keys."""
+"""Payload on stdout, talk on stderr; `--json` prints data with stable keys.
+
+Stored text (a decision, a record's title or body, a commit subject, a request line) may carry
+control characters: an escape sequence that recolours the terminal, rewrites the line, or (OSC 52)
+writes the clipboard. Every human output goes through `show` or `say`, which escape them the way
+JSON does (`\u001b`), keeping only newlines and tabs; `line` escapes a newline too, for a value
+that must stay on its own line (a table cell, a list item). `emit_json` escapes what JSON itself
+leaves raw (DEL and the C1 controls), so its output is as safe on a terminal and parses the same.
+"""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
+# C0 but tab and newline, DEL, C1, and lone surrogates (undecodable bytes that would reach the
+# terminal raw under the surrogateescape handler)
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL_OR_NEWLINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_RAW_IN_JSON = re.compile("[\x7f-\x9f\ud800-\udfff]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escaped(match: re.Match[str]) -> str:
+    char = match.group(0)
+    return _NAMED.get(char) or f"\\u{ord(char):04x}"
+
+
+def escape(text: str) -> str:
+    """`text` with its control characters escaped; newlines and tabs kept."""
+    return _CONTROL.sub(_escaped, text)
+
+
+def line(value: Any) -> str:
+    """`value` as text for one line: every control character escaped, newlines included."""
+    return _CONTROL_OR_NEWLINE.sub(_escaped, value if isinstance(value, str) else str(value))
+
+
+def show(text: str) -> None:
+    """Write human text to stdout, its control characters escaped."""
+    sys.stdout.write(escape(text))
+
 
 def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n")
+    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
+    sys.stdout.write(_RAW_IN_JSON.sub(_escaped, text) + "\n")
 
 
 def say(message: str) -> None:
-    print(message, file=sys.stderr)
+    print(escape(message), file=sys.stderr)
 
 
 def table(rows: list[list[str]], header: list[str]) -> str:

@@ -1,26 +1,78 @@
 """The HTTP projection: a read-only server on the standard library's `http.server`, bound to
 127.0.0.1 unless told otherwise. It serves `/openapi.json` (generated) and one `GET` route per
-declared capability, routed by `openapi.match`; every error is JSON in the document's `Error`
-shape: 404 for an unknown id or route, 400 for a refused id or parameter, 405 for any method
-that writes. Each request opens a fresh `Workspace`, so a policy edit is read on the next one."""
+declared capability, routed by `openapi.match`; every answer that is not a 200 is JSON in the
+document's `Error` shape, whatever the method and however malformed the request: 404 for an
+unknown id or route, 400 for a refused id or parameter (and for a request http.server cannot
+parse), 405 for any other method, 421 for a `Host` this server does not answer for. Each request
+opens a fresh `Workspace`, so a policy edit is read on the next one.
+
+A web page can reach a server on the fixed port through DNS rebinding (its own name resolving to
+127.0.0.1): the browser then sends the page's name as `Host`. So only a loopback `Host`
+(`localhost`, `127.0.0.0/8`, `::1`, with any port) or one the server was configured with
+(`--host`, `--allow-host`) is answered."""
 from __future__ import annotations
 
+import ipaddress
 import json
-import sys
+from collections.abc import Callable, Iterable
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from majordomus.base.errors import FatalError
+from majordomus.base.output import line, say
 from majordomus.readers import openapi
 from majordomus.readers.knowledge_base import call
 from majordomus.store.workspace import Workspace
 
+WILDCARDS = ("0.0.0.0", "::", "")  # bind addresses that name no host a client would send
 
-def respond(root: Path, method: str, target: str) -> tuple[int, Any]:
+
+def host_name(header: str | None) -> str | None:
+    """The host of a `Host` header without its port, lower-cased, without a trailing dot; None
+    when there is no header or it is not a host."""
+    if header is None:
+        return None
+    value = header.strip().lower()
+    if value.startswith("["):  # [v6]:port
+        name, bracket, rest = value[1:].partition("]")
+        if not bracket or (rest and not (rest.startswith(":") and rest[1:].isdigit())):
+            return None
+    else:
+        name, colon, port = value.rpartition(":")
+        if not colon or ":" in name:  # no port, or a bare v6 address
+            name = value
+        elif not port.isdigit():
+            return None
+    name = name.rstrip(".")
+    return name or None
+
+
+def admits(header: str | None, configured: Iterable[str] = ()) -> bool:
+    """Whether a request with this `Host` header is answered: a loopback host, or a configured one."""
+    name = host_name(header)
+    if name is None:
+        return False
+    if name == "localhost" or name in {c.strip().lower().rstrip(".") for c in configured}:
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def respond(root: Path, method: str, target: str, host: str | None = "127.0.0.1",
+            configured: Iterable[str] = ()) -> tuple[int, Any]:
     """(status, JSON body) for one request: the whole server minus the sockets."""
 
+    if not admits(host, configured):
+        shown = "no Host header" if host is None else f"Host {line(host)[:100]!r}"
+        return 421, {"error": "misdirected",
+                     "message": f"{shown} refused: this server answers only for localhost, 127.0.0.1 "
+                                "and ::1 (a web page must not read it through DNS rebinding); "
+                                "`majordomus serve --allow-host NAME` admits another name"}
     if method not in ("GET", "HEAD"):
         return 405, {"error": "method_not_allowed",
                      "message": f"{method} refused: this server is read-only; use GET"}
@@ -45,48 +97,76 @@ def respond(root: Path, method: str, target: str) -> tuple[int, Any]:
         return 500, {"error": "internal", "message": f"{type(exc).__name__}: {exc}"}
 
 
+# http.server's own refusals (a request line or header it cannot parse, a line too long, an
+# HTTP version it does not speak), as error kinds of the document's `Error` shape
+PROTOCOL_KINDS = {HTTPStatus.METHOD_NOT_ALLOWED: "method_not_allowed",
+                  HTTPStatus.NOT_IMPLEMENTED: "method_not_allowed", HTTPStatus.NOT_FOUND: "unknown_route"}
+
+
 class Handler(BaseHTTPRequestHandler):
     root: Path  # set on the subclass `serve` builds
+    configured: tuple[str, ...] = ()  # the hosts answered besides loopback
     server_version = "majordomus"
     timeout = 30  # an idle connection is dropped, never held open for ever
 
-    def _send(self, body: bool) -> None:
-        status, data = respond(self.root, self.command, self.path)
+    def _answer(self, status: int, data: Any, body: bool) -> None:
         payload = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        if self.request_version == "HTTP/0.9":  # http.server's guess for a line it cannot read:
+            self.request_version = "HTTP/1.0"  # answer with a status line and headers all the same
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(payload)))
         if status == 405:
             self.send_header("Allow", "GET, HEAD")
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         if body:
             self.wfile.write(payload)
 
-    def do_GET(self) -> None:  # noqa: N802 - the standard library's name
-        self._send(True)
+    def _send(self) -> None:
+        if self.command not in ("GET", "HEAD"):
+            self.close_connection = True  # its body, if any, is never read: nothing may follow it
+        status, data = respond(self.root, self.command, self.path, self.headers.get("Host"), self.configured)
+        self._answer(status, data, self.command != "HEAD")
 
-    def do_HEAD(self) -> None:  # noqa: N802
-        self._send(False)
+    def __getattr__(self, name: str) -> Callable[[], None]:
+        """Every method is answered (`do_OPTIONS`, `do_TRACE`, `do_FOO` ...): `respond` refuses
+        what is not a read, in the `Error` shape, rather than http.server's HTML 501."""
+        if name.startswith("do_"):
+            return self._send
+        raise AttributeError(name)
 
-    def do_POST(self) -> None:  # noqa: N802
-        self._send(True)
-
-    do_PUT = do_DELETE = do_PATCH = do_POST
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals, in the `Error` shape too (never its HTML page)."""
+        try:
+            status = HTTPStatus(code)
+        except ValueError:
+            status = HTTPStatus.BAD_REQUEST
+        self.log_error("code %d, message %s", code, message)
+        self.close_connection = True
+        kind = PROTOCOL_KINDS.get(status, "internal" if code >= 500 else "refused")
+        text = f"{message or status.phrase}" + (f": {explain}" if explain else "")
+        data = {"error": kind, "message": f"{code} {line(text)}: send GET with a Host of localhost"}
+        self._answer(code, data, self.command != "HEAD" and code >= 200 and code not in (204, 304))
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the standard signature
-        sys.stderr.write(f"majordomus serve: {self.address_string()} {format % args}\n")
+        """One line on stderr, its control characters escaped (the request line is the client's)."""
+        say(line(f"majordomus serve: {self.address_string()} {format % args}"))
 
 
-def serve(root: Path, host: str, port: int) -> int:
+def serve(root: Path, host: str, port: int, allow: tuple[str, ...] = ()) -> int:
     """Serve until interrupted; the first stderr line names the bound address."""
-    handler = type("BoundHandler", (Handler,), {"root": root})
+    configured = tuple(h for h in (host, *allow) if h not in WILDCARDS)
+    handler = type("BoundHandler", (Handler,), {"root": root, "configured": configured})
     with ThreadingHTTPServer((host, port), handler) as httpd:
-        sys.stderr.write(f"majordomus serve: listening on http://{host}:{httpd.server_port}/ "
-                         "(GET /openapi.json for the routes; Ctrl-C stops)\n")
+        say(f"majordomus serve: listening on http://{host}:{httpd.server_port}/ "
+            "(GET /openapi.json for the routes; Ctrl-C stops)")
         if host not in ("127.0.0.1", "localhost", "::1"):
-            sys.stderr.write(f"majordomus serve: bound to {host}, not 127.0.0.1: whoever reaches this "
-                             "address can read the knowledge store\n")
-        sys.stderr.flush()
+            say(f"majordomus serve: bound to {host}, not 127.0.0.1: whoever reaches this "
+                "address can read the knowledge store")
+        if configured:
+            say(f"majordomus serve: answers a Host of localhost, 127.0.0.1, ::1 and {', '.join(configured)}")
         try:
             httpd.serve_forever()
         except KeyboardInterrupt:

@@ -14,7 +14,7 @@ ERROR_SCHEMA: dict[str, Any] = {
     "type": "object", "additionalProperties": False, "required": ["error", "message"],
     "properties": {
         "error": {"enum": ["unknown_id", "refused", "unknown_route", "method_not_allowed",
-                           "unavailable", "internal"]},
+                           "misdirected", "unavailable", "internal"]},
         "message": {"type": "string", "description": "what was refused, why, and the fix"}}}
 
 # exit code of a FatalError -> (HTTP status, error kind)
@@ -43,6 +43,9 @@ def operation(cap: Capability) -> dict[str, Any]:
     }
     if any(p.positional for p in cap.parameters):
         responses["404"] = _error("no record with this id in the knowledge store")
+    responses["421"] = _error("the Host header names no host this server answers for (only localhost, "
+                              "127.0.0.1, ::1 and the configured ones: a web page cannot read the store "
+                              "through DNS rebinding)")
     responses["500"] = _error("an internal error; the message names it")
     responses["503"] = _error("the repository cannot be read as set up (not initialised, or its policy "
                               "or sources.yaml unreadable); the message names the fix")

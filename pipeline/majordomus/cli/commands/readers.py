@@ -24,7 +24,10 @@ def add_parsers(sub: Any) -> None:
                        "capability. Bound to 127.0.0.1 unless --host says otherwise.")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
     s.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
-    s.set_defaults(handler=lambda a: serve(a.host, a.port))
+    s.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="answer requests whose Host header is NAME too (repeatable; localhost, "
+                   "127.0.0.1, ::1 and --host are always answered, any other Host is refused: 421)")
+    s.set_defaults(handler=lambda a: serve(a.host, a.port, tuple(a.allow_host)))
     o = sub.add_parser("openapi", help="print the OpenAPI 3.1 document of the readers",
                        description="The OpenAPI 3.1 document generated from the reader declarations, "
                        "as `majordomus serve` serves it at /openapi.json.")
@@ -47,14 +50,14 @@ def mcp(list_only: bool) -> int:
     return mcp_stdio.serve(root)
 
 
-def serve(host: str, port: int) -> int:
+def serve(host: str, port: int, allow: tuple[str, ...] = ()) -> int:
     """Serve the readers over HTTP until interrupted."""
 
     if not 0 <= port <= 65535:
         raise FatalError(f"--port {port} is not a port: give 0-65535 (0 picks a free one)", USAGE)
     root = open_workspace().root
     try:
-        return httpd.serve(root, host, port)
+        return httpd.serve(root, host, port, allow)
     except OSError as exc:
         raise FatalError(f"cannot listen on {host}:{port}: {exc.strerror or exc}: "
                          "choose another --port (0 picks a free one)", USAGE) from None
