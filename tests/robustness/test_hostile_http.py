@@ -15,7 +15,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import MAJORDOMUS, Repo, make_repo
+from conftest import MAJORDOMUS, make_repo
 
 TIMEOUT = 10
 
