@@ -14,13 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 _ENV = {"LC_ALL": "C", "LANG": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-# The GIT_* variables a caller may set: identity, where a person's configuration lives, where
+# The GIT_* variables a caller may set: identity, where a person's configuration lives, how far up
+# a repository is looked for (a ceiling only narrows), where
 # git's own programs are, and tracing. Any other GIT_* is dropped (an allow-list, so a variable
 # a later git adds cannot redirect us either).
 KEPT = frozenset({"GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
                   "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
-                  "GIT_CONFIG_NOSYSTEM", "GIT_EXEC_PATH", "GIT_TRACE", "GIT_TRACE2", "GIT_TRACE2_EVENT",
-                  "GIT_TRACE2_PERF", "GIT_TRACE_PERFORMANCE", "GIT_TRACE_SETUP"})
+                  "GIT_CONFIG_NOSYSTEM", "GIT_CEILING_DIRECTORIES", "GIT_EXEC_PATH", "GIT_TRACE",
+                  "GIT_TRACE2", "GIT_TRACE2_EVENT", "GIT_TRACE2_PERF", "GIT_TRACE_PERFORMANCE",
+                  "GIT_TRACE_SETUP"})
 
 
 class GitError(RuntimeError):
