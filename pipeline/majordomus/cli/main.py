@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from majordomus import __version__
 from majordomus.base.errors import INTERNAL, USAGE, FatalError
+from majordomus.base.output import say
 from majordomus.hooks import run as hooks
 
 if TYPE_CHECKING:
@@ -85,15 +86,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(handler(args) or 0)
     except FatalError as exc:
-        print(f"majordomus: {exc.message}", file=sys.stderr)
+        say(f"majordomus: {exc.message}")
         return exc.code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
         return 0
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
-        print(f"majordomus: internal error: {type(exc).__name__}: {exc} "
-              "(rerun with MJ_DEBUG=1 for the traceback)", file=sys.stderr)
+        say(f"majordomus: internal error: {type(exc).__name__}: {exc} "
+            "(rerun with MJ_DEBUG=1 for the traceback)")
 
         if os.environ.get("MJ_DEBUG") == "1":
             raise

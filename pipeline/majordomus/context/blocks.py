@@ -4,18 +4,29 @@ A document is a list of `Block`s: a heading, fixed lines, and at most one list o
 lists share a line budget (`allot`), and `fit` shrinks them further until the text stays under a
 character ceiling. A list that is cut says how many items it cut and the command that shows them
 all, so a trimmed document never hides that it was trimmed.
+
+Every heading, line and item is one line of the text: a newline inside one becomes a space, and
+every other control character is escaped (`base.output.line`), so stored text (a decision, a
+commit subject, a handover) can neither forge a line nor send the terminal an escape sequence.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from majordomus.base.output import line as one_line
+
 ITEM_CHARS = 300  # one list item, at most
 LINE_CHARS = 1_000  # one fixed line (a task title, a handover's Next Action), at most
 
 
+def single(text: str) -> str:
+    """`text` as one line: newlines become spaces, other control characters are escaped."""
+    return one_line(" ".join(text.split("\n")))
+
+
 def clip(text: str, limit: int, whole: str = "") -> str:
     """`text` on one line, cut to `limit` characters; a cut says so (and where to read it whole)."""
-    text = " ".join(text.split("\n"))
+    text = single(text)
     if len(text) <= limit:
         return text
     tail = f" … (cut: `{whole}` shows it whole)" if whole else " … (cut)"
@@ -47,13 +58,13 @@ def render(blocks: list[Block], caps: dict[int, int] | None = None, bounded: boo
         if block.heading:
             if out and out[-1] != "":
                 out.append("")
-            out.append("#" * block.level + " " + block.heading)
+            out.append("#" * block.level + " " + single(block.heading))
         whole = block.whole or block.more
-        out += [clip(line, LINE_CHARS, whole) if bounded else line for line in block.lines]
+        out += [clip(line, LINE_CHARS, whole) if bounded else single(line) for line in block.lines]
         if block.items:
             cap = (caps or {}).get(index)
             shown = block.items if cap is None or len(block.items) <= cap else block.items[: max(cap - 1, 0)]
-            out += [clip(item, ITEM_CHARS, whole) if bounded else item for item in shown]
+            out += [clip(item, ITEM_CHARS, whole) if bounded else single(item) for item in shown]
             if len(shown) < len(block.items):
                 out.append(block.cut_line(len(block.items) - len(shown)))
         elif block.empty:

@@ -14,6 +14,7 @@ from typing import Any
 
 from majordomus.base.errors import FatalError
 from majordomus.base.ids import check_id
+from majordomus.base.output import say, show
 from majordomus.evidence import episodes
 from majordomus.session import compact, end, start
 from majordomus.store.workspace import Workspace, find_root
@@ -60,8 +61,7 @@ def run(name: str, hook_root: str | None = None) -> int:
         root = _root(payload, hook_root)
         if root is None or not (root / ".ai" / "repo").is_dir():
             where = root or hook_root or os.getcwd()
-            print(f"majordomus: {name}: {where} is not initialised, nothing recorded: run `majordomus init`",
-                  file=sys.stderr)
+            say(f"majordomus: {name}: {where} is not initialised, nothing recorded: run `majordomus init`")
             return 0
         ws = Workspace(root)
         if problem is not None:
@@ -80,13 +80,13 @@ def _describe(exc: BaseException) -> str:
 
 
 def _failed(ws: Workspace | None, name: str, error: str) -> None:
-    print(f"majordomus: {name} failed: {error}", file=sys.stderr)
+    say(f"majordomus: {name} failed: {error}")
     if ws is None:
         return
     try:
         ws.ledger.append("provider.event.failed", episodes.current(ws), hook=name, error=error)
     except Exception as exc:  # the ledger itself is unwritable: say so, still exit 0
-        print(f"majordomus: {name}: could not record the failure either: {exc}", file=sys.stderr)
+        say(f"majordomus: {name}: could not record the failure either: {exc}")
 
 
 def _session_id(payload: dict[str, Any]) -> str:
@@ -121,7 +121,7 @@ def session_start(ws: Workspace, episode: str, source: str) -> None:
     if env_file:
         with open(env_file, "a", encoding="utf-8") as handle:
             handle.write(f"export MAJORDOMUS_EPISODE={episode}\n")
-    sys.stdout.write(started.briefing)
+    show(started.briefing)
 
 
 def session_end(ws: Workspace, episode: str, reason: str) -> None:

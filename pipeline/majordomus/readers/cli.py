@@ -7,12 +7,11 @@ The human renderings are this projection's own; the data they render is the decl
 `knowledge edges` is a command-line reader of the graph, not a declared capability."""
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
 from majordomus.base import yamlio
-from majordomus.base.output import emit_json, say, table
+from majordomus.base.output import emit_json, line, say, show, table
 from majordomus.knowledge.graph import TYPES
 from majordomus.knowledge.graph import edges as read
 from majordomus.readers.knowledge_base import CAPABILITIES, Capability, call
@@ -59,8 +58,9 @@ def _candidates(items: list[dict[str, Any]]) -> None:
     if not items:
         say("no candidates await review")
         return
-    rows = [[c["id"], c["class"], c["branch"] or "(unattributed)", c["title"]] for c in items]
-    sys.stdout.write(table(rows, ["ID", "CLASS", "BRANCH", "TITLE"]))
+    rows = [[line(c["id"]), line(c["class"]), line(c["branch"] or "(unattributed)"), line(c["title"])]
+            for c in items]
+    show(table(rows, ["ID", "CLASS", "BRANCH", "TITLE"]))
     untracked = [c["path"] for c in items if not c["tracked"]]
     if untracked:
         say(f"{len(untracked)} candidate(s) not tracked by git, so reviewed on no other checkout: "
@@ -74,7 +74,7 @@ def _record(rec: dict[str, Any]) -> None:
     if rec["problem"]:
         say(f"unreadable: {rec['problem']}")
         return
-    sys.stdout.write("---\n" + yamlio.dump(rec["meta"]) + "---\n" + (rec["body"] or ""))
+    show("---\n" + yamlio.dump(rec["meta"]) + "---\n" + (rec["body"] or ""))
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -98,7 +98,7 @@ def _status(st: dict[str, Any]) -> None:
                                                                  f"--episode {w['episode']})"))
     out += [f"untracked: {p} (git add it)" for p in st["untracked"]]
     out += [f"unreadable: {u['path']}: {u['problem']}" for u in st["unreadable"]]
-    sys.stdout.write("\n".join(out) + "\n")
+    show("\n".join(line(o) for o in out) + "\n")
 
 
 RENDER: dict[str, Callable[[Any], None]] = {"candidates": _candidates, "record": _record, "status": _status}
@@ -112,7 +112,7 @@ def edges(edge_type: str | None, rid: str | None, as_json: bool) -> int:
         return 0
     for e in graph["edges"]:
         mark = "" if e["target"] == "record" else f"  ({e['target']})"
-        sys.stdout.write(f"{e['from']}  {e['type']}  {e['to']}{mark}\n")
+        show(line(f"{e['from']}  {e['type']}  {e['to']}{mark}") + "\n")
     if not graph["edges"]:
         say("no edges")
     if graph["dangling"]:

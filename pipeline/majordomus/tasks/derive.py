@@ -17,6 +17,7 @@ from typing import Any
 
 from majordomus.base.errors import UNKNOWN, FatalError
 from majordomus.base.fsio import atomic_write, locked, sweep_tmp
+from majordomus.base.output import say
 from majordomus.base.resources import data_dir
 from majordomus.derive import handedit, table
 from majordomus.derive.table import Draft, Outcome, Plan
@@ -139,7 +140,7 @@ def derive(ws: Workspace, episode: str, dry_run: bool = False) -> table.Outcome:
     the_plan = table.plan(ws, episode, outbox.candidates_dir(ws), window)
     planned = time.perf_counter()
     for number, why in the_plan.skipped:
-        print(f"majordomus: skipped ledger line {number}: {why}", file=sys.stderr)
+        say(f"majordomus: skipped ledger line {number}: {why}")
     swept = 0
     if dry_run:
         outcome = table.Outcome(episode, skipped=the_plan.skipped, kept=the_plan.kept, dry_run=True,
@@ -157,8 +158,8 @@ def derive(ws: Workspace, episode: str, dry_run: bool = False) -> table.Outcome:
         swept = sum(sweep_tmp(folder) for folder in {ws.candidates, outbox.candidates_dir(ws)})
         outcome = run(ws, [the_plan])[episode]
     for path in outcome.edited:
-        print(f"majordomus: left {ws.rel(path)} alone: it was edited by hand "
-              "(delete it to derive it again)", file=sys.stderr)
+        say(f"majordomus: left {ws.rel(path)} alone: it was edited by hand "
+            "(delete it to derive it again)")
     if _timing():
         total = time.perf_counter() - started
         print(f"MJ_TIMING derive {episode}: {total * 1000:.1f} ms (plan {(planned - started) * 1000:.1f} ms); "

@@ -1,10 +1,9 @@
 """majordomus context: the repository context."""
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from majordomus.base.output import emit_json
+from majordomus.base.output import emit_json, show
 from majordomus.context import repository
 from majordomus.store.workspace import open_workspace
 
@@ -27,5 +26,5 @@ def context(as_json: bool) -> int:
     if as_json:
         emit_json(data)
     else:
-        sys.stdout.write(repository.render(data))
+        show(repository.render(data))
     return 0

@@ -1,10 +1,9 @@
 """majordomus check | doctor | watch: rule dispatch over the effective set (vendor + project)."""
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from majordomus.base.output import emit_json, say
+from majordomus.base.output import emit_json, say, show
 from majordomus.rules import dispatch as rules_dispatch
 from majordomus.store.workspace import open_workspace
 
@@ -42,7 +41,7 @@ def dispatch(command: str, as_json: bool) -> int:
     if as_json:
         emit_json(rules_dispatch.as_data(report))
     else:
-        sys.stdout.write(text)
+        show(text)
     for line in talk:
         say(line)
     return report.exit_code

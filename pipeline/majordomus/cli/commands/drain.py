@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from majordomus.base.errors import refused
-from majordomus.base.output import emit_json
+from majordomus.base.output import emit_json, show
 from majordomus.outbox import staging as outbox
 from majordomus.store.workspace import open_workspace
 from majordomus.tasks import drain as drain_tasks
@@ -35,5 +35,5 @@ def drain(as_json: bool) -> int:
     if as_json:
         emit_json(drained.as_json())
     else:
-        print(drained.summary())
+        show(drained.summary() + "\n")
     return 0

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 from majordomus.base.errors import USAGE, FatalError
-from majordomus.base.output import emit_json, say
+from majordomus.base.output import emit_json, line, say, show
 from majordomus.store.ledger import EVENTS
 from majordomus.store.workspace import open_workspace
 
@@ -41,9 +40,9 @@ def history(events: list[str] | None, episode: str | None, limit: int, as_json: 
                    for l in lines])
     else:
         for l in lines:
-            detail = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in l.data.items()
+            detail = " ".join(f"{line(k)}={line(json.dumps(v, ensure_ascii=False))}" for k, v in l.data.items()
                               if v is not None)
-            sys.stdout.write(f"{l.ts}  {l.event:<22} {l.session or '-':<14} {detail}\n")
+            show(f"{line(l.ts)}  {line(l.event):<22} {line(l.session or '-'):<14} {detail}\n")
         if not lines:
             say("no ledger lines match")
     if result.malformed:

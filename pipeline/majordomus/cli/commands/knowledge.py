@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from majordomus.base.ids import check_id
-from majordomus.base.output import emit_json
+from majordomus.base.output import emit_json, show
 from majordomus.cli.commands.review import review_verbs
 from majordomus.evidence import episodes
 from majordomus.readers.cli import add_verbs
@@ -48,6 +48,6 @@ def derive(episode: str | None, dry_run: bool, as_json: bool) -> int:
                                 "title": d.title, "path": ws.rel(d.path),
                                 "derived_from": list(d.derived_from)} for d in outcome.drafts]})
     else:
-        print(outcome.summary(ws))
+        show(outcome.summary(ws) + "\n")
     return 0
 

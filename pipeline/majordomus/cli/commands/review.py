@@ -5,7 +5,7 @@ import sys
 from typing import Any
 
 from majordomus.base.errors import BLOCKING, OK
-from majordomus.base.output import emit_json, say
+from majordomus.base.output import emit_json, say, show
 from majordomus.knowledge import integrity, review
 from majordomus.store.records import CLASSES
 from majordomus.store.workspace import open_workspace
@@ -44,7 +44,7 @@ def promote(rid: str, cls: str | None) -> int:
     evidence = sys.stdin.read() if sys.stdin is not None else ""
     act = review.promote(ws, rid, evidence, cls)
     under = f"episode {act.episode}" if act.episode else "terminal (no episode open)"
-    print(ws.rel(act.path))
+    show(ws.rel(act.path) + "\n")
     say(f"promoted {act.id} to {ws.rel(act.path)} (verified, under {under})")
     return 0
 
@@ -55,7 +55,7 @@ def reject(rid: str, reason: str | None, by_id: str | None) -> int:
     ws = open_workspace()
     act = review.reject(ws, rid, reason, by_id)
     what = f"superseded by {by_id}" if by_id else "rejected"
-    print(ws.rel(act.path))
+    show(ws.rel(act.path) + "\n")
     say(f"{act.id} {what} in place ({ws.rel(act.path)})")
     return 0
 
@@ -71,7 +71,7 @@ def check(as_json: bool) -> int:
                    "findings": [f.as_dict() for f in report.findings]})
     else:
         for finding in report.findings:
-            print(finding.line())
+            show(finding.line() + "\n")
         say(f"knowledge check: {report.counters.get('records', 0)} records, "
             f"{report.counters.get('references', 0)} references, {len(report.findings)} findings "
             f"({blocking} blocking)")

@@ -1,10 +1,9 @@
 """majordomus rules list | vendor update."""
 from __future__ import annotations
 
-import sys
 from typing import Any
 
-from majordomus.base.output import emit_json, say, table
+from majordomus.base.output import emit_json, line, say, show, table
 from majordomus.rules import ruleset as rules
 from majordomus.rules import vendor
 from majordomus.rules.validators import REGISTRY
@@ -47,10 +46,10 @@ def list_rules(as_json: bool) -> int:
                    "validators": sorted(REGISTRY),
                    "problems": [f.as_dict() for f in ruleset.problems]})
         return 0
-    rows = [[r.id, r.cls, r.validator + ("" if r.validator in REGISTRY else " (missing)"),
-             ",".join(r.dispatch), r.origin] for r in ruleset.rules]
+    rows = [[line(c) for c in (r.id, r.cls, r.validator + ("" if r.validator in REGISTRY else " (missing)"),
+                                ",".join(r.dispatch), r.origin)] for r in ruleset.rules]
     if rows:
-        sys.stdout.write(table(rows, ["RULE", "CLASS", "VALIDATOR", "DISPATCH", "ORIGIN"]))
+        show(table(rows, ["RULE", "CLASS", "VALIDATOR", "DISPATCH", "ORIGIN"]))
     else:
         say("no rules: run `majordomus rules vendor update` to vendor the standard package")
     undeclared = sorted(set(REGISTRY) - {r.validator for r in ruleset.rules})

@@ -1,11 +1,10 @@
 """majordomus session start|close|context."""
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from majordomus.base.ids import check_id
-from majordomus.base.output import emit_json, say
+from majordomus.base.output import emit_json, say, show
 from majordomus.context import working as session_context
 from majordomus.evidence import episodes
 from majordomus.session import end
@@ -55,7 +54,7 @@ def start(episode: str | None, source: str) -> int:
     say(f"episode {episode} {'resumed' if opened.resumed else 'opened'}"
         + (f" (also open: {', '.join(opened.others_open)})" if opened.others_open else "")
         + f"; export MAJORDOMUS_EPISODE={episode} to stamp this shell's commands with it")
-    sys.stdout.write(started.briefing)
+    show(started.briefing)
     if started.drain_error:
         say(f"majordomus: {started.drain_error}")
         return 1
@@ -76,11 +75,11 @@ def close(episode: str | None, reason: str, as_json: bool) -> int:
                    "drained": closed.drained.as_json() if closed.drained else None,
                    "drain_error": closed.drain_error})
     else:
-        print(f"episode {episode} closed: {ws.rel(closed.session_record)}")
+        show(f"episode {episode} closed: {ws.rel(closed.session_record)}\n")
         if outcome is not None:
-            print(outcome.summary(ws))
+            show(outcome.summary(ws) + "\n")
         if closed.drained is not None:
-            print(closed.drained.summary())
+            show(closed.drained.summary() + "\n")
     if closed.error:
         say(f"derivation failed: {closed.error}")
     if closed.drain_error:
@@ -104,11 +103,11 @@ def context(episode: str | None, path: bool, as_json: bool) -> int:
         if as_json:
             emit_json({"episode": episode, "path": where})
         else:
-            print(where)
+            show(where + "\n")
         return 0
     ctx = session_context.compose(ws, episode)
     if as_json:
         emit_json(ctx.as_json())
     else:
-        sys.stdout.write(session_context.render(ctx))
+        show(session_context.render(ctx))
     return 0

@@ -1,11 +1,10 @@
 """The evidence writers: start, finish, decision, question, checkpoint, handover."""
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 from majordomus.base.errors import REFUSED
-from majordomus.base.output import emit_json, say
+from majordomus.base.output import emit_json, line, say, show
 from majordomus.evidence import work
 from majordomus.store.workspace import open_workspace
 
@@ -118,7 +117,7 @@ def question_list(as_json: bool) -> int:
     if not questions:
         say("no open questions (majordomus question add \"…\" asks one)")
     for q in questions:
-        sys.stdout.write(f"{q['question']}  {q['text']}" + (f"  (task {q['task']})" if q.get("task") else "") + "\n")
+        show(line(f"{q.get('question')}  {q.get('text')}" + (f"  (task {q['task']})" if q.get("task") else "")) + "\n")
     return 0
 
 
