@@ -9,6 +9,7 @@ few that say who commits and which configuration files a person keeps (`KEPT`).
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,15 +51,25 @@ def run(root: Path, *args: str, check: bool = True, input: str | None = None) ->
 class Head:
     branch: str | None  # None when detached
     sha: str | None  # None before the first commit
+    reflog: int | None = None  # bytes in this checkout's HEAD reflog now (where the next entry starts)
 
 
 def head(root: Path) -> Head:
-    """Branch and commit of HEAD, in one git call (a second only before the first commit)."""
-    out = run(root, "rev-parse", "HEAD", "--abbrev-ref", "HEAD", check=False).split()
-    if len(out) == 2:
-        return Head(None if out[1] == "HEAD" else out[1], out[0])
+    """Branch, commit and HEAD's reflog position, in one git call (a second only before the first
+    commit)."""
+    out = run(root, "rev-parse", "HEAD", "--abbrev-ref", "HEAD", "--git-path", "logs/HEAD",
+              check=False).splitlines()
+    if len(out) == 3:
+        return Head(None if out[1] == "HEAD" else out[1], out[0], _size(root / out[2]))
     branch = run(root, "symbolic-ref", "--short", "-q", "HEAD", check=False).strip()
-    return Head(branch or None, None)
+    return Head(branch or None, None, 0)
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def toplevel(path: Path) -> Path | None:
@@ -78,3 +89,72 @@ def run_many(root: Path, *commands: tuple[str, ...]) -> list[tuple[int, str]]:
         out, _ = proc.communicate()
         results.append((proc.returncode, out))
     return results
+
+
+# A reflog entry whose message says this checkout made the commit it moved HEAD to: `git commit`
+# (also --amend, a merge's commit, the initial one), cherry-pick, revert, am, a rebase's picks
+# and rewrites, a merge or pull that made a merge commit. A fast-forward, a checkout, a reset or a
+# rebase's start brings commits made elsewhere and is none of these.
+_MADE = re.compile(r"^(?:commit|cherry-pick|revert|am)\b|\((?:pick|reword|edit|squash|fixup)\):"
+                   r"|: Merge made by ")
+
+
+@dataclass(frozen=True)
+class Made:
+    """What HEAD's reflog says this checkout did since a position: the commits it made."""
+
+    shas: frozenset[str]
+    problem: str | None = None  # why the reflog cannot tell (then `shas` is empty)
+
+
+def made_since(root: Path, position: int, head_then: str | None) -> Made:
+    """The commits this checkout made after `position` in its HEAD reflog (a `Head.reflog`), whose
+    entry before it moved HEAD to `head_then`. The reflog is per checkout, so a commit made in
+    another clone and pulled, merged or fast-forwarded in is never among them."""
+    where = run(root, "rev-parse", "--git-path", "logs/HEAD", check=False).strip()
+    try:
+        with open(root / where, "rb") as handle:
+            handle.seek(max(position - 4096, 0))
+            data = handle.read()
+    except OSError:
+        data = b""
+    start = min(position, 4096)
+    if not data and position == 0:
+        return Made(frozenset(), "HEAD has no reflog in this checkout (core.logAllRefUpdates off?)")
+    before = data[:start]
+    if len(data) < start or (position and not before.endswith(b"\n")) or \
+            (head_then and before and before.rsplit(b"\n", 2)[-2].split(b" ", 2)[1:2] != [head_then.encode()]):
+        return Made(frozenset(), "HEAD's reflog was rewritten since the open (expired or deleted)")
+    shas = set()
+    for entry in data[start:].decode("utf-8", "replace").splitlines():
+        ids, _, message = entry.partition("\t")
+        fields = ids.split(" ", 2)
+        if len(fields) >= 2 and _MADE.search(message):
+            shas.add(fields[1])
+    return Made(frozenset(shas))
+
+
+@dataclass(frozen=True)
+class Touch:
+    """One commit and the paths it changed, each with its status letter (A, M, D ...)."""
+
+    sha: str
+    changes: tuple[tuple[str, str], ...]
+
+
+def touching(root: Path, until: str, since: str | None, paths: tuple[str, ...]) -> list[Touch] | None:
+    """Commits reachable from `until` and not from `since`, oldest first, that change `paths`;
+    None when either revision is not in the repository. Read with -z: a path is never C-quoted."""
+    rev = (until, "--not", since) if since else (until,)
+    try:
+        out = run(root, "log", "-z", "--reverse", "--no-renames", "--format=%x1e%H", "--name-status",
+                  *rev, "--", *paths)
+    except GitError:
+        return None
+    found = []
+    for chunk in out.split("\x1e")[1:]:
+        sha, _, rest = chunk.partition("\0")
+        fields = rest.removeprefix("\n").split("\0")
+        changes = tuple((fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2) if fields[i + 1])
+        found.append(Touch(sha.strip(), changes))
+    return found

@@ -100,7 +100,7 @@ def git_since(ws: Workspace, head_at_open: str | None, head_at_close: str | None
     """Branch, head, commits, files and dirtiness now (or at the close) against the open."""
 
     until = head_at_close if closed else "HEAD"
-    log = ("log", "--format=%x00%H%x09%s", "--name-only")
+    log = ("log", "-z", "--format=%x1e%H%x09%s", "--name-only")
     commands: list[tuple[str, ...]] = []
     if until:
         commands.append((*log, f"{head_at_open}..{until}" if head_at_open else until, "--"))
@@ -127,10 +127,10 @@ def git_since(ws: Workspace, head_at_open: str | None, head_at_close: str | None
             info["error"] = (f"head at the open {head_at_open} is not in this repository any more"
                              if head_at_open else None)
         files: set[str] = set()
-        for chunk in out.split("\x00")[1:]:
-            first, _, rest = chunk.partition("\n")
+        for chunk in out.split("\x1e")[1:]:
+            first, _, rest = chunk.partition("\0")
             sha, _, subject = first.partition("\t")
-            touched = [p for p in rest.splitlines() if p]
+            touched = [p for p in rest.removeprefix("\n").split("\0") if p]
             files.update(touched)
             info["commits"].append({"sha": sha, "subject": subject, "files": touched})
         info["files"] = sorted(files)

@@ -73,6 +73,7 @@ class Plan:
     skipped: list[tuple[int, str]] = field(default_factory=list)  # (ledger line, why)
     kept: list[str] = field(default_factory=list)  # ids promoted or superseded: left alone
     evidence: int = 0
+    provenance: str | None = None  # why commits that may be the episode's are not cited
 
 
 def record_id(episode: str, *source: str) -> str:
@@ -122,8 +123,10 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
     if not rows:
         return result
     commits = episode_commits(ws, window)
+    result.provenance = commits.note
     commit_refs = tuple(f"commit:{sha}" for sha in commits.shas)
-    relations = tuple(("relates_to", f"file:{p}") for p in commits.paths)
+    # a path no reference can name (a control character in it) is not a relation target
+    relations = tuple(("relates_to", f"file:{p}") for p in commits.paths if not reference_problem(f"file:{p}"))
     seen: set[str] = set()
     for line, row in rows:
         rid = record_id(episode, *row.source)
@@ -210,8 +213,13 @@ class Outcome:
     dry_run: bool = False
     drafts: list[Draft] = field(default_factory=list)
     edited: list[Path] = field(default_factory=list)  # edited by hand: left alone
+    provenance: str | None = None  # why commits that may be the episode's are not cited
 
     def summary(self, ws: Workspace) -> str:
+        text = self._summary(ws)
+        return text + (f"\n  commit provenance: {self.provenance}" if self.provenance else "")
+
+    def _summary(self, ws: Workspace) -> str:
         tail = "".join(f", {n} {what}" for n, what in ((len(self.skipped), "skipped"),
                                                        (len(self.kept), "kept (promoted or rejected)"),
                                                        (len(self.edited), "edited by hand, left alone")) if n)

@@ -1,7 +1,8 @@
 """What the derivation table reads beyond a ledger line: the task note and the episode's commits.
 
 Both are read once per derivation: the note of a task that finished with a lesson outcome, and
-one `git log` over the episode's span for the commits that touched a rule or a decision record.
+one `git log` over the episode's span for the commits that touched a rule or a decision record,
+kept only when this checkout's HEAD reflog says the episode made them.
 """
 from __future__ import annotations
 
@@ -43,43 +44,62 @@ class Commits:
 
     shas: tuple[str, ...]
     paths: tuple[str, ...]  # touched and not deleted by the episode's last change to them
+    note: str | None = None  # why commits that may be the episode's are not cited (said, not silent)
 
 
 def episode_commits(ws: Workspace, window: list[Line]) -> Commits:
-    """Commits of the episode touching rules or decision records, oldest first: one git call.
+    """The commits the episode made that touch rules or decision records, oldest first.
 
-    The span runs from the head the episode opened on to the head it closed on (HEAD while it
-    is open). A path the episode deleted is not a relation target: it would resolve to nothing.
+    A commit is the episode's when all of these hold (docs/KNOWLEDGE.md, "Commit provenance"):
+    it is reachable from the head the episode closed on (HEAD while it is open) and not from the
+    head it opened on; and this checkout made it after the open: HEAD's reflog, which is per
+    checkout, has an entry past the position recorded at the open (`reflog` on `session.opened`)
+    that made it (a commit, an amend, a cherry-pick, a rebase's pick). So commits pulled, merged or
+    fast-forwarded in from another clone are never cited. When that cannot be told (the head it
+    opened on is gone, the reflog was rewritten, the opening predates the position), nothing is
+    cited and `note` says why. A path the episode deleted is not a relation target.
     """
 
     opened = next((l for l in window if l.event == "session.opened"), None)
     closed = next((l for l in reversed(window) if l.event == "session.closed"), None)
     if opened is not None:
-        start = opened.get("head")  # None: the repository had no commit yet, so all are the episode's
+        start, mark = opened.get("head"), opened.get("reflog")  # head None: no commit yet at the open
     else:  # the opening line is gone (retention): the open record knows the head, else no span
 
         record = open_record(ws, window[0].session or "") if window else None
         if record is None:
             return Commits((), ())
-        start = record.get("head")
+        start, mark = record.get("head"), record.get("reflog")
     end = (closed.get("head") if closed else None) or "HEAD"
     if not _sha(end) and end != "HEAD":
         end = "HEAD"
-    rev = f"{start}..{end}" if _sha(start) else end
-    out = git.run(ws.root, "log", "--reverse", "--no-renames", "--format=%x1e%H", "--name-status",
-                  rev, "--", *WATCHED_PATHS, check=False)
+    since = start if _sha(start) else None
+    span = git.touching(ws.root, end, since, WATCHED_PATHS)
+    if span is None:
+        which = f"opened on ({str(start)[:12]})" if end == "HEAD" else f"opened or closed on ({str(start)[:12]}, {end[:12]})"
+        return Commits((), (), f"the head the episode {which} is no longer in this repository "
+                               "(amended, reset or collected): its commits cannot be told, none is cited")
+    if not span:
+        return Commits((), ())
+    if not isinstance(mark, int) or isinstance(mark, bool) or mark < 0:
+        return Commits((), (), f"{len(span)} commit(s) since the open touch a watched path, but the "
+                               "opening records no reflog position (it predates it): none is cited")
+    made = git.made_since(ws.root, mark, since)
+    if made.problem:
+        return Commits((), (), f"{len(span)} commit(s) since the open touch a watched path, but "
+                               f"{made.problem}: none is cited")
     shas: list[str] = []
     last: dict[str, str] = {}
-    for chunk in out.split("\x1e")[1:]:
-        lines = [l for l in chunk.splitlines() if l.strip()]
-        if not lines:
+    for touch in span:
+        if touch.sha not in made.shas:
             continue
-        shas.append(lines[0].strip())
-        for entry in lines[1:]:
-            status, _, path = entry.partition("\t")
-            if path:
-                last[path] = status[:1]
-    return Commits(tuple(shas), tuple(sorted(p for p, s in last.items() if s != "D")))
+        shas.append(touch.sha)
+        for status, path in touch.changes:
+            last[path] = status
+    others = len(span) - len(shas)
+    note = (f"{others} commit(s) since the open not made in this checkout (pulled or merged in): "
+            "not cited") if others else None
+    return Commits(tuple(shas), tuple(sorted(p for p, s in last.items() if s != "D")), note)
 
 
 def _sha(value: object) -> bool:

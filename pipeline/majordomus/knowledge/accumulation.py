@@ -67,15 +67,13 @@ def ledger_ages(lines: Iterable[Line], wanted: set[str] | None = None) -> dict[s
 def commit_ages(ws: Workspace) -> dict[str, Age]:
     """File name -> the oldest commit that added it under candidates/: one git call."""
 
-    out = git.run(ws.root, "log", "--no-renames", "--diff-filter=A", "--format=%x1e%H %ct",
+    out = git.run(ws.root, "log", "-z", "--no-renames", "--diff-filter=A", "--format=%x1e%H %ct",
                   "--name-only", "--", ws.rel(ws.candidates) + "/", check=False)
     ages: dict[str, Age] = {}
     for chunk in out.split("\x1e")[1:]:  # newest first: a later chunk is an older commit
-        lines = [l for l in chunk.splitlines() if l.strip()]
-        if not lines:
-            continue
-        sha, _, stamp = lines[0].partition(" ")
-        for rel in lines[1:]:
+        head, _, rest = chunk.partition("\0")
+        sha, _, stamp = head.partition(" ")
+        for rel in (f for f in rest.removeprefix("\n").split("\0") if f):
             ages[rel.rsplit("/", 1)[-1]] = Age(float(stamp), "commit", f"commit {sha[:12]} added it")
     return ages
 

@@ -119,8 +119,8 @@ class Resolver:
         known = _with_parents(self._git("ls-files", "-z").split("\0"))
         missing = paths - known
         if missing:
-            log = self._git("-c", "core.quotePath=off", "log", "--all", "--format=", "--name-only")
-            known |= _with_parents(log.splitlines())
+            log = self._git("log", "-z", "--all", "--format=", "--name-only")
+            known |= _with_parents([p for p in log.split("\0") if p])
         return paths & known
 
 

@@ -37,9 +37,9 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
     others = tuple(e for e in episodes.open_episodes(ws) if e != episode)
     extra: dict[str, Any] = {"others_open": list(others)} if others else {}
     line = ws.ledger.append("session.opened", episode, episode=episode, source=source,
-                            branch=head.branch, head=head.sha, by=by, **extra)
+                            branch=head.branch, head=head.sha, reflog=head.reflog, by=by, **extra)
     record = {"episode": episode, "opened": line["ts"], "source": source, "by": by,
-              "branch": head.branch, "head": head.sha}
+              "branch": head.branch, "head": head.sha, "reflog": head.reflog}
     atomic_write(episodes.open_dir(ws) / f"{episode}.json", json.dumps(record, indent=2) + "\n")
     atomic_write(ws.state / "current", episode + "\n")
     return Opened(episode, False, record, others)

@@ -20,7 +20,7 @@ from majordomus.base.fsio import atomic_write, locked
 
 # The registry: event name -> what its payload carries (documentation and the check below).
 EVENTS: dict[str, tuple[str, ...]] = {
-    "session.opened": ("episode", "source", "branch", "head"),
+    "session.opened": ("episode", "source", "branch", "head", "reflog"),
     "session.resumed": ("episode", "source"),
     "session.closed": ("episode", "reason", "branch", "head"),
     "session.refused": ("episode", "why"),
@@ -31,7 +31,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "question.resolved": ("question", "task", "text", "answer"),
     "checkpoint.recorded": ("task", "note", "head"),
     "handover.recorded": ("task", "next"),
-    "knowledge.derived": ("episode", "written", "unchanged", "skipped", "kept", "edited", "paths"),
+    "knowledge.derived": ("episode", "written", "unchanged", "skipped", "kept", "edited", "paths", "provenance"),
     "knowledge.promoted": ("id", "class", "evidence_lines", "path", "by", "sha256"),
     "knowledge.rejected": ("id", "superseded_by", "reason", "path", "by", "finished"),
     "provider.event.failed": ("hook", "error"),

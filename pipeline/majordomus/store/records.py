@@ -41,7 +41,7 @@ def reference_problem(ref: Any) -> str | None:
         return f"{ref!r}: unknown prefix {prefix!r} (admitted: {' '.join(reference_prefixes())})"
     if target == "none":
         return f"{ref!r} refers to nothing"
-    if "\x00" in target or "\n" in target:
+    if any(c < "\x20" or c == "\x7f" for c in target):  # as the schema's pattern: [^\x00-\x1f\x7f]
         return f"{ref!r} carries a control character"
     return None
 

@@ -70,7 +70,8 @@ def seed_contract(ws: Workspace, folder: Path) -> None:
 
 
 def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, Any]:
-    outcome = Outcome(plan.episode, skipped=plan.skipped, kept=list(plan.kept), drafts=plan.drafts)
+    outcome = Outcome(plan.episode, skipped=plan.skipped, kept=list(plan.kept), drafts=plan.drafts,
+                      provenance=plan.provenance)
     for draft in plan.drafts:
         if draft.id in state.edited:
             outcome.edited.append(draft.path)
@@ -88,6 +89,8 @@ def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, A
         data["kept"] = len(outcome.kept)
     if outcome.edited:
         data["edited"] = len(outcome.edited)
+    if plan.provenance:
+        data["provenance"] = plan.provenance
     stamp = plan.episode if episodes.open_record(ws, plan.episode) else episodes.current(ws)
     ws.ledger.append("knowledge.derived", stamp, **data)
     return {"written": len(outcome.written)}
@@ -144,7 +147,7 @@ def derive(ws: Workspace, episode: str, dry_run: bool = False) -> table.Outcome:
     swept = 0
     if dry_run:
         outcome = table.Outcome(episode, skipped=the_plan.skipped, kept=the_plan.kept, dry_run=True,
-                          drafts=the_plan.drafts)
+                                drafts=the_plan.drafts, provenance=the_plan.provenance)
         for draft in the_plan.drafts:
             try:
                 same = draft.path.read_bytes() == table.render(draft)

@@ -44,6 +44,7 @@ def derive(episode: str | None, dry_run: bool, as_json: bool) -> int:
                    "unchanged": [ws.rel(p) for p in outcome.unchanged],
                    "skipped": [{"line": n, "why": why} for n, why in outcome.skipped],
                    "kept": outcome.kept, "edited": [ws.rel(p) for p in outcome.edited],
+                   "provenance": outcome.provenance,
                    "records": [{"id": d.id, "class": d.cls, "epistemics": d.epistemics,
                                 "title": d.title, "path": ws.rel(d.path),
                                 "derived_from": list(d.derived_from)} for d in outcome.drafts]})
