@@ -1,12 +1,21 @@
-"""Atomic writes and the sweep of their leftovers.
+"""The one writer: atomic writes, locked appends and lock files, confined to real paths inside a
+repository, and the sweep of their leftovers; and the one bounded reader of regular files.
 
 Every write goes through a `.tmp.`-prefixed name in the target's own folder and a rename, so a
 reader sees the old bytes or the new ones, never half of either, whenever a writer is killed.
 `.tmp.*` is ignored by git. There is no fsync per file: it cost 3 ms a record on the end hook's
 budget, and the rename alone is what keeps a killed process from leaving half a record.
+
+A repository may carry symbolic links where our folders and files go (`.ai/local` linked to a
+user's home, `curated/` to another checkout). A writer therefore walks from the repository's root
+one folder at a time with `O_NOFOLLOW`, holding each folder open and working relative to it, and
+refuses (exit 4, one line) a link, a file where a folder goes, or a target that is a link or not a
+regular file. Every byte is checked written: a short write on a full disk is an `OSError`, never
+success, and a failed write leaves no half file behind.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import stat
@@ -15,23 +24,169 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from majordomus.base.errors import refused
+
 TMP_PREFIX = ".tmp."
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# A text file of ours a reader accepts: records, policies and rules are kilobytes.
+READ_LIMIT = 8 << 20
 
 
-def atomic_write(path: Path, data: bytes | str) -> None:
-    """Write `data` to `path` through a temporary file in the same folder and a rename."""
+def _shown(root: Path, path: Path) -> str:
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _not_real(root: Path, path: Path, what: str) -> Exception:
+    return refused(f"{_shown(root, path)} is {what}: majordomus writes only to real folders and "
+                   "files inside the repository; replace it with a real one (or remove it)")
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a pipe"
+    return "not a regular file"
+
+
+def open_folder(root: Path, folder: Path, create: bool = True) -> int:
+    """A descriptor of `folder`, opened from `root` one component at a time without following a
+    symbolic link (made when missing and `create`). Refused unless `folder` is `root` or under it."""
+    try:
+        rel = folder.relative_to(root)
+    except ValueError:
+        raise refused(f"{folder} is outside the repository {root}: nothing written") from None
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    here = root
+    try:
+        for part in rel.parts:
+            here = here / part
+            if part in (".", ".."):
+                raise refused(f"{_shown(root, here)}: a path with '..' is never written")
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                try:
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                except FileExistsError:
+                    pass  # made by a concurrent writer, or a dangling link: the open below tells
+                child = _open_child(root, here, part, fd)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                    raise
+                child = _open_child(root, here, part, fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _open_child(root: Path, here: Path, part: str, fd: int) -> int:
+    try:
+        return os.open(part, _DIR_FLAGS, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        mode = os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
+        raise _not_real(root, here, _kind(mode)) from None
+
+
+def _target_ok(root: Path, path: Path, dfd: int) -> bool:
+    """True when `path` exists as a regular file, False when it is missing; refused otherwise."""
+    try:
+        mode = os.stat(path.name, dir_fd=dfd, follow_symlinks=False).st_mode
+    except FileNotFoundError:
+        return False
+    if not stat.S_ISREG(mode):
+        raise _not_real(root, path, _kind(mode))
+    return True
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of `data` to `fd`; a write that makes no progress is an error, not success."""
+    view = memoryview(data)
+    while view:
+        done = os.write(fd, view)
+        if done <= 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = view[done:]
+
+
+def atomic_write(path: Path, data: bytes | str, *, root: Path) -> None:
+    """Write `data` to `path`, a real file inside `root`, through a temporary file in the same
+    folder and a rename. Nothing is left behind when the write fails (a full disk)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f"{TMP_PREFIX}{path.name}.{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    dfd = open_folder(root, path.parent)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        _target_ok(root, path, dfd)
+        tmp = f"{TMP_PREFIX}{path.name}.{os.getpid()}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = os.open(tmp, flags, 0o644, dir_fd=dfd)
+        except FileExistsError:  # our own pid's leftover, or something placed there: never followed
+            os.unlink(tmp, dir_fd=dfd)
+            fd = os.open(tmp, flags, 0o644, dir_fd=dfd)
+        try:
+            try:
+                write_all(fd, data)
+            finally:
+                os.close(fd)
+            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(tmp, dir_fd=dfd)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(dfd)
+
+
+def append_line(path: Path, line: bytes, *, root: Path) -> None:
+    """Append `line` (ending in a newline) to `path`, a real file inside `root`, whole or not at all.
+
+    The caller holds the lock that serialises appenders. A file whose last line lacks its newline
+    (a torn write, a hand edit) gets one first, so the new line never joins it; a write that fails
+    part-way (a full disk) is cut back off, so no half line of ours is ever kept."""
+    dfd = open_folder(root, path.parent)
+    try:
+        try:
+            fd = os.open(path.name, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW
+                         | os.O_NONBLOCK | os.O_CLOEXEC, 0o644, dir_fd=dfd)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENXIO):
+                raise
+            _target_ok(root, path, dfd)
+            raise
+    finally:
+        os.close(dfd)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_real(root, path, _kind(info.st_mode))
+        size = info.st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        try:
+            write_all(fd, line)
+        except OSError:
+            try:
+                os.ftruncate(fd, size)
+            except OSError:
+                pass
+            raise
     finally:
         os.close(fd)
-    os.replace(tmp, path)
 
 
 def read_regular(path: Path | str, limit: int = -1) -> bytes:
@@ -39,7 +194,7 @@ def read_regular(path: Path | str, limit: int = -1) -> bytes:
     a folder or a pipe raises OSError instead: a link is never followed, and a pipe would block a
     reader (the start hook) forever. Open without blocking, then check what was opened."""
 
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise IsADirectoryError(f"{path}: not a regular file")
@@ -49,40 +204,65 @@ def read_regular(path: Path | str, limit: int = -1) -> bytes:
         os.close(fd)
 
 
-def write_if_changed(path: Path, data: bytes) -> bool:
+def read_text(path: Path, limit: int = READ_LIMIT) -> str:
+    """A regular file's UTF-8 text, at most `limit` bytes of it. A larger file, a symbolic link, a
+    pipe or a device raises OSError (FileNotFoundError when it is missing), so no reader of a file
+    a repository carries ever blocks or fills memory."""
+    data = read_regular(path, limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"{path}: larger than {limit} bytes, not a file of ours")
+    return data.decode("utf-8")
+
+
+def write_if_changed(path: Path, data: bytes, *, root: Path) -> bool:
     """Write atomically unless the file already holds exactly `data`; True when written."""
     try:
-        if path.read_bytes() == data:
+        if read_regular(path) == data:
             return False
     except FileNotFoundError:
         pass
-    atomic_write(path, data)
+    except OSError:
+        pass  # a link or a pipe: atomic_write names it
+    atomic_write(path, data, root=root)
     return True
 
 
 def sweep_tmp(folder: Path, older_than_s: float = 60.0) -> int:
     """Remove `.tmp.` leftovers of interrupted writes; young ones may belong to a live writer."""
     removed = 0
-    if not folder.is_dir():
+    if not folder.is_dir() or folder.is_symlink():
         return 0
     cutoff = time.time() - older_than_s
     for entry in folder.iterdir():
         if entry.name.startswith(TMP_PREFIX):
             try:
-                if entry.stat().st_mtime < cutoff:
+                if entry.lstat().st_mtime < cutoff:
                     entry.unlink()
                     removed += 1
-            except FileNotFoundError:
+            except (FileNotFoundError, IsADirectoryError):
                 pass
     return removed
 
 
 @contextmanager
-def locked(lock_path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `lock_path` (created when missing) for the block."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+def locked(lock_path: Path, *, root: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `lock_path`, a real file inside `root` (created when missing)."""
+    dfd = open_folder(root, lock_path.parent)
     try:
+        try:
+            fd = os.open(lock_path.name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK
+                         | os.O_CLOEXEC, 0o644, dir_fd=dfd)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
+                raise
+            _target_ok(root, lock_path, dfd)
+            raise
+    finally:
+        os.close(dfd)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise _not_real(root, lock_path, _kind(mode))
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:

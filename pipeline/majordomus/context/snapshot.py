@@ -25,7 +25,7 @@ def write_opening(ws: Workspace, episode: str, record: dict[str, Any],
     if path.exists():
         return path
     template = Template((data_dir("templates") / "opening-snapshot.md.tmpl").read_text(encoding="utf-8"))
-    atomic_write(path, template.substitute(
+    atomic_write(path, root=ws.root, data=template.substitute(
         episode=episode, opened=record["opened"], source=record.get("source") or "-",
         by=record.get("by") or "-", branch=record.get("branch") or "(detached)",
         head=record.get("head") or "(no commit yet)",

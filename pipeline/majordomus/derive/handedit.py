@@ -26,7 +26,7 @@ def digest(data: bytes) -> str:
 def remember(ws: Workspace, rid: str, data: bytes) -> None:
     """Record that the deriver's bytes for `rid` are `data`."""
 
-    write_if_changed(_entry(ws, rid), (digest(data) + "\n").encode("ascii"))
+    write_if_changed(_entry(ws, rid), (digest(data) + "\n").encode("ascii"), root=ws.root)
 
 
 def last_written(ws: Workspace, rid: str) -> str | None:

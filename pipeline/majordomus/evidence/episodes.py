@@ -61,7 +61,7 @@ def forget_current(ws: Workspace, episode: str) -> None:
             rest = [e for e in open_episodes(ws) if e != episode]
             if rest:
                 newest = max(rest, key=lambda e: (open_record(ws, e) or {}).get("opened", ""))
-                atomic_write(path, newest + "\n")
+                atomic_write(path, newest + "\n", root=ws.root)
             else:
                 path.unlink()
     except FileNotFoundError:

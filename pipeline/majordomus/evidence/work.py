@@ -71,7 +71,8 @@ def start(ws: Workspace, title: str, scope: str | None = None) -> dict[str, Any]
     task = _short_id("t", episode or "", ts, title)
     ws.ledger.append("task.started", episode, ts=ts, task=task, title=title, scope=scope)
     record = {"task": task, "title": title, "scope": scope, "started": ts, "episode": episode}
-    atomic_write(ws.state / "task.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(ws.state / "task.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n",
+                 root=ws.root)
     return record
 
 
@@ -130,7 +131,7 @@ def finish(ws: Workspace, outcome: str = "completed", reason: str | None = None,
     if verify_command:
         lines.append(f"- verified by: `{verify_command}` (exit 0)")
     lines += ["", REASON_HEADING, "", (reason or "").rstrip() or "(none given)", ""]
-    atomic_write(note, "\n".join(lines))
+    atomic_write(note, "\n".join(lines), root=ws.root)
     data = {"task": task["task"], "title": task["title"], "outcome": outcome,
             "note": ws.rel(note)}
     if verify_command:
@@ -173,13 +174,14 @@ def question_add(ws: Workspace, text: str) -> dict[str, Any]:
     episode = episodes.current(ws)
     ts = utc_now()
     qid = _short_id("q", episode or "", ts, text)
-    with locked(ws.state / "questions.lock"):
+    with locked(ws.state / "questions.lock", root=ws.root):
         ws.ledger.append("question.opened", episode, ts=ts, question=qid,
                          task=task["task"] if task else None, text=text)
         questions = open_questions(ws)
         questions.append({"question": qid, "text": text, "task": task["task"] if task else None,
                           "opened": ts, "episode": episode})
-        atomic_write(_questions_path(ws), json.dumps(questions, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(_questions_path(ws), json.dumps(questions, indent=2, ensure_ascii=False) + "\n",
+                     root=ws.root)
     return questions[-1]
 
 
@@ -188,7 +190,7 @@ def question_resolve(ws: Workspace, qid: str, answer: str) -> dict[str, Any]:
     _utf8(answer=answer)
     if not answer.strip():
         raise refused("a resolution needs its answer: majordomus question resolve ID \"the answer\"")
-    with locked(ws.state / "questions.lock"):
+    with locked(ws.state / "questions.lock", root=ws.root):
         questions = open_questions(ws)
         found = next((q for q in questions if q["question"] == qid), None)
         if found is None:
@@ -199,7 +201,7 @@ def question_resolve(ws: Workspace, qid: str, answer: str) -> dict[str, Any]:
         line = ws.ledger.append("question.resolved", episodes.current(ws), question=qid,
                                 task=owner, text=found["text"], answer=answer)
         atomic_write(_questions_path(ws), json.dumps([q for q in questions if q is not found],
-                                                     indent=2, ensure_ascii=False) + "\n")
+                                                     indent=2, ensure_ascii=False) + "\n", root=ws.root)
     return line
 
 

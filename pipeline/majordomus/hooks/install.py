@@ -65,7 +65,7 @@ def install(ws: Workspace) -> Installed:
         if target.exists() and target.read_bytes() == data and os.access(target, os.X_OK):
             done.unchanged.append(rel)
             continue
-        atomic_write(target, data)
+        atomic_write(target, data, root=ws.root)
         target.chmod(0o755)
         done.written.append(rel)
     path = ws.root / ".claude" / "settings.json"
@@ -82,6 +82,6 @@ def install(ws: Workspace) -> Installed:
     if original.strip() and merged == settings:
         done.unchanged.append(".claude/settings.json")  # kept byte for byte, formatting and all
     else:
-        atomic_write(path, json.dumps(merged, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(path, json.dumps(merged, indent=2, ensure_ascii=False) + "\n", root=ws.root)
         done.written.append(".claude/settings.json")
     return done

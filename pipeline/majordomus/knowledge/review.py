@@ -110,7 +110,7 @@ def promote(ws: Workspace, rid: str, evidence: str | None, cls: str | None = Non
     if cls is not None and cls not in CLASSES:
         raise refused(f"promote {rid} refused: class {cls!r} is not one of {', '.join(CLASSES)}")
     fix = f"pipe the evidence in your own words: `echo '…' | majordomus knowledge promote {rid}`"
-    with locked(lock_path(ws)):
+    with locked(lock_path(ws), root=ws.root):
         record = _candidate(ws, rid, "promote")
         evidence = _screened(evidence, f"evidence for {rid}", fix)
         target = ws.curated / f"{rid}.md"
@@ -130,7 +130,7 @@ def promote(ws: Workspace, rid: str, evidence: str | None, cls: str | None = Non
         digest = hashlib.sha256(text).hexdigest()
         resumed = _interrupted(ws, target, text, rid)
         if not resumed:
-            atomic_write(target, text)
+            atomic_write(target, text, root=ws.root)
         if not (resumed and _promotion_logged(ws, rid, digest)):
             ws.ledger.append("knowledge.promoted", episode, id=rid, **{"class": meta.get("class")},
                              evidence_lines=len(evidence.strip("\n").splitlines()),
@@ -168,7 +168,7 @@ def reject(ws: Workspace, rid: str, reason: str | None = None, by_id: str | None
         raise FatalError(f"reject {rid}: say why with --reason \"…\" or name the replacement with "
                          "--by ID", 2)
     fix = f"`majordomus knowledge reject {rid} --reason \"…\"` in your own words"
-    with locked(lock_path(ws)):
+    with locked(lock_path(ws), root=ws.root):
         finished = _finish_interrupted_rejection(ws, rid, reason, by_id)
         if finished is not None:
             return finished
@@ -185,7 +185,7 @@ def reject(ws: Workspace, rid: str, reason: str | None = None, by_id: str | None
             meta["superseded_by"] = by_id
         if reason is not None:
             body = with_section(body, "Rejected", reason)
-        atomic_write(record.path, compose(meta, body))
+        atomic_write(record.path, compose(meta, body), root=ws.root)
         ws.ledger.append("knowledge.rejected", episode, id=rid, superseded_by=by_id,
                          reason=reason.strip() if reason else None, path=ws.rel(record.path), by=act_by)
     return Act(rid, record.path, act_by, episode)

@@ -128,12 +128,12 @@ def classify(ws: Workspace, item: Staged) -> str:
     return SAME if tracked == item.src.read_bytes() else DIFFERS
 
 
-def move_bytes(item: Staged) -> None:
+def move_bytes(ws: Workspace, item: Staged) -> None:
     """Copy `item` to its tracked file byte for byte, atomically. The outbox copy stays: the
     drain removes it once the tracked file holds the same bytes, so a crash in between leaves
     two equal copies, which the next drain settles as SAME."""
 
-    atomic_write(item.dst, read_regular(item.src))
+    atomic_write(item.dst, read_regular(item.src), root=ws.root)
 
 
 def refusal(ws: Workspace) -> str | None:

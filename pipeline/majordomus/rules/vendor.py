@@ -44,7 +44,7 @@ def update(ws: Workspace) -> Refreshed:
     folder = vendor_dir(ws)
     for name, data in package.items():
         target = folder / name
-        (done.written if write_if_changed(target, data) else done.unchanged).append(ws.rel(target))
+        (done.written if write_if_changed(target, data, root=ws.root) else done.unchanged).append(ws.rel(target))
     for name, path in _vendored(ws).items():
         if name not in package:
             path.unlink()

@@ -68,7 +68,8 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
     episodes.forget_current(ws, episode)
     limit = ws.policy["ledger.retention_lines"]
     if limit:
-        removed = ws.ledger.trim(limit)
+        # an episode still open has not been derived: its window is never trimmed
+        removed = ws.ledger.trim(limit, open_episodes=episodes.open_episodes(ws))
         if removed:
             ws.ledger.append("ledger.trimmed", None, removed=removed, kept=limit)
     return Closed(episode, path, outcome, error, drained, drain_error)
@@ -98,5 +99,5 @@ def publish_session_record(ws: Workspace, record: dict[str, Any], closed: str, r
         "head_close": head_close,
     })
     path = session_record_dir(ws) / f"{record['episode']}.md"
-    atomic_write(path, text)
+    atomic_write(path, text, root=ws.root)
     return path

@@ -31,7 +31,7 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
     existing = episodes.open_record(ws, episode)
     if existing is not None:
         ws.ledger.append("session.resumed", episode, episode=episode, source=source)
-        atomic_write(ws.state / "current", episode + "\n")
+        atomic_write(ws.state / "current", episode + "\n", root=ws.root)
         return Opened(episode, True, existing, ())
     head = git.head(ws.root)
     others = tuple(e for e in episodes.open_episodes(ws) if e != episode)
@@ -40,8 +40,9 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
                             branch=head.branch, head=head.sha, reflog=head.reflog, by=by, **extra)
     record = {"episode": episode, "opened": line["ts"], "source": source, "by": by,
               "branch": head.branch, "head": head.sha, "reflog": head.reflog}
-    atomic_write(episodes.open_dir(ws) / f"{episode}.json", json.dumps(record, indent=2) + "\n")
-    atomic_write(ws.state / "current", episode + "\n")
+    atomic_write(episodes.open_dir(ws) / f"{episode}.json", json.dumps(record, indent=2) + "\n",
+                 root=ws.root)
+    atomic_write(ws.state / "current", episode + "\n", root=ws.root)
     return Opened(episode, False, record, others)
 
 

@@ -7,16 +7,19 @@ never fatal.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from majordomus.base.fsio import atomic_write, locked
+from majordomus.base.errors import refused
+from majordomus.base.fsio import append_line, atomic_write, locked
 
 # The registry: event name -> what its payload carries (documentation and the check below).
 EVENTS: dict[str, tuple[str, ...]] = {
@@ -71,14 +74,16 @@ class ReadResult:
 class Ledger:
     """The ledger of one checkout."""
 
-    def __init__(self, local_dir: Path) -> None:
+    def __init__(self, local_dir: Path, root: Path | None = None) -> None:
         self.path = local_dir / LEDGER
         self.lock_path = local_dir / "state" / "ledger.lock"
+        # the repository whose real folders alone are written (`.ai/local` is two below it)
+        self.root = root if root is not None else local_dir.parent.parent
 
     @contextmanager
     def locked(self) -> Iterator[None]:
 
-        with locked(self.lock_path):
+        with locked(self.lock_path, root=self.root):
             yield
 
     def append(self, event: str, session: str | None, ts: str | None = None, **data: Any) -> dict[str, Any]:
@@ -89,20 +94,33 @@ class Ledger:
         line.update(data)
         encoded = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
         with self.locked():
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                os.write(fd, encoded)
-            finally:
-                os.close(fd)
+            append_line(self.path, encoded, root=self.root)  # whole, on a fresh line, or not at all
         return line
 
-    def raw_lines(self) -> Iterator[tuple[int, str]]:
+    def _open(self) -> int | None:
+        """A descriptor of the ledger, None when there is none; a link or a pipe is refused."""
         try:
-            with open(self.path, encoding="utf-8", errors="replace", newline="\n") as handle:
-                for number, text in enumerate(handle, 1):
-                    yield number, text
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENXIO):
+                raise
+            fd = -1
+        if fd < 0 or not stat.S_ISREG(os.fstat(fd).st_mode):
+            if fd >= 0:
+                os.close(fd)
+            raise refused(f"{self.path}: the ledger is not a regular file (a symbolic link or a "
+                          "pipe): move it away, and majordomus starts a new one")
+        return fd
+
+    def raw_lines(self) -> Iterator[tuple[int, str]]:
+        fd = self._open()
+        if fd is None:
             return
+        with open(fd, encoding="utf-8", errors="replace", newline="\n") as handle:
+            for number, text in enumerate(handle, 1):
+                yield number, text
 
     def read(self, contains: str | None = None) -> ReadResult:
         """Every parseable line, in order; `contains` is a cheap substring pre-filter."""
@@ -125,25 +143,45 @@ class Ledger:
         needle = json.dumps(episode, ensure_ascii=False)
         return [line for line in self.read(contains=needle).lines if line.session == episode]
 
-    def trim(self, keep: int) -> int:
-        """Drop the oldest lines beyond `keep`; returns how many were removed."""
+    def trim(self, keep: int, open_episodes: Iterable[str] = ()) -> int:
+        """Drop the oldest lines beyond `keep`, except the lines of `open_episodes`: an episode
+        still open has not been derived yet, and its window is its evidence. Returns how many
+        lines were removed."""
 
         if keep <= 0:
             return 0
+        needles = [b'"session":' + json.dumps(e, ensure_ascii=False).encode("utf-8")
+                   for e in open_episodes]
         with self.locked():
             # under the lock no other trim runs: any temporary ledger is a killed trim's leftover
             for leftover in self.path.parent.glob(".tmp.ledger.jsonl.*"):
                 leftover.unlink(missing_ok=True)
-            try:
-                data = self.path.read_bytes()
-            except FileNotFoundError:
+            fd = self._open()
+            if fd is None:
                 return 0
+            with open(fd, "rb") as handle:
+                data = handle.read()
             lines = data.splitlines(keepends=True)
             excess = len(lines) - keep
             if excess <= 0:
                 return 0
-            atomic_write(self.path, b"".join(lines[excess:]))
-        return excess
+            kept = [line for line in lines[:excess] if needles and _stamped(line, needles)]
+            if len(kept) == excess:
+                return 0
+            atomic_write(self.path, b"".join(kept + lines[excess:]), root=self.root)
+        return excess - len(kept)
+
+
+def _stamped(line: bytes, needles: list[bytes]) -> bool:
+    """True when `line` is stamped with one of the sessions `needles` name (a cheap substring
+    test first; the parse decides)."""
+    if not any(needle in line for needle in needles):
+        return False
+    parsed = parse_line(0, line.decode("utf-8", errors="replace"))
+    if parsed is None or parsed.session is None:
+        return False
+    return any(needle == b'"session":' + json.dumps(parsed.session, ensure_ascii=False).encode("utf-8")
+               for needle in needles)
 
 
 def parse_line(number: int, text: str) -> Line | None:

@@ -7,6 +7,9 @@ the file and the fix. No jsonschema here: the session-start hook loads the polic
 from __future__ import annotations
 
 import difflib
+import errno
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,11 +107,49 @@ def unknown_key(key: str, where: str) -> FatalError:
                       f"schemas/knowledge.v1.proto, message Policy: {', '.join(known)})", 5)
 
 
+POLICY_LIMIT = 1 << 20  # a policy is a page of keys; a megabyte is not one
+
+
+def read_policy_text(path: Path) -> tuple[str, os.stat_result]:
+    """The policy file's text and the identity of the file it was read from. Only a regular file
+    of at most `POLICY_LIMIT` bytes is read: a symbolic link (to `/dev/zero`, say), a pipe or a
+    huge file is refused (exit 5) rather than read forever. FileNotFoundError when missing."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise FatalError(f"policy unreadable: {path}: {_why(exc)}: restore it with `majordomus init`", 5) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FatalError(f"policy unreadable: {path} is not a regular file: restore it with "
+                             "`majordomus init`", 5)
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(POLICY_LIMIT + 1)
+    finally:
+        os.close(fd)
+    if len(data) > POLICY_LIMIT:
+        raise FatalError(f"policy unreadable: {path} holds more than {POLICY_LIMIT} bytes: restore it "
+                         "with `majordomus init`", 5)
+    try:
+        return data.decode("utf-8"), info
+    except UnicodeDecodeError:
+        raise FatalError(f"policy unreadable: {path} is not UTF-8 text: restore it with "
+                         "`majordomus init`", 5) from None
+
+
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "a symbolic link, which is never followed"
+    return exc.strerror or str(exc)
+
+
 def load(path: Path) -> Policy:
     """Read and check the policy file; a missing file means the declared defaults."""
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text, _ = read_policy_text(path)
     except FileNotFoundError:
         return defaults()
     try:

@@ -2,10 +2,11 @@
 alone and named."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from majordomus.base.fsio import atomic_write
+from majordomus.base.fsio import atomic_write, open_folder
 from majordomus.base.resources import data_dir
 from majordomus.store.workspace import Workspace
 
@@ -32,7 +33,7 @@ def lay_tree(source: Path, dest: Path, ws: Workspace, laid: Laid) -> None:
         if target.exists():
             (laid.unchanged if target.read_bytes() == data else laid.left_alone).append(rel)
             continue
-        atomic_write(target, data)
+        atomic_write(target, data, root=ws.root)
         laid.written.append(rel)
 
 
@@ -45,7 +46,7 @@ def ensure_ignored(ws: Workspace, laid: Laid) -> None:
         laid.unchanged.append(".gitignore")
         return
     block = ("" if not text or text.endswith("\n") else "\n") + "# majordomus: local state\n"
-    atomic_write(path, text + block + "".join(f"{line}\n" for line in missing))
+    atomic_write(path, text + block + "".join(f"{line}\n" for line in missing), root=ws.root)
     laid.written.append(".gitignore")
 
 
@@ -55,6 +56,6 @@ def init(ws: Workspace) -> Laid:
     # The standard rules package, vendored; `majordomus rules vendor update` refreshes it.
     lay_tree(data_dir("rules"), ws.repo / "rules" / "vendor", ws, laid)
     for sub in LOCAL_DIRS:
-        (ws.local / sub).mkdir(parents=True, exist_ok=True)
+        os.close(open_folder(ws.root, ws.local / sub))  # made without following a link
     ensure_ignored(ws, laid)
     return laid

@@ -74,14 +74,14 @@ class Workspace:
     def policy(self) -> Policy:
         if self._policy is None:
 
-            self._policy = load_cached(self.policy_path, self.state / "policy.cache.json")
+            self._policy = load_cached(self.policy_path, self.state / "policy.cache.json", self.root)
         return self._policy
 
     @property
     def ledger(self) -> Ledger:
         if self._ledger is None:
 
-            self._ledger = Ledger(self.local)
+            self._ledger = Ledger(self.local, self.root)
         return self._ledger
 
     def rel(self, path: Path) -> str:

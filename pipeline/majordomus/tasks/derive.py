@@ -43,7 +43,7 @@ def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]
     plan, or a person's edit (bytes other than the deriver last wrote), which is left alone."""
     data = table.render(draft)
     seed_contract(ws, draft.path.parent)
-    with locked(lock_path(ws)):
+    with locked(lock_path(ws), root=ws.root):
         if table.acted_on(ws, draft.id, draft.path.parent):
             state.acted.add(draft.id)
             return {"path": ws.rel(draft.path), "kept": True}
@@ -55,7 +55,7 @@ def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]
             state.edited.add(draft.id)
             return {"path": ws.rel(draft.path), "edited": True}
         if current != data:
-            atomic_write(draft.path, data)
+            atomic_write(draft.path, data, root=ws.root)
             state.written.add(draft.id)
         handedit.remember(ws, draft.id, data)
     return {"path": ws.rel(draft.path)}
@@ -66,7 +66,7 @@ def seed_contract(ws: Workspace, folder: Path) -> None:
     if folder != ws.candidates or (folder / "README.md").exists():
         return
     source = data_dir("skeleton") / "repo" / "knowledge" / "candidates" / "README.md"
-    atomic_write(folder / "README.md", source.read_bytes())
+    atomic_write(folder / "README.md", source.read_bytes(), root=ws.root)
 
 
 def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, Any]:
@@ -121,7 +121,7 @@ def creators(ws: Workspace, plans: list[Plan], state: RunState) -> dict[str, Cal
 def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
     state = RunState()
     code, report, text = engine.run_quietly(creators(ws, plans, state),
-                                             [f"derive:{p.episode}" for p in plans], ws.dep_file)
+                                             [f"derive:{p.episode}" for p in plans], ws.dep_file, ws.root)
     if code != 0:
         why = engine.cause(text) or f"doit exit {code}"
         raise FatalError(f"derive failed ({why}; tasks {', '.join(report.failed) or '-'}): fix that, then "

@@ -86,7 +86,7 @@ def copy(ws: Workspace, item: Staged, state: Drained) -> None:
     state.examined += 1
     if outbox.classify(ws, item) == outbox.MOVE:
         seed_contract(ws, item.dst.parent)
-        outbox.move_bytes(item)
+        outbox.move_bytes(ws, item)
         state.moved.append(ws.rel(item.dst))
 
 
@@ -167,7 +167,8 @@ def run(ws: Workspace) -> Drained:
 
     state = Drained()
     report = doitrun.RunReport()
-    code, report, text = doitrun.run_quietly(creators(ws, state, report), ["drain"], ws.dep_file, report=report)
+    code, report, text = doitrun.run_quietly(creators(ws, state, report), ["drain"], ws.dep_file, ws.root,
+                                               report=report)
     if code != 0:
         raise FatalError(f"drain failed ({doitrun.cause(text) or f'doit exit {code}'}): what moved before it stays; "
                          "fix that, then rerun `majordomus drain` (MJ_DEBUG=1 shows doit's report)")

@@ -70,7 +70,7 @@ def config(dep_file: Path, report: RunReport, quiet: bool = False) -> dict[str, 
             "reporter": reporter_class(report, quiet=quiet)}
 
 
-def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path,
+def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path, root: Path,
         report: RunReport | None = None, quiet: bool = False) -> tuple[int, RunReport]:
     """Run the `selection` of tasks made by `creators`; returns doit's exit code and the report."""
     from doit.cmd_base import ModuleTaskLoader
@@ -80,7 +80,7 @@ def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file:
     namespace: dict[str, Any] = dict(creators)
     namespace["DOIT_CONFIG"] = config(dep_file, report, quiet)
 
-    with locked(dep_file.with_name(dep_file.name + ".lock")):
+    with locked(dep_file.with_name(dep_file.name + ".lock"), root=root):
         code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(["run", *selection])
     if code and not report.failed:
         print(f"majordomus: doit exited {code}", file=sys.stderr)
@@ -88,7 +88,7 @@ def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file:
 
 
 def run_quietly(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path,
-                report: RunReport | None = None) -> tuple[int, RunReport, str]:
+                root: Path, report: RunReport | None = None) -> tuple[int, RunReport, str]:
     """`run`, with doit's own output captured: at session start stdout is the briefing, and no
     doit report or traceback reaches a person. Returns the code, the report and the text."""
     import contextlib
@@ -96,7 +96,7 @@ def run_quietly(creators: dict[str, Callable[..., Any]], selection: list[str], d
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code, report = run(creators, selection, dep_file, report=report, quiet=True)
+        code, report = run(creators, selection, dep_file, root, report=report, quiet=True)
     text = err.getvalue() + out.getvalue()
     if code != 0 and os.environ.get("MJ_DEBUG") == "1":
         sys.stderr.write(text)

@@ -27,14 +27,16 @@ def add_parsers(sub: Any) -> None:
     p.set_defaults(handler=lambda a: generate(a.proto, a.out, a.check))
 
 
-def dep_file(out_dir: Path) -> Path:
-    """The doit dep file: the workspace's inside an initialised repository, else `.doit.db` in the
-    folder above the generated files (this project's root for the shipped schemas/)."""
+def dep_file(out_dir: Path) -> tuple[Path, Path]:
+    """The doit dep file and the root it lives under: the workspace's inside an initialised
+    repository, else `.doit.db` in the folder above the generated files (this project's root for
+    the shipped schemas/)."""
 
     try:
-        return open_workspace().dep_file
+        ws = open_workspace()
+        return ws.dep_file, ws.root
     except FatalError:
-        return out_dir.parent / ".doit.db"
+        return out_dir.parent / ".doit.db", out_dir.parent
 
 
 def generate(proto: Path | None = None, out: Path | None = None, check: bool = False) -> int:
@@ -55,7 +57,7 @@ def generate(proto: Path | None = None, out: Path | None = None, check: bool = F
 
 
     errors: list[str] = []
-    code, _ = doitrun.run(tasks.creators(proto, out_dir, errors), ["generate"], dep_file(out_dir))
+    code, _ = doitrun.run(tasks.creators(proto, out_dir, errors), ["generate"], *dep_file(out_dir))
     if errors:
         raise FatalError(errors[0], REFUSED)
     if code != 0:
