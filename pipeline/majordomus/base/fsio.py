@@ -121,9 +121,10 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[done:]
 
 
-def atomic_write(path: Path, data: bytes | str, *, root: Path) -> None:
+def atomic_write(path: Path, data: bytes | str, *, root: Path, mode: int | None = None) -> None:
     """Write `data` to `path`, a real file inside `root`, through a temporary file in the same
-    folder and a rename. Nothing is left behind when the write fails (a full disk)."""
+    folder and a rename (`mode` exactly, when given). Nothing is left behind when the write
+    fails (a full disk)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     dfd = open_folder(root, path.parent)
@@ -138,6 +139,8 @@ def atomic_write(path: Path, data: bytes | str, *, root: Path) -> None:
             fd = os.open(tmp, flags, 0o644, dir_fd=dfd)
         try:
             try:
+                if mode is not None:
+                    os.fchmod(fd, mode)
                 write_all(fd, data)
             finally:
                 os.close(fd)
@@ -204,14 +207,19 @@ def read_regular(path: Path | str, limit: int = -1) -> bytes:
         os.close(fd)
 
 
-def read_text(path: Path, limit: int = READ_LIMIT) -> str:
-    """A regular file's UTF-8 text, at most `limit` bytes of it. A larger file, a symbolic link, a
+def read_bytes(path: Path | str, limit: int = READ_LIMIT) -> bytes:
+    """A regular file's bytes, when it holds at most `limit`. A larger file, a symbolic link, a
     pipe or a device raises OSError (FileNotFoundError when it is missing), so no reader of a file
     a repository carries ever blocks or fills memory."""
     data = read_regular(path, limit + 1)
     if len(data) > limit:
         raise OSError(errno.EFBIG, f"{path}: larger than {limit} bytes, not a file of ours")
-    return data.decode("utf-8")
+    return data
+
+
+def read_text(path: Path | str, limit: int = READ_LIMIT) -> str:
+    """`read_bytes` as UTF-8 text (UnicodeDecodeError otherwise)."""
+    return read_bytes(path, limit).decode("utf-8")
 
 
 def write_if_changed(path: Path, data: bytes, *, root: Path) -> bool:

@@ -6,6 +6,8 @@ import re
 from majordomus.base.errors import refused
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+# What every folder of records holds besides records: an id never names one of these files.
+RESERVED = frozenset({"readme"})
 
 
 def check_id(value: str, what: str = "id") -> str:
@@ -14,4 +16,8 @@ def check_id(value: str, what: str = "id") -> str:
         shown = repr(value)[:80]
         raise refused(f"{what} {shown} refused: an {what} is letters, digits, '.', '_' or '-', "
                       "starts with a letter or digit and holds no '..'")
+    stem = value.casefold()
+    if stem in RESERVED or stem.split(".", 1)[0] in RESERVED:
+        raise refused(f"{what} {value!r} refused: it names the README of a records folder, which "
+                      "is not a record; choose another")
     return value

@@ -31,7 +31,11 @@ def _unique_keys_loader() -> Any:
     base = _loader()
 
     class Strict(base):  # type: ignore[misc,valid-type]
-        pass
+        def get_single_node(self) -> Any:
+            node = super().get_single_node()
+            if node is not None:
+                _refuse_aliases(node)
+            return node
 
     def construct_mapping(loader: Any, node: Any, deep: bool = False) -> dict[Any, Any]:
         seen: set[Any] = set()
@@ -46,6 +50,29 @@ def _unique_keys_loader() -> Any:
 
     Strict.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
     return Strict
+
+
+def _refuse_aliases(root: Any) -> None:
+    """Refuse a document that uses an alias (`*name`). A composed alias is the very node it
+    names, met a second time: 479 bytes of nested aliases (a "billion laughs") stand for
+    billions of values, and every walk of them hangs. No file of ours needs one, so any node
+    met twice is refused, in one pass over the distinct nodes (bounded by the text's size)."""
+    import yaml
+
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            raise yaml.composer.ComposerError(None, None, "YAML aliases (*name) are not accepted here",
+                                              node.start_mark)
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append(key)
+                stack.append(value)
 
 
 _STRICT: Any = None
@@ -71,9 +98,22 @@ def dump(data: Any) -> str:
     """Dump with a stable order (as given), block style, unicode kept."""
     import yaml
 
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    return str(yaml.dump(data, Dumper=dumper, sort_keys=False, default_flow_style=False,
+    return str(yaml.dump(data, Dumper=_dumper(), sort_keys=False, default_flow_style=False,
                          allow_unicode=True, width=1 << 16))
+
+
+def _dumper() -> Any:
+    """The safe dumper, never writing an anchor or alias (a value met twice is written twice):
+    what we write, we would read back, and the loader refuses aliases."""
+    import yaml
+
+    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class Plain(base):  # type: ignore[misc,valid-type]
+        def ignore_aliases(self, data: Any) -> bool:
+            return True
+
+    return Plain
 
 
 def scalar(value: Any) -> str:

@@ -92,6 +92,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as exc:  # a full disk, a read-only folder: one line, and nothing half written
+        where = f" ({exc.filename})" if exc.filename else ""
+        print(f"majordomus: {exc.strerror or exc}{where}: the command stopped and left nothing half "
+              "written; fix that, then rerun it", file=sys.stderr)
+        if os.environ.get("MJ_DEBUG") == "1":
+            raise
+        return INTERNAL
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
         say(f"majordomus: internal error: {type(exc).__name__}: {exc} "
             "(rerun with MJ_DEBUG=1 for the traceback)")

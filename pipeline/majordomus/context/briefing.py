@@ -56,8 +56,7 @@ def scan(ws: Workspace, episode: str | None = None) -> Scan:
     needles; only the lines that hold one are parsed."""
     found = Scan()
     try:
-        with open(ws.ledger.path, "rb") as handle:
-            data = handle.read().decode("utf-8", errors="replace")
+        data = ws.ledger.read_bytes().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return found
     hits: dict[int, str] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from majordomus.base.fsio import write_if_changed
+from majordomus.base.fsio import read_text, write_if_changed
 from majordomus.store.workspace import Workspace
 
 
@@ -31,7 +31,7 @@ def remember(ws: Workspace, rid: str, data: bytes) -> None:
 
 def last_written(ws: Workspace, rid: str) -> str | None:
     try:
-        return _entry(ws, rid).read_text(encoding="ascii").strip() or None
+        return read_text(_entry(ws, rid), 4096).strip() or None
     except FileNotFoundError:
         return None
 

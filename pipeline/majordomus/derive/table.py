@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from majordomus.base import fsio
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
 from majordomus.derive import handedit
@@ -246,7 +247,7 @@ def first_title_line(title: str) -> str:
 
 def edited(ws: Workspace, draft: Draft) -> bool:
 
-    return handedit.edited_by_hand(ws, draft.id, draft.path.read_bytes())
+    return handedit.edited_by_hand(ws, draft.id, fsio.read_bytes(draft.path))
 
 
 def render(draft: Draft) -> bytes:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from majordomus.base import git
+from majordomus.base import fsio, git
 from majordomus.base.ids import ID_PATTERN
 from majordomus.evidence.episodes import open_record
 from majordomus.evidence.work import note_path, read_note_reason
@@ -32,7 +32,7 @@ def task_reason(ws: Workspace, task: str, fallback: str) -> str:
     if not ID_PATTERN.match(task) or ".." in task:
         return fallback
     try:
-        reason = read_note_reason(note_path(ws, task).read_text(encoding="utf-8"))
+        reason = read_note_reason(fsio.read_text(note_path(ws, task)))
     except (OSError, ValueError):
         reason = None
     return reason if reason is not None else fallback

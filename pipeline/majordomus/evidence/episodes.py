@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from majordomus.base.errors import UNKNOWN, FatalError
-from majordomus.base.fsio import atomic_write
+from majordomus.base.fsio import atomic_write, read_text
 from majordomus.store.workspace import Workspace
 
 
@@ -22,8 +22,8 @@ def open_dir(ws: Workspace) -> Path:
 
 def open_record(ws: Workspace, episode: str) -> dict[str, Any] | None:
     try:
-        data = json.loads((open_dir(ws) / f"{episode}.json").read_text(encoding="utf-8"))
-    except (FileNotFoundError, ValueError):
+        data = json.loads(read_text(open_dir(ws) / f"{episode}.json"))
+    except (OSError, ValueError):  # missing, or not a regular file of ours: not open
         return None
     return data if isinstance(data, dict) else None
 
@@ -34,8 +34,8 @@ def current(ws: Workspace) -> str | None:
     if named and (open_dir(ws) / f"{named}.json").is_file():
         return named
     try:
-        newest = (ws.state / "current").read_text(encoding="utf-8").strip()
-    except FileNotFoundError:
+        newest = read_text(ws.state / "current", 4096).strip()
+    except (OSError, ValueError):
         return None
     if newest and (open_dir(ws) / f"{newest}.json").is_file():
         return newest
@@ -57,7 +57,7 @@ def open_episodes(ws: Workspace) -> list[str]:
 def forget_current(ws: Workspace, episode: str) -> None:
     path = ws.state / "current"
     try:
-        if path.read_text(encoding="utf-8").strip() == episode:
+        if read_text(path, 4096).strip() == episode:
             rest = [e for e in open_episodes(ws) if e != episode]
             if rest:
                 newest = max(rest, key=lambda e: (open_record(ws, e) or {}).get("opened", ""))

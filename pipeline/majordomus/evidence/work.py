@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import git
+from majordomus.base import fsio, git
 from majordomus.base.errors import REFUSED, UNKNOWN, FatalError, refused
 from majordomus.base.fsio import atomic_write, locked
 from majordomus.base.ids import check_id
@@ -33,7 +33,7 @@ def _short_id(prefix: str, *parts: str) -> str:
 
 def _read_json(path: Path) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(fsio.read_text(path))
     except (FileNotFoundError, ValueError):
         return None
 

@@ -9,10 +9,11 @@ import copy
 import json
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from majordomus.base.errors import FatalError
-from majordomus.base.fsio import atomic_write
+from majordomus.base.fsio import atomic_write, read_bytes, read_text
 from majordomus.base.resources import data_dir
 from majordomus.store.workspace import Workspace
 
@@ -22,6 +23,17 @@ HOOKS = {
     "SessionEnd": "majordomus-session-end",
     "PreCompact": "majordomus-pre-compact",
 }
+
+
+SETTINGS_LIMIT = 1 << 20
+
+
+def _held(path: Path) -> bytes | None:
+    """The bytes of an installed hook script, None when missing or not a regular file of ours."""
+    try:
+        return read_bytes(path)
+    except OSError:
+        return None
 
 
 def command_for(script: str) -> str:
@@ -62,14 +74,25 @@ def install(ws: Workspace) -> Installed:
         target = hooks_dir / script
         data = source.read_bytes()
         rel = ws.rel(target)
-        if target.exists() and target.read_bytes() == data and os.access(target, os.X_OK):
+        if _held(target) == data and os.access(target, os.X_OK):
             done.unchanged.append(rel)
             continue
-        atomic_write(target, data, root=ws.root)
-        target.chmod(0o755)
+        atomic_write(target, data, root=ws.root, mode=0o755)
         done.written.append(rel)
     path = ws.root / ".claude" / "settings.json"
-    original = path.read_text(encoding="utf-8") if path.exists() else ""
+    try:
+        original = read_text(path, SETTINGS_LIMIT)
+    except FileNotFoundError:
+        original = ""
+    except UnicodeDecodeError:
+        raise FatalError(".claude/settings.json is not UTF-8 text: fix it, then rerun "
+                         "`majordomus capture install`", 4) from None
+    except OSError as exc:
+        kind = "a symbolic link" if path.is_symlink() else f"not a regular file ({exc.strerror or exc})"
+        raise FatalError(f".claude/settings.json is {kind}: capture install never reads or copies "
+                         "what a link points to (it may be your own settings, tokens and all); put "
+                         "a regular file there (or none), then rerun `majordomus capture install`",
+                         4) from None
     try:
         settings = json.loads(original) if original.strip() else {}
     except ValueError as exc:

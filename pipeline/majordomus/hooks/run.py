@@ -115,12 +115,15 @@ def _dispatch(ws: Workspace, name: str, payload: dict[str, Any]) -> None:
 
 def session_start(ws: Workspace, episode: str, source: str) -> None:
     started = start.start(ws, episode, source=source, by="hook")
-    if started.drain_error:
-        _failed(ws, "session-start", started.drain_error)
+    for error in started.errors:
+        _failed(ws, "session-start", error)
     env_file = os.environ.get("CLAUDE_ENV_FILE")
     if env_file:
-        with open(env_file, "a", encoding="utf-8") as handle:
-            handle.write(f"export MAJORDOMUS_EPISODE={episode}\n")
+        try:  # the provider's file: unwritable, it costs the variable, not the briefing
+            with open(env_file, "a", encoding="utf-8") as handle:
+                handle.write(f"export MAJORDOMUS_EPISODE={episode}\n")
+        except OSError as exc:
+            _failed(ws, "session-start", f"$CLAUDE_ENV_FILE {env_file}: {exc.strerror or exc}")
     show(started.briefing)
 
 

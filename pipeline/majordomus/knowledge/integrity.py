@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import yamlio
+from majordomus.base import fsio, yamlio
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
@@ -161,9 +161,11 @@ def run(ws: Workspace) -> Report:
 def _load(path: Path, rel: str) -> Any:
     """A record, through the fast front-matter reader when it can answer, else full YAML."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = fsio.read_text(path)
     except UnicodeDecodeError:
         raise records.RecordError(f"{rel}: not UTF-8 text") from None
+    except OSError as exc:
+        raise records.RecordError(f"{rel}: unreadable ({exc.strerror or exc})") from None
     parts = yamlio.split_front_matter(text)
     meta = frontmatter.load(parts[0]) if parts is not None else None
     if parts is not None and meta is not None:

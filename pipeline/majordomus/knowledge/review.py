@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import yamlio
+from majordomus.base import fsio, yamlio
 from majordomus.base.errors import FatalError, refused, unknown
 from majordomus.base.fsio import atomic_write, locked
 from majordomus.base.ids import check_id
@@ -144,7 +144,7 @@ def _interrupted(ws: Workspace, target: Path, text: bytes, rid: str) -> bool:
     was killed after its write and before the candidate left, and this run finishes it. Other
     bytes there are a conflict for a person (refused, exit 4)."""
     try:
-        held = target.read_bytes()
+        held = fsio.read_bytes(target)
     except FileNotFoundError:
         return False
     if held == text:

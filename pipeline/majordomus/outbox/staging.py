@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from majordomus.base import git
-from majordomus.base.fsio import atomic_write, read_regular
+from majordomus.base.fsio import atomic_write, read_bytes, read_regular
 from majordomus.base.ids import ID_PATTERN
 from majordomus.store.records import quick_status
 from majordomus.store.workspace import Workspace
@@ -122,10 +122,10 @@ def classify(ws: Workspace, item: Staged) -> str:
         if (ws.curated / item.name).exists() or quick_status(item.dst) in ("verified", "superseded"):
             return SETTLED
     try:
-        tracked = item.dst.read_bytes()
+        tracked = read_bytes(item.dst)
     except FileNotFoundError:
         return MOVE
-    return SAME if tracked == item.src.read_bytes() else DIFFERS
+    return SAME if tracked == read_bytes(item.src) else DIFFERS
 
 
 def move_bytes(ws: Workspace, item: Staged) -> None:

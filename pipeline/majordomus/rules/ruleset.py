@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from majordomus.base import yamlio
+from majordomus.base import fsio, yamlio
 from majordomus.base.findings import Finding
 from majordomus.store.workspace import Workspace
 
@@ -96,7 +96,7 @@ def load_rule(ws: Workspace, path: Path, origin: str, problems: list[Finding]) -
     fix = ("run `majordomus rules vendor update`" if origin == "vendor"
            else f"correct {ws.rel(path)} (docs/RULES.md gives the format)")
     try:
-        data = yamlio.load(path.read_text(encoding="utf-8"), ws.rel(path))
+        data = yamlio.load(fsio.read_text(path), ws.rel(path))
     except (OSError, UnicodeDecodeError, yamlio.YamlError) as exc:
         problems.append(_problem(ws, path, None, f"rule file unreadable: {exc}", fix))
         return None

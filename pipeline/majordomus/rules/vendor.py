@@ -7,10 +7,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from majordomus.base.fsio import write_if_changed
+from majordomus.base.fsio import read_bytes, write_if_changed
 from majordomus.base.resources import data_dir
 from majordomus.rules.ruleset import vendor_dir
 from majordomus.store.workspace import Workspace
+
+
+def _held(path: Path) -> bytes | None:
+    """A vendored file's bytes, None when it is not a regular file of ours (a link, a pipe)."""
+    try:
+        return read_bytes(path)
+    except OSError:
+        return None
 
 
 def shipped() -> dict[str, bytes]:
@@ -60,7 +68,7 @@ def drift(ws: Workspace) -> list[str]:
     for name, data in package.items():
         if name not in present:
             out.append(f"{name} missing")
-        elif present[name].read_bytes() != data:
+        elif _held(present[name]) != data:
             out.append(f"{name} differs")
     out += [f"{name} not shipped" for name in present if name not in package]
     return out

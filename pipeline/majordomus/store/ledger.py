@@ -114,6 +114,14 @@ class Ledger:
                           "pipe): move it away, and majordomus starts a new one")
         return fd
 
+    def read_bytes(self) -> bytes:
+        """The whole ledger's bytes (FileNotFoundError when there is none); never through a link."""
+        fd = self._open()
+        if fd is None:
+            raise FileNotFoundError(self.path)
+        with open(fd, "rb") as handle:
+            return handle.read()
+
     def raw_lines(self) -> Iterator[tuple[int, str]]:
         fd = self._open()
         if fd is None:
@@ -156,11 +164,10 @@ class Ledger:
             # under the lock no other trim runs: any temporary ledger is a killed trim's leftover
             for leftover in self.path.parent.glob(".tmp.ledger.jsonl.*"):
                 leftover.unlink(missing_ok=True)
-            fd = self._open()
-            if fd is None:
+            try:
+                data = self.read_bytes()
+            except FileNotFoundError:
                 return 0
-            with open(fd, "rb") as handle:
-                data = handle.read()
             lines = data.splitlines(keepends=True)
             excess = len(lines) - keep
             if excess <= 0:

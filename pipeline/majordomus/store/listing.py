@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import git, yamlio
+from majordomus.base import fsio, git, yamlio
 from majordomus.base.errors import NOT_INITIALISED, FatalError
 from majordomus.store import records
 from majordomus.store.workspace import Workspace
@@ -58,7 +58,7 @@ def pathspecs(ws: Workspace) -> dict[str, str]:
 
     path = ws.knowledge / SOURCES
     try:
-        tree = yamlio.load(path.read_text(encoding="utf-8"), str(path)) or {}
+        tree = yamlio.load(fsio.read_text(path), str(path)) or {}
     except FileNotFoundError:
         raise FatalError(f"{ws.rel(path)} is missing: run `majordomus init` to restore it", NOT_INITIALISED) from None
     except yamlio.YamlError as exc:

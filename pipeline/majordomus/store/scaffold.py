@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from majordomus.base.fsio import atomic_write, open_folder
+from majordomus.base.fsio import atomic_write, open_folder, read_bytes, read_text
 from majordomus.base.resources import data_dir
 from majordomus.store.workspace import Workspace
 
@@ -22,6 +22,14 @@ class Laid:
     left_alone: list[str] = field(default_factory=list)
 
 
+def _held(path: Path) -> bytes | None:
+    """A laid file's bytes, None when it is not a regular file of ours (a link, a pipe)."""
+    try:
+        return read_bytes(path)
+    except OSError:
+        return None
+
+
 def lay_tree(source: Path, dest: Path, ws: Workspace, laid: Laid) -> None:
     """Copy `source` into `dest`: write what is missing, leave what differs, name both."""
     for src in sorted(source.rglob("*")):
@@ -31,7 +39,7 @@ def lay_tree(source: Path, dest: Path, ws: Workspace, laid: Laid) -> None:
         data = src.read_bytes()
         rel = ws.rel(target)
         if target.exists():
-            (laid.unchanged if target.read_bytes() == data else laid.left_alone).append(rel)
+            (laid.unchanged if _held(target) == data else laid.left_alone).append(rel)
             continue
         atomic_write(target, data, root=ws.root)
         laid.written.append(rel)
@@ -39,7 +47,7 @@ def lay_tree(source: Path, dest: Path, ws: Workspace, laid: Laid) -> None:
 
 def ensure_ignored(ws: Workspace, laid: Laid) -> None:
     path = ws.root / ".gitignore"
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    text = read_text(path) if path.exists() else ""
     present = {line.strip() for line in text.splitlines()}
     missing = [line for line in IGNORE_LINES if line not in present]
     if not missing:

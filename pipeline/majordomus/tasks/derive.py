@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from majordomus.base import fsio
 from majordomus.base.errors import UNKNOWN, FatalError
 from majordomus.base.fsio import atomic_write, locked, sweep_tmp
 from majordomus.base.output import say
@@ -48,7 +49,7 @@ def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]
             state.acted.add(draft.id)
             return {"path": ws.rel(draft.path), "kept": True}
         try:
-            current: bytes | None = draft.path.read_bytes()
+            current: bytes | None = fsio.read_bytes(draft.path)
         except FileNotFoundError:
             current = None
         if current is not None and current != data and handedit.edited_by_hand(ws, draft.id, current):
@@ -150,7 +151,7 @@ def derive(ws: Workspace, episode: str, dry_run: bool = False) -> table.Outcome:
                                 drafts=the_plan.drafts, provenance=the_plan.provenance)
         for draft in the_plan.drafts:
             try:
-                same = draft.path.read_bytes() == table.render(draft)
+                same = fsio.read_bytes(draft.path) == table.render(draft)
             except FileNotFoundError:
                 same = False
             if not same and draft.path.exists() and table.edited(ws, draft):

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from majordomus.base import fsio
 from majordomus.base.errors import FatalError
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
@@ -75,7 +76,7 @@ def _n(items: list[Any]) -> str:
 
 def _digest(path: Any) -> str:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(fsio.read_bytes(path)).hexdigest()
     except FileNotFoundError:
         return "-"
 

@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from majordomus.base.fsio import locked
+from majordomus.base.errors import FatalError, refused
+from majordomus.base.fsio import locked, open_folder
+
+# How long a check of the dep file waits for another process's sqlite transaction to end (doit's
+# own connection waits sqlite's default five seconds before it gives up).
+LOCK_WAIT_S = 2.0
+SIDECARS = ("", "-journal", "-wal", "-shm")
 
 BOOKKEEPING = "bookkeeping"  # task meta key: a task that always runs to report, not to make
 
@@ -25,6 +31,7 @@ class RunReport:
     uptodate: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
+    rebuilt: str | None = None  # why doit's dep file was rebuilt during this run
 
     @property
     def nothing_changed(self) -> bool:
@@ -81,10 +88,73 @@ def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file:
     namespace["DOIT_CONFIG"] = config(dep_file, report, quiet)
 
     with locked(dep_file.with_name(dep_file.name + ".lock"), root=root):
+        _refuse_links(dep_file, root)
         code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(["run", *selection])
+        if code:
+            trouble = dep_file_trouble(dep_file)
+            if trouble == "locked":
+                raise FatalError(f"{dep_file.name} (doit's dep file) is locked by another process's "
+                                 "sqlite transaction; nothing was run to its end: rerun when that "
+                                 "process is done (the next session boundary does)")
+            if trouble is not None:
+                # the dep file is a cache of what ran: rebuild it, say so, and run once more
+                discard(dep_file)
+                for done in (report.executed, report.uptodate, report.failed):
+                    done.clear()
+                report.rebuilt = f"doit's dep file {dep_file.name} was {trouble}: rebuilt it"
+                if not quiet:
+                    print(f"majordomus: {report.rebuilt}", file=sys.stderr)
+                code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(["run", *selection])
     if code and not report.failed:
         print(f"majordomus: doit exited {code}", file=sys.stderr)
     return code, report
+
+
+def _refuse_links(dep_file: Path, root: Path) -> None:
+    """sqlite follows symbolic links: the dep file and its journals must be real files of ours."""
+    import stat
+
+    folder = open_folder(root, dep_file.parent)
+    try:
+        for suffix in SIDECARS:
+            try:
+                mode = os.stat(dep_file.name + suffix, dir_fd=folder, follow_symlinks=False).st_mode
+            except FileNotFoundError:
+                continue
+            if not stat.S_ISREG(mode):
+                raise refused(f"{dep_file.name}{suffix} in {dep_file.parent} is not a regular file (a "
+                              "symbolic link?): doit's dep file is never followed out; remove it, and "
+                              "it is rebuilt")
+    finally:
+        os.close(folder)
+
+
+def dep_file_trouble(dep_file: Path) -> str | None:
+    """None when doit's dep file is sound or absent; "locked" when another process's transaction
+    holds it past a brief wait; else what is wrong with it ("corrupted (...)")."""
+    import sqlite3
+
+    if not dep_file.exists():
+        return None
+    try:
+        conn = sqlite3.connect(dep_file.as_uri() + "?mode=ro", uri=True, timeout=LOCK_WAIT_S)
+        try:
+            rows = conn.execute("pragma quick_check").fetchall()
+        finally:
+            conn.close()
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            return "locked"
+        return f"corrupted ({exc})"
+    except sqlite3.DatabaseError as exc:
+        return f"corrupted ({exc})"
+    return None if rows == [("ok",)] else f"corrupted ({rows[0][0] if rows else 'no answer'})"
+
+
+def discard(dep_file: Path) -> None:
+    """Remove the dep file and its journals (under its lock): the next run starts a new one."""
+    for suffix in SIDECARS:
+        dep_file.with_name(dep_file.name + suffix).unlink(missing_ok=True)
 
 
 def run_quietly(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path,
@@ -98,6 +168,8 @@ def run_quietly(creators: dict[str, Callable[..., Any]], selection: list[str], d
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         code, report = run(creators, selection, dep_file, root, report=report, quiet=True)
     text = err.getvalue() + out.getvalue()
+    if report.rebuilt:
+        print(f"majordomus: {report.rebuilt}", file=sys.stderr)
     if code != 0 and os.environ.get("MJ_DEBUG") == "1":
         sys.stderr.write(text)
     return code, report, text

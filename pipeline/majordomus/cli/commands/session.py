@@ -55,10 +55,9 @@ def start(episode: str | None, source: str) -> int:
         + (f" (also open: {', '.join(opened.others_open)})" if opened.others_open else "")
         + f"; export MAJORDOMUS_EPISODE={episode} to stamp this shell's commands with it")
     show(started.briefing)
-    if started.drain_error:
-        say(f"majordomus: {started.drain_error}")
-        return 1
-    return 0
+    for error in started.errors:
+        say(f"majordomus: {error}")
+    return 1 if started.errors else 0
 
 
 def close(episode: str | None, reason: str, as_json: bool) -> int:
