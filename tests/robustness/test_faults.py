@@ -1,0 +1,277 @@
+"""Faults that lose data: a full disk, a torn last ledger line, a retention trim under an open
+episode, a cache carried by the repository, a broken or locked doit dep file, a start hook without
+git or with an unwritable `$CLAUDE_ENV_FILE`, an id that names a folder's README. Each test makes
+the fault for real (a small tmpfs, a truncated sqlite file, a real sqlite transaction, a PATH
+without git) and runs the real command or hook."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from conftest import MAJORDOMUS, Repo, make_repo
+
+LEDGER = Path(".ai/local/ledger.jsonl")
+DEP_FILE = Path(".ai/local/state/doit.sqlite3")
+
+
+def _one_line(proc: subprocess.CompletedProcess[str], *codes: int) -> str:
+    assert proc.returncode in codes, (proc.args, proc.returncode, proc.stderr[-2000:])
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def _lines(repo: Repo) -> list[dict[str, object]]:
+    """Every ledger line, each of which must parse whole."""
+    text = (repo.root / LEDGER).read_text(encoding="utf-8")
+    assert text == "" or text.endswith("\n"), "the ledger ends in half a line"
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def _tmp_files(repo: Repo) -> list[Path]:
+    return [p for p in (repo.root / ".ai").rglob(".tmp.*")]
+
+
+# --- a full disk ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MiB tmpfs of its own, unmounted afterwards; skipped where mounting is refused."""
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root or CAP_SYS_ADMIN): {proc.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def _fill(disk: Path) -> Path:
+    """Fill `disk` to its last byte; returns the filler file (remove it to free the space)."""
+    filler = disk / "filler"
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        for size in (1 << 16, 1 << 12, 1 << 8, 1):
+            chunk = b"\0" * size
+            while True:
+                try:
+                    if os.write(fd, chunk) < size:
+                        break
+                except OSError as exc:
+                    assert exc.errno == errno.ENOSPC, exc
+                    break
+    finally:
+        os.close(fd)
+    return filler
+
+
+def test_full_disk_never_leaves_half_a_line_or_a_temporary_file(small_disk: Path) -> None:
+    repo = make_repo(small_disk / "repo")
+    repo.mj("session", "start", "--id", "e1", check=True)
+    repo.mj("decision", "add", "a decision before the disk fills", "--why", "to have one", check=True)
+    before = (repo.root / LEDGER).read_bytes()
+    filler = _fill(small_disk)
+    # longer than the slack of the ledger's last page: the write can only be short
+    long_text = "a decision on a full disk " + "x" * 9000
+    decision = repo.mj("decision", "add", long_text, "--why", "the disk is full")
+    line = _one_line(decision, 1)
+    assert "No space left on device" in line, line
+    assert (repo.root / LEDGER).read_bytes() == before, "a failed append kept part of its line"
+    question = repo.mj("question", "add", "a question on a full disk " + "y" * 9000)
+    _one_line(question, 1)
+    assert (repo.root / LEDGER).read_bytes() == before
+    assert _tmp_files(repo) == [], "a failed atomic write left its temporary file"
+    filler.unlink()
+    repo.mj("decision", "add", "after the disk was freed", "--why", "space again", check=True)
+    texts = [line.get("text") for line in _lines(repo) if line["event"] == "decision.recorded"]
+    assert texts == ["a decision before the disk fills", "after the disk was freed"]
+
+
+# --- a torn last line ----------------------------------------------------------------------------
+
+def test_an_append_after_a_torn_last_line_starts_a_fresh_line(repo: Repo) -> None:
+    repo.mj("session", "start", "--id", "e1", check=True)
+    with open(repo.root / LEDGER, "ab") as handle:  # a torn write: half a line, no newline
+        handle.write(b'{"ts":"2026-01-01T00:00:00Z","event":"decision.recor')
+    repo.mj("decision", "add", "the decision after a torn line", "--why", "kept", check=True)
+    text = (repo.root / LEDGER).read_text(encoding="utf-8")
+    assert text.splitlines()[-1].startswith('{"ts"'), "the new line was joined to the torn one"
+    assert json.loads(text.splitlines()[-1])["text"] == "the decision after a torn line"
+    derive = repo.mj("knowledge", "derive", "--episode", "e1")
+    assert derive.returncode == 0, derive.stderr
+    assert "wrote 1" in derive.stdout, derive.stdout
+
+
+# --- the retention trim and open episodes --------------------------------------------------------
+
+def test_the_retention_trim_keeps_an_open_episodes_window(repo: Repo) -> None:
+    policy = repo.root / ".ai/repo/policy.yaml"
+    policy.write_text(policy.read_text(encoding="utf-8").replace("retention_lines: 50000", "retention_lines: 200"),
+                      encoding="utf-8")
+    repo.mj("session", "start", "--id", "long", check=True)
+    env = {"MAJORDOMUS_EPISODE": "long"}
+    for n in range(20):
+        repo.mj("decision", "add", f"long decision {n}", "--why", "the long episode", env=env, check=True)
+    # 50 short episodes closed meanwhile, as their ledger lines (opened, a decision, a checkpoint,
+    # derived, closed: 250 lines), then one short episode closed for real, which trims
+    with open(repo.root / LEDGER, "a", encoding="utf-8") as handle:
+        for n in range(50):
+            for event in ("session.opened", "decision.recorded", "checkpoint.recorded",
+                          "knowledge.derived", "session.closed"):
+                handle.write(json.dumps({"ts": "2026-01-02T00:00:00Z", "event": event,
+                                         "session": f"short{n}", "episode": f"short{n}"}) + "\n")
+    repo.mj("session", "start", "--id", "short-last", check=True)
+    close = repo.mj("session", "close", "--id", "short-last")
+    assert close.returncode == 0, close.stderr
+    assert any(line["event"] == "ledger.trimmed" for line in _lines(repo)), "the trim never ran"
+    assert len(_lines(repo)) <= 200 + 21 + 2  # the cap, the open episode's window, the trim's line
+    close = repo.mj("session", "close", "--id", "long")
+    assert close.returncode == 0, close.stderr
+    derived = [line for line in _lines(repo) if line["event"] == "knowledge.derived" and line.get("episode") == "long"]
+    assert derived and derived[-1]["written"] == 20, derived
+
+
+# --- a cache the repository carries --------------------------------------------------------------
+
+def test_a_committed_policy_cache_never_wins_over_the_policy(tmp_path: Path) -> None:
+    origin = make_repo(tmp_path / "origin")
+    origin.mj("knowledge", "status", check=True)  # any command writes the cache
+    cache = origin.root / ".ai/local/state/policy.cache.json"
+    data = json.loads(cache.read_text(encoding="utf-8"))
+    data["values"]["ledger.retention_lines"] = 1
+    data["values"]["session.knowledge_on_end"] = "off"
+    cache.write_text(json.dumps(data), encoding="utf-8")
+    origin.git("add", "-A")
+    origin.git("add", "-f", ".ai/local/state/policy.cache.json")
+    origin.commit("a careless commit of a cache")
+    clone = Repo(tmp_path / "clone")
+    subprocess.run(["git", "clone", "-q", str(origin.root), str(clone.root)], check=True)
+    assert (clone.root / ".ai/local/state/policy.cache.json").exists()
+    clone.mj("session", "start", "--id", "e1", check=True)
+    clone.mj("decision", "add", "a decision the policy derives", "--why", "on_end is on", check=True)
+    close = clone.mj("session", "close", "--id", "e1")
+    assert close.returncode == 0, close.stderr
+    lines = _lines(clone)
+    assert not any(line["event"] == "ledger.trimmed" for line in lines), "retention 1 came from the cache"
+    derived = [line for line in lines if line["event"] == "knowledge.derived"]
+    assert derived and derived[-1]["written"] == 1, "the cache switched derivation off"
+
+
+# --- doit's dep file -----------------------------------------------------------------------------
+
+def _derive_twice(repo: Repo) -> None:
+    repo.mj("session", "start", "--id", "e1", check=True)
+    repo.mj("decision", "add", "the first decision", "--why", "a dep file", check=True)
+    repo.mj("knowledge", "derive", "--episode", "e1", check=True)
+    repo.mj("decision", "add", "the second decision", "--why", "after the damage", check=True)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "zeroed-page"])
+def test_a_broken_dep_file_is_rebuilt(repo: Repo, damage: str) -> None:
+    _derive_twice(repo)
+    dep = repo.root / DEP_FILE
+    data = dep.read_bytes()
+    if damage == "truncated":
+        dep.write_bytes(data[: len(data) // 2 + 100])
+    elif damage == "garbage":
+        dep.write_bytes(b"not a database at all\n" * 50)
+    else:
+        dep.write_bytes(data[:100] + b"\xff" * (len(data) - 100))
+    derive = repo.mj("knowledge", "derive", "--episode", "e1")
+    assert derive.returncode == 0, derive.stderr
+    assert "rebuilt" in derive.stderr, derive.stderr
+    assert "Traceback" not in derive.stderr
+    assert "wrote 1" in derive.stdout, derive.stdout
+    again = repo.mj("knowledge", "derive", "--episode", "e1")
+    assert again.returncode == 0 and "nothing changed" in again.stdout, (again.stdout, again.stderr)
+
+
+def test_a_locked_dep_file_is_waited_for_and_named_not_called_corrupted(repo: Repo) -> None:
+    _derive_twice(repo)
+    holder = sqlite3.connect(repo.root / DEP_FILE, isolation_level=None)
+    holder.execute("begin exclusive")
+    try:
+        derive = repo.mj("knowledge", "derive", "--episode", "e1")
+        line = _one_line(derive, 1)
+        assert "locked" in line and "corrupt" not in line, line
+        end = repo.hook("session-end", {"session_id": "e1", "reason": "other"})
+        assert end.returncode == 0 and b"Traceback" not in end.stderr
+    finally:
+        holder.execute("rollback")
+        holder.close()
+    repo.mj("session", "start", "--id", "e2", check=True)
+    derive = repo.mj("knowledge", "derive", "--episode", "e1")
+    assert derive.returncode == 0, derive.stderr
+    assert "wrote 1" in derive.stdout or "nothing changed" in derive.stdout, derive.stdout
+    assert len(repo.candidates()) + len(list((repo.root / ".ai/local/state/outbox/candidates").glob("*.md"))) == 2
+
+
+# --- the start hook, step by step ---------------------------------------------------------------
+
+def _path_without_git(tmp_path: Path) -> str:
+    """A PATH holding what the hook script needs (dirname, cat, majordomus) and no git."""
+    bin_dir = tmp_path / "bin-without-git"
+    bin_dir.mkdir()
+    for tool in ("dirname", "cat"):
+        found = shutil.which(tool)
+        assert found, tool
+        (bin_dir / tool).symlink_to(found)
+    (bin_dir / "majordomus").symlink_to(MAJORDOMUS)
+    return str(bin_dir)
+
+
+def test_the_start_hook_without_git_still_opens_and_briefs(repo: Repo, tmp_path: Path) -> None:
+    env = dict(os.environ, PATH=_path_without_git(tmp_path))
+    proc = subprocess.run([str(repo.root / ".claude/hooks/majordomus-session-start")], cwd=repo.root,
+                          input=json.dumps({"session_id": "e1", "source": "startup"}).encode(),
+                          capture_output=True, env=env)
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    assert b"Majordomus briefing: episode e1" in proc.stdout, (proc.stdout, proc.stderr)
+    lines = _lines(repo)
+    assert [line["episode"] for line in lines if line["event"] == "session.opened"] == ["e1"]
+    failed = [line for line in lines if line["event"] == "provider.event.failed"]
+    assert failed and any("git" in str(line["error"]) for line in failed), failed
+    assert (repo.root / ".ai/local/state/episodes/e1.json").is_file()
+    assert list((repo.root / ".ai/local/session-contexts").glob("*--e1.md")), "no opening snapshot"
+
+
+def test_the_start_hook_with_an_unwritable_env_file_still_briefs(repo: Repo, tmp_path: Path) -> None:
+    not_a_file = tmp_path / "env-file-is-a-folder"
+    not_a_file.mkdir()
+    proc = repo.hook("session-start", {"session_id": "e1", "source": "startup"},
+                     env={"CLAUDE_ENV_FILE": str(not_a_file)})
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr, proc.stderr
+    assert b"Majordomus briefing: episode e1" in proc.stdout, proc.stderr
+    failed = [line for line in _lines(repo) if line["event"] == "provider.event.failed"]
+    assert failed and "CLAUDE_ENV_FILE" in str(failed[-1]["error"]), failed
+
+
+# --- ids that name what is not a record ----------------------------------------------------------
+
+@pytest.mark.parametrize("ident", ["README", "readme", "README.md", "Readme.txt"])
+def test_no_id_names_a_folders_readme(repo: Repo, ident: str) -> None:
+    readmes = {p: p.read_bytes() for p in (repo.root / ".ai").rglob("README.md")}
+    assert len(readmes) >= 4
+    start = repo.mj("session", "start", "--id", ident)
+    _one_line(start, 4)
+    hook = repo.hook("session-start", {"session_id": ident, "source": "startup"})
+    assert hook.returncode == 0
+    repo.hook("session-end", {"session_id": ident, "reason": "other"})
+    repo.mj("session", "close", "--id", ident)
+    for args in (("knowledge", "record", ident), ("knowledge", "promote", ident), ("knowledge", "reject", ident)):
+        proc = repo.mj(*args, input="evidence in my own words\n")
+        _one_line(proc, 4)
+    assert {p: p.read_bytes() for p in (repo.root / ".ai").rglob("README.md")} == readmes
+    assert not list((repo.root / ".ai").rglob("[Rr][Ee][Aa][Dd][Mm][Ee].json"))
