@@ -197,7 +197,12 @@ def read_regular(path: Path | str, limit: int = -1) -> bytes:
     a folder or a pipe raises OSError instead: a link is never followed, and a pipe would block a
     reader (the start hook) forever. Open without blocking, then check what was opened."""
 
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(errno.ELOOP, "a symbolic link, which majordomus never follows", str(path)) from None
+        raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise IsADirectoryError(f"{path}: not a regular file")

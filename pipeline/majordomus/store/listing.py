@@ -63,6 +63,10 @@ def pathspecs(ws: Workspace) -> dict[str, str]:
         raise FatalError(f"{ws.rel(path)} is missing: run `majordomus init` to restore it", NOT_INITIALISED) from None
     except yamlio.YamlError as exc:
         raise FatalError(f"{exc}: fix the YAML or run `majordomus init` to restore it", NOT_INITIALISED) from None
+    except (OSError, UnicodeDecodeError) as exc:  # a link, a pipe, a device, a huge or binary file
+        why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise FatalError(f"{ws.rel(path)} unreadable ({why}): run `majordomus init` to restore it",
+                         NOT_INITIALISED) from None
     classes = tree.get("classes") if isinstance(tree, dict) else None
     if not isinstance(classes, dict):
         raise FatalError(f"{ws.rel(path)} declares no `classes:`: run `majordomus init` to restore it",

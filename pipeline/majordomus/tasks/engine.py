@@ -72,9 +72,9 @@ def reporter_class(report: RunReport, out: TextIO | None = None, quiet: bool = F
     return SayingReporter
 
 
-def config(dep_file: Path, report: RunReport, quiet: bool = False) -> dict[str, Any]:
+def config(dep_file: Path, report: RunReport, quiet: bool = False, out: TextIO | None = None) -> dict[str, Any]:
     return {"backend": "sqlite3", "dep_file": str(dep_file), "verbosity": 0,
-            "reporter": reporter_class(report, quiet=quiet)}
+            "reporter": reporter_class(report, out=out, quiet=quiet)}
 
 
 def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path, root: Path,
@@ -85,7 +85,9 @@ def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file:
 
     report = report or RunReport()
     namespace: dict[str, Any] = dict(creators)
-    namespace["DOIT_CONFIG"] = config(dep_file, report, quiet)
+    # doit's own default stream is the sys.stdout of the moment it was first imported: name the
+    # one in force now, so a captured run (`run_quietly`) captures doit's report too
+    namespace["DOIT_CONFIG"] = config(dep_file, report, quiet, out=sys.stdout)
 
     with locked(dep_file.with_name(dep_file.name + ".lock"), root=root):
         _refuse_links(dep_file, root)
@@ -178,5 +180,11 @@ def run_quietly(creators: dict[str, Callable[..., Any]], selection: list[str], d
 def cause(text: str) -> str | None:
     """The last exception line of doit's report (`NotADirectoryError: [Errno 20] ...`)."""
 
+    raised = re.findall(r"^[\w.]+(?:Error|Exception): .*$", text, re.M)
+    if raised:  # an exception's own line says more than doit's "TaskError - taskid:..."
+        last = raised[-1].strip()
+        if last.startswith("majordomus.base.errors.FatalError: "):
+            last = last.split(": ", 1)[1]  # our own refusal says what and the fix already
+        return last[:300]
     found = re.findall(r"^(?:[\w.]+(?:Error|Exception)|ERROR)\b:? .*$", text, re.M)
     return found[-1].strip()[:300] if found else None
