@@ -152,13 +152,15 @@ def test_capture_install_refuses_a_linked_settings_file(tmp_path: Path) -> None:
 
 # --- reads that never end ------------------------------------------------------------------------
 
-BOMB = "".join(f"{c}: &{c} [{', '.join([f'*{p}'] * 9)}]\n" for p, c in zip("abcdefgh", "bcdefghi"))
-BOMB = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + BOMB
+# nine lists of nine, nested nine deep through aliases: a few hundred bytes standing for 9**9
+# strings, as the value of a key each file declares (a repr or a walk of it never ends)
+BOMB = "[" + ", ".join(['&a [lol, lol, lol, lol, lol, lol, lol, lol, lol]'] + [
+    f"&{c} [{', '.join([f'*{p}'] * 9)}]" for p, c in zip("abcdefgh", "bcdefghi")]) + "]"
 
-PLACES = {
-    "policy": ".ai/repo/policy.yaml",
-    "sources": ".ai/repo/knowledge/sources.yaml",
-    "rule": ".ai/repo/rules/project/hostile.yaml",
+PLACES = {  # where, the text a bomb goes in, and a command that must name it
+    "policy": (".ai/repo/policy.yaml", "session:\n  briefing_budget_lines: {}\n", ("knowledge", "status")),
+    "sources": (".ai/repo/knowledge/sources.yaml", "classes:\n  bomb:\n    pathspec: {}\n", ("knowledge", "status")),
+    "rule": (".ai/repo/rules/project/hostile.yaml", "id: project.bomb\nvalidator: {}\n", ("rules", "list")),
 }
 
 
@@ -170,12 +172,12 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Repo:
     return repo
 
 
-def _place(repo: Repo, rel: str, what: str) -> bytes | None:
+def _place(repo: Repo, rel: str, what: str, form: str) -> bytes | None:
     path = repo.root / rel
     old = path.read_bytes() if path.is_file() else None
     path.unlink(missing_ok=True)
     if what == "alias bomb":
-        path.write_text(BOMB, encoding="utf-8")
+        path.write_text(form.format(BOMB), encoding="utf-8")
     elif what == "pipe":
         os.mkfifo(path)
     elif what == "/dev/zero":
@@ -186,17 +188,20 @@ def _place(repo: Repo, rel: str, what: str) -> bytes | None:
 @pytest.mark.parametrize("what", ["alias bomb", "pipe", "/dev/zero"])
 @pytest.mark.parametrize("place", list(PLACES))
 def test_files_that_never_end_are_refused_not_read(shared: Repo, place: str, what: str) -> None:
-    rel = PLACES[place]
-    old = _place(shared, rel, what)
+    rel, form, naming = PLACES[place]
+    old = _place(shared, rel, what, form)
     try:
         for args, codes in ((("knowledge", "status"), (0, 5)), (("rules", "list"), (0, 4, 5, 10)),
                             (("doctor",), (0, 5, 10, 11)), (("context",), (0, 5))):
             proc = _mj(shared, *args)
             assert proc.returncode in codes, (args, proc.returncode, proc.stderr[-1500:])
             assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stderr, proc.stderr[-1500:]
-        if place == "policy":
-            line = _refused(_mj(shared, "knowledge", "status"), 5)
-            assert "policy" in line and ("alias" in line or "regular file" in line or "symbolic link" in line), line
+        named = _mj(shared, *naming)
+        said = named.stdout + named.stderr
+        assert {"alias bomb": "alias", "pipe": "not a regular file", "/dev/zero": "symbolic link"}[what] in said, said
+        assert Path(rel).name in said, said
+        if place != "rule":
+            _refused(named, 5)
         start = _hook(shared, "session-start", {"session_id": "e-read", "source": "startup"})
         assert start.returncode == 0 and "Traceback" not in start.stderr, start.stderr
         assert "Majordomus briefing" in start.stdout, start.stderr
@@ -209,7 +214,7 @@ def test_files_that_never_end_are_refused_not_read(shared: Repo, place: str, wha
 
 def test_an_alias_bomb_in_a_record_is_a_finding(shared: Repo) -> None:
     record = shared.root / ".ai/repo/knowledge/candidates/bomb-1.md"
-    record.write_text("---\nid: bomb-1\n" + BOMB + "---\nA body.\n", encoding="utf-8")
+    record.write_text("---\nid: bomb-1\ntitle: " + BOMB + "\n---\nA body.\n", encoding="utf-8")
     try:
         check = _mj(shared, "knowledge", "check", "--json")
         assert check.returncode == 10, check.stderr[-1500:]

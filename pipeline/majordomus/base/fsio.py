@@ -205,7 +205,7 @@ def read_regular(path: Path | str, limit: int = -1) -> bytes:
         raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise IsADirectoryError(f"{path}: not a regular file")
+            raise IsADirectoryError(errno.EISDIR, "not a regular file (a folder, a pipe or a device)", str(path))
         with os.fdopen(os.dup(fd), "rb") as handle:
             return handle.read(limit)
     finally:
