@@ -182,7 +182,7 @@ def cause(text: str) -> str | None:
 
     raised = re.findall(r"^[\w.]+(?:Error|Exception): .*$", text, re.M)
     if raised:  # an exception's own line says more than doit's "TaskError - taskid:..."
-        last = raised[-1].strip()
+        last = str(raised[-1]).strip()
         if last.startswith("majordomus.base.errors.FatalError: "):
             last = last.split(": ", 1)[1]  # our own refusal says what and the fix already
         return last[:300]
