@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import fsio, git
+from majordomus.base import credentials, fsio, git
+from majordomus.base.credentials import credential_in
 from majordomus.base.errors import REFUSED, UNKNOWN, FatalError, refused
 from majordomus.base.fsio import atomic_write, locked
 from majordomus.base.ids import check_id
@@ -39,7 +40,8 @@ def _read_json(path: Path) -> Any:
 
 
 def _utf8(**texts: str | None) -> None:
-    """Refuse free text that is not Unicode (a lone surrogate from undecodable argv bytes)."""
+    """Refuse free text that is not Unicode (a lone surrogate from undecodable argv bytes), or
+    that carries a credential: what is written here is derived into tracked, pushed records."""
     for name, text in texts.items():
         if text is None:
             continue
@@ -48,6 +50,9 @@ def _utf8(**texts: str | None) -> None:
         except UnicodeEncodeError:
             raise refused(f"the {name} is not valid UTF-8 text: retype it (the shell passed bytes "
                           "that are not UTF-8)") from None
+        kind = credential_in(text)
+        if kind is not None:
+            raise refused(credentials.refusal(f"the {name.replace('_', ' ')}", kind))
 
 
 # --- tasks -------------------------------------------------------------------------------------

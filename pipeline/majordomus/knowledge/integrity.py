@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from majordomus.base import fsio, yamlio
+from majordomus.base.credentials import credential_in
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
@@ -119,6 +120,13 @@ def run(ws: Workspace) -> Report:
         if marker:
             finding(rel, "body", f"carries the transcript marker {marker!r}",
                     "restate the body in your own words, without the marker")
+        for fld, text in (("title", meta.get("title")), ("description", meta.get("description")),
+                          ("body", rec.body)):
+            kind = credential_in(text) if isinstance(text, str) else None
+            if kind:  # the kind, never the secret: the finding is printed and may be pasted
+                finding(rel, fld, f"carries a credential ({kind}) in a tracked record",
+                        "remove it from the record (and from git's history, then revoke it: it "
+                        "may have been pushed)")
         episodes = tuple(r[8:] for r in rec.derived_from if r.startswith("session:"))
         for fld, ref in _references(meta):
             if fld in schema_fields:

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import fsio, yamlio
+from majordomus.base import credentials, fsio, yamlio
+from majordomus.base.credentials import credential_in
 from majordomus.base.errors import FatalError, refused, unknown
 from majordomus.base.fsio import atomic_write, locked
 from majordomus.base.ids import check_id
@@ -76,6 +77,9 @@ def _screened(text: str | None, what: str, fix: str) -> str:
     if marker:
         raise refused(f"{what} refused: it carries the transcript marker {marker!r}, and a record is "
                       f"never a quotation of a conversation: {fix}")
+    kind = credential_in(text)
+    if kind is not None:
+        raise refused(credentials.refusal(what, kind))
     return text
 
 

@@ -1,0 +1,115 @@
+"""Secrets never reach a tracked file: every writer of free text that ends up in a record (a
+decision and its reason, a question, an answer, a task's title, a finish reason, a verification
+command, a handover, promotion evidence, a rejection's reason) refuses a credential with exit 4
+and one line that names its kind and never the secret, and writes nothing; `knowledge check`
+reports a tracked record that carries one, again by kind."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import Repo, make_repo
+
+LEDGER = Path(".ai/local/ledger.jsonl")
+
+# kind detect-secrets names -> a credential of that shape (made up; none of them is live)
+SECRETS = {
+    "Private Key": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+                   "-----END OPENSSH PRIVATE KEY-----",
+    "AWS Access Key": "AKIAQ7EXAMPLEZ3XK4PD",
+    "GitHub Token": "ghp_" + "x9Ab" * 9,
+    "GitLab Token": "glpat-" + "Zy8_" * 5,
+    "Basic Auth Credentials": "https://deploy:s3cr3t-pa55@git.example.com/team/app.git",
+    "Slack Token": "xoxb-1234567890-0987654321-" + "abcd" * 6,
+}
+KINDS = list(SECRETS)
+
+# writer -> (argv before the text, argv after it); the text goes where the writer takes free text
+WRITERS = {
+    "decision": (("decision", "add"), ("--why", "a reason")),
+    "decision --why": (("decision", "add", "a decision", "--why"), ()),
+    "question": (("question", "add"), ()),
+    "answer": (("question", "resolve", "Q"), ()),
+    "task title": (("start",), ()),
+    "finish --reason": (("finish", "--outcome", "blocked", "--reason"), ()),
+    "finish --verify": (("finish", "--verify"), ()),
+    "handover": (("handover", "--next"), ()),
+    "promote evidence": (("knowledge", "promote", "C"), ()),
+    "reject --reason": (("knowledge", "reject", "C", "--reason"), ()),
+}
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    """A branch with one candidate, an open question and an active task."""
+    repo = make_repo(tmp_path_factory.mktemp("secrets") / "repo", capture=False)
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.mj("session", "start", "--id", "e1", check=True)
+    repo.mj("decision", "add", "a decision to review", "--why", "a candidate", check=True)
+    repo.mj("session", "close", "--id", "e1", check=True)
+    repo.mj("session", "start", "--id", "e2", check=True)
+    repo.mj("start", "a task to finish", check=True)
+    repo.mj("question", "add", "an open question", check=True)
+    return repo
+
+
+def _state(repo: Repo) -> dict[str, bytes]:
+    return {p.relative_to(repo.root).as_posix(): p.read_bytes()
+            for p in sorted((repo.root / ".ai").rglob("*")) if p.is_file() and not p.name.endswith(".lock")
+            and "policy.cache" not in p.name}
+
+
+@pytest.mark.parametrize("writer", list(WRITERS))
+def test_every_writer_refuses_a_credential_by_kind(repo: Repo, writer: str) -> None:
+    kind = KINDS[list(WRITERS).index(writer) % len(KINDS)]
+    secret = SECRETS[kind]
+    question = json.loads(repo.mj("question", "list", "--json", check=True).stdout)
+    qid = question[0]["question"] if isinstance(question, list) else question["questions"][0]["question"]
+    [candidate] = repo.candidates()
+    before, after = WRITERS[writer]
+    argv = [{"Q": qid, "C": candidate.stem}.get(a, a) for a in before]
+    stdin = None
+    if writer == "promote evidence":
+        stdin = f"Checked by hand; the deploy uses {secret}\n"
+    else:
+        argv += [f"the text carries {secret} inside it", *after]
+    held = _state(repo)
+    proc = repo.mj(*argv, input=stdin)
+    assert proc.returncode == 4, (writer, proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert kind in lines[0] and "credential" in lines[0], lines[0]
+    for part in secret.splitlines():
+        assert part not in proc.stderr + proc.stdout, "the refusal repeats the secret"
+    assert _state(repo) == held, f"{writer}: something was written"
+
+
+def test_prose_without_a_credential_passes(repo: Repo) -> None:
+    for text in ("use sqlite for the dep file", "see https://example.com/docs for the API",
+                 "rename knowledge_on_end_derivation to on_end", "the CI job deploy-production-eu-west-1 waits"):
+        proc = repo.mj("checkpoint", "--note", text)
+        assert proc.returncode == 0, (text, proc.stderr)
+
+
+@pytest.mark.parametrize("where", ["body", "title"])
+def test_knowledge_check_reports_a_tracked_record_carrying_one(tmp_path: Path, where: str) -> None:
+    repo = make_repo(tmp_path / "repo", capture=False)
+    secret = SECRETS["AWS Access Key"] if where == "title" else SECRETS["Private Key"]
+    title = f"Deploy with {secret}" if where == "title" else "Deploy key"
+    body = f"{secret}\n" if where == "body" else "A body.\n"
+    record = repo.root / ".ai/repo/knowledge/curated/leak-1.md"
+    record.write_text("---\nid: leak-1\nkind: knowledge/v1\nclass: convention\nstatus: verified\n"
+                      f"epistemics: decided\ntitle: {json.dumps(title)}\ndate: '2026-03-04'\n"
+                      "provenance:\n  origin: extracted\n  derived_from:\n  - session:e1\n---\n" + body,
+                      encoding="utf-8")
+    check = repo.mj("knowledge", "check", "--json")
+    assert check.returncode == 10, check.stderr
+    found = [f for f in json.loads(check.stdout)["findings"] if "credential" in f["what"]]
+    assert [(f["file"], f["field"]) for f in found] == [(".ai/repo/knowledge/curated/leak-1.md", where)]
+    kind = "AWS Access Key" if where == "title" else "Private Key"
+    assert kind in found[0]["what"]
+    text = repo.mj("knowledge", "check")
+    for part in secret.splitlines():
+        assert part not in text.stdout + check.stdout, "the finding repeats the secret"
