@@ -10,7 +10,7 @@ sentence of prose sets off.
 Importing detect-secrets costs about 150 ms (it brings `requests`), more than a writer should pay
 for a sentence. `_MAY_HOLD` is a superset of what those plugins match, read off their patterns:
 a literal a plugin needs (`PRIVATE KEY`, `PuTTY`, `://`, `_authToken`, `eyJ`, Slack's `xox`) or a
-run of 15 word characters or dashes (Unicode's, as the plugins' `\d` is), which every other
+run of 15 word characters or dashes (Unicode's, as the plugins' digit class is), which every other
 token-shaped credential has (the shortest, an AWS access key id, is 20). A text without any of them holds no credential those plugins would find,
 and is passed without the import. No hook calls this module.
 """
