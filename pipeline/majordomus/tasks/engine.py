@@ -19,7 +19,7 @@ from majordomus.base.fsio import locked, open_folder
 
 # How long a check of the dep file waits for another process's sqlite transaction to end (doit's
 # own connection waits sqlite's default five seconds before it gives up).
-LOCK_WAIT_S = 2.0
+LOCK_WAIT_S = 1.0
 SIDECARS = ("", "-journal", "-wal", "-shm")
 
 BOOKKEEPING = "bookkeeping"  # task meta key: a task that always runs to report, not to make
