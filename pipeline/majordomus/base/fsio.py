@@ -192,6 +192,24 @@ def append_line(path: Path, line: bytes, *, root: Path) -> None:
         os.close(fd)
 
 
+def remove(path: Path, *, root: Path, missing_ok: bool = True) -> None:
+    """Remove the file `path` inside `root`, never through a linked folder (a link at `path`
+    itself is removed, not what it points to)."""
+    try:
+        dfd = open_folder(root, path.parent, create=False)
+    except FileNotFoundError:
+        if missing_ok:
+            return
+        raise
+    try:
+        os.unlink(path.name, dir_fd=dfd)
+    except FileNotFoundError:
+        if not missing_ok:
+            raise
+    finally:
+        os.close(dfd)
+
+
 def read_regular(path: Path | str, limit: int = -1) -> bytes:
     """The bytes of `path` (the first `limit` when given) if it is a regular file. A symbolic link,
     a folder or a pipe raises OSError instead: a link is never followed, and a pipe would block a

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from majordomus.base.errors import UNKNOWN, FatalError
-from majordomus.base.fsio import atomic_write, read_text
+from majordomus.base.fsio import atomic_write, read_text, remove
 from majordomus.store.workspace import Workspace
 
 
@@ -63,6 +63,6 @@ def forget_current(ws: Workspace, episode: str) -> None:
                 newest = max(rest, key=lambda e: (open_record(ws, e) or {}).get("opened", ""))
                 atomic_write(path, newest + "\n", root=ws.root)
             else:
-                path.unlink()
+                remove(path, root=ws.root, missing_ok=False)
     except FileNotFoundError:
         pass

@@ -144,7 +144,7 @@ def finish(ws: Workspace, outcome: str = "completed", reason: str | None = None,
     if reason:
         data["reason"] = reason
     ws.ledger.append("task.finished", episode, ts=ts, **data)
-    (ws.state / "task.json").unlink(missing_ok=True)
+    fsio.remove(ws.state / "task.json", root=ws.root)
     return data
 
 

@@ -139,7 +139,7 @@ def promote(ws: Workspace, rid: str, evidence: str | None, cls: str | None = Non
             ws.ledger.append("knowledge.promoted", episode, id=rid, **{"class": meta.get("class")},
                              evidence_lines=len(evidence.strip("\n").splitlines()),
                              path=ws.rel(target), by=by, sha256=digest)
-        record.path.unlink()
+        fsio.remove(record.path, root=ws.root, missing_ok=False)
     return Act(rid, target, by, episode)
 
 

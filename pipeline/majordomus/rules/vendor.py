@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from majordomus.base.fsio import read_bytes, write_if_changed
+from majordomus.base.fsio import read_bytes, remove, write_if_changed
 from majordomus.base.resources import data_dir
 from majordomus.rules.ruleset import vendor_dir
 from majordomus.store.workspace import Workspace
@@ -55,7 +55,7 @@ def update(ws: Workspace) -> Refreshed:
         (done.written if write_if_changed(target, data, root=ws.root) else done.unchanged).append(ws.rel(target))
     for name, path in _vendored(ws).items():
         if name not in package:
-            path.unlink()
+            remove(path, root=ws.root, missing_ok=False)
             done.removed.append(ws.rel(path))
     return done
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from majordomus.base import git
 from majordomus.base.errors import UNKNOWN, FatalError
-from majordomus.base.fsio import atomic_write
+from majordomus.base.fsio import atomic_write, remove
 from majordomus.base.ids import check_id
 from majordomus.derive.table import Outcome
 from majordomus.evidence import episodes
@@ -64,7 +64,7 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
         drain_error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
     ws.ledger.append("session.closed", episode, ts=closed_ts, episode=episode, reason=reason,
                      branch=head.branch, head=head.sha, by=by)
-    (episodes.open_dir(ws) / f"{episode}.json").unlink(missing_ok=True)
+    remove(episodes.open_dir(ws) / f"{episode}.json", root=ws.root)
     episodes.forget_current(ws, episode)
     limit = ws.policy["ledger.retention_lines"]
     if limit:

@@ -103,7 +103,7 @@ def finish(ws: Workspace, staged: list[Staged], state: Drained, report: Any) -> 
             continue
         if what == outbox.MOVE:  # its move did not run (a failed run): it waits for the next
             continue
-        item.src.unlink(missing_ok=True)
+        fsio.remove(item.src, root=ws.root)
         if ws.rel(item.dst) not in moved:
             (state.settled if what == outbox.SETTLED else state.same).append(ws.rel(item.src))
     if state.examined:
