@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -114,8 +115,6 @@ def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file:
 
 def _refuse_links(dep_file: Path, root: Path) -> None:
     """sqlite follows symbolic links: the dep file and its journals must be real files of ours."""
-    import stat
-
     folder = open_folder(root, dep_file.parent)
     try:
         for suffix in SIDECARS:
