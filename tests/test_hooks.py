@@ -114,7 +114,7 @@ def test_hook_acts_on_the_cwd_it_is_given(tmp_path: Path) -> None:
 def test_failed_derivation_is_reported_and_the_close_still_happens(episode: Repo) -> None:
     episode.mj("decision", "add", "a decision", check=True)
     template = episode.root / ".ai/local/state"
-    (template / "doit.sqlite3").write_bytes(b"this is not a database")
+    (template / "doit.sqlite3").mkdir()  # a folder where doit's dep file goes: not a cache to rebuild
     proc = episode.hook("session-end", {"session_id": "e1", "reason": "other"})
     assert proc.returncode == 0
     assert b"derivation failed" in proc.stderr

@@ -269,8 +269,9 @@ def test_no_id_names_a_folders_readme(repo: Repo, ident: str) -> None:
     assert hook.returncode == 0
     repo.hook("session-end", {"session_id": ident, "reason": "other"})
     repo.mj("session", "close", "--id", ident)
-    for args in (("knowledge", "record", ident), ("knowledge", "promote", ident), ("knowledge", "reject", ident)):
+    _one_line(repo.mj("knowledge", "record", ident), 3)  # a reader finds no record by that name
+    for args in (("knowledge", "promote", ident), ("knowledge", "reject", ident, "--reason", "not one")):
         proc = repo.mj(*args, input="evidence in my own words\n")
-        _one_line(proc, 4)
+        assert "README" in _one_line(proc, 4)
     assert {p: p.read_bytes() for p in (repo.root / ".ai").rglob("README.md")} == readmes
     assert not list((repo.root / ".ai").rglob("[Rr][Ee][Aa][Dd][Mm][Ee].json"))

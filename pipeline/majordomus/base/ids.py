@@ -10,14 +10,16 @@ ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 RESERVED = frozenset({"readme"})
 
 
-def check_id(value: str, what: str = "id") -> str:
-    """An id that may become a path component: refused unless it matches the id pattern."""
+def check_id(value: str, what: str = "id", *, written: bool = False) -> str:
+    """An id that may become a path component: refused unless it matches the id pattern. An id a
+    writer is about to make a file of (`written`) may not name what a records folder holds
+    besides records, its README: a reader simply finds no record by that name."""
     if not isinstance(value, str) or not ID_PATTERN.match(value) or ".." in value:
         shown = repr(value)[:80]
         raise refused(f"{what} {shown} refused: an {what} is letters, digits, '.', '_' or '-', "
                       "starts with a letter or digit and holds no '..'")
     stem = value.casefold()
-    if stem in RESERVED or stem.split(".", 1)[0] in RESERVED:
+    if written and (stem in RESERVED or stem.split(".", 1)[0] in RESERVED):
         raise refused(f"{what} {value!r} refused: it names the README of a records folder, which "
                       "is not a record; choose another")
     return value

@@ -82,7 +82,7 @@ def start(ws: Workspace, title: str, scope: str | None = None) -> dict[str, Any]
 
 
 def note_path(ws: Workspace, task: str) -> Path:
-    return ws.state / "completed" / f"{check_id(task, 'task id')}.md"
+    return ws.state / "completed" / f"{check_id(task, 'task id', written=True)}.md"
 
 
 def read_note_reason(text: str) -> str | None:

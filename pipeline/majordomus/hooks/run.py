@@ -93,7 +93,7 @@ def _session_id(payload: dict[str, Any]) -> str:
     sid = payload.get("session_id")
     if not isinstance(sid, str) or not sid:
         raise HookInputError("the payload has no session_id string")
-    return check_id(sid, "session_id")
+    return check_id(sid, "session_id", written=True)
 
 
 def _text(payload: dict[str, Any], key: str, default: str) -> str:

@@ -86,7 +86,7 @@ def _screened(text: str | None, what: str, fix: str) -> str:
 def _candidate(ws: Workspace, rid: str, act: str) -> Any:
     """The candidate `rid`, loaded; refused (exit 4) unless it is one."""
 
-    rid = check_id(rid, "id")
+    rid = check_id(rid, "id", written=True)
     path = ws.candidates / f"{rid}.md"
     listing = "`majordomus knowledge candidates` lists the candidates"
     if not path.is_file():
@@ -110,7 +110,7 @@ def _candidate(ws: Workspace, rid: str, act: str) -> Any:
 def promote(ws: Workspace, rid: str, evidence: str | None, cls: str | None = None) -> Act:
     """Move candidate `rid` to curated/ as verified, with `evidence` under `# Evidence`."""
 
-    rid = check_id(rid, "id")
+    rid = check_id(rid, "id", written=True)
     if cls is not None and cls not in CLASSES:
         raise refused(f"promote {rid} refused: class {cls!r} is not one of {', '.join(CLASSES)}")
     fix = f"pipe the evidence in your own words: `echo '…' | majordomus knowledge promote {rid}`"
@@ -167,7 +167,7 @@ def _promotion_logged(ws: Workspace, rid: str, digest: str) -> bool:
 def reject(ws: Workspace, rid: str, reason: str | None = None, by_id: str | None = None) -> Act:
     """Rewrite candidate `rid` in place as superseded: by `by_id`, or for `reason` (`# Rejected`)."""
 
-    rid = check_id(rid, "id")
+    rid = check_id(rid, "id", written=True)
     if reason is None and by_id is None:
         raise FatalError(f"reject {rid}: say why with --reason \"…\" or name the replacement with "
                          "--by ID", 2)

@@ -195,6 +195,7 @@ def generate(proto_path: Path, out_dir: Path | None = None) -> list[str]:
 
     out_dir = out_dir or proto_path.parent
     rendered = render(proto_path)
+    out_dir.mkdir(parents=True, exist_ok=True)  # a developer's own folder, named on the command line
     return [name for name, data in rendered.items() if write_if_changed(out_dir / name, data, root=out_dir)]
 
 

@@ -41,7 +41,7 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
     so every close is preceded by its `knowledge.derived` line when `session.knowledge_on_end`
     is on.
     """
-    check_id(episode, "episode id")
+    check_id(episode, "episode id", written=True)
     record = episodes.open_record(ws, episode)
     if record is None:
         ws.ledger.append("session.refused", episodes.current(ws), episode=episode,

@@ -30,7 +30,7 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
     """Open `episode` (or resume it when it is open already), recording it in the ledger. Without
     git (not on PATH, a broken repository) the episode still opens, with no branch or head, and
     why goes to `errors`."""
-    check_id(episode, "episode id")
+    check_id(episode, "episode id", written=True)
     existing = episodes.open_record(ws, episode)
     if existing is not None:
         ws.ledger.append("session.resumed", episode, episode=episode, source=source)

@@ -123,9 +123,10 @@ def _refuse_links(dep_file: Path, root: Path) -> None:
             except FileNotFoundError:
                 continue
             if not stat.S_ISREG(mode):
-                raise refused(f"{dep_file.name}{suffix} in {dep_file.parent} is not a regular file (a "
-                              "symbolic link?): doit's dep file is never followed out; remove it, and "
-                              "it is rebuilt")
+                kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+                raise refused(f"{dep_file.name}{suffix} in {dep_file.parent} is {kind}: doit's dep "
+                              "file is never followed out of the repository; remove it, and it is "
+                              "rebuilt")
     finally:
         os.close(folder)
 
