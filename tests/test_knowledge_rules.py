@@ -95,7 +95,7 @@ def test_wiring_is_read_from_the_close_paths_own_source() -> None:
 
     assert wiring.check_source(WIRED) is None
     assert wiring.check()[0] is None
-    assert wiring.check()[1].name == "episodes.py"
+    assert wiring.check()[1].name == "end.py"
 
     unwired = WIRED.replace("outcome = derive_on_close(ws, episode)", "outcome = None")
     assert "never calls derive_on_close" in (wiring.check_source(unwired) or "")

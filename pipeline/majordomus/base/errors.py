@@ -9,6 +9,7 @@ REFUSED = 4  # refused input: empty evidence, transcript marker, bad id, wrong s
 NOT_INITIALISED = 5
 BLOCKING = 10  # a blocking finding (doctor, check, watch)
 ADVISORY = 11  # advisory drift under watch
+INTERRUPTED = 130  # Ctrl-C: the shell's convention, 128 + SIGINT
 
 
 class FatalError(Exception):

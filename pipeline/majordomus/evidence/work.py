@@ -26,7 +26,6 @@ REASON_HEADING = "## Reason"
 
 
 def _short_id(prefix: str, *parts: str) -> str:
-
     blob = json.dumps(parts, ensure_ascii=False).encode("utf-8")
     return f"{prefix}-{hashlib.sha256(blob).hexdigest()[:8]}"
 
@@ -206,7 +205,6 @@ def question_resolve(ws: Workspace, qid: str, answer: str) -> dict[str, Any]:
 # --- checkpoints and handovers (recorded, never derived from) ----------------------------------
 
 def checkpoint(ws: Workspace, note: str | None = None, episode: str | None = None) -> dict[str, Any]:
-
     _utf8(note=note)
     task = active_task(ws)
     return ws.ledger.append("checkpoint.recorded", episode or episodes.current(ws),

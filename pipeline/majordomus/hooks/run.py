@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from majordomus.base.errors import FatalError
+from majordomus.base.errors import OK, FatalError
 from majordomus.base.ids import check_id
 from majordomus.base.output import say, show
 from majordomus.evidence import episodes
@@ -62,15 +62,15 @@ def run(name: str, hook_root: str | None = None) -> int:
         if root is None or not (root / ".ai" / "repo").is_dir():
             where = root or hook_root or os.getcwd()
             say(f"majordomus: {name}: {where} is not initialised, nothing recorded: run `majordomus init`")
-            return 0
+            return OK
         ws = Workspace(root)
         if problem is not None:
             _failed(ws, name, problem)
-            return 0
+            return OK
         _dispatch(ws, name, payload)
     except Exception as exc:  # the provider is never blocked, and no failure is silent
         _failed(ws, name, _describe(exc))
-    return 0
+    return OK
 
 
 def _describe(exc: BaseException) -> str:

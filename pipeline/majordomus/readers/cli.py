@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from majordomus.base import yamlio
+from majordomus.base.errors import OK
 from majordomus.base.output import emit_json, line, say, show, table
 from majordomus.knowledge.graph import TYPES
 from majordomus.knowledge.graph import edges as read
@@ -51,7 +52,7 @@ def run(cap: Capability, args: Any) -> int:
         emit_json(result)
     else:
         RENDER.get(cap.verb, lambda r: emit_json(r))(result)
-    return 0
+    return OK
 
 
 def _candidates(items: list[dict[str, Any]]) -> None:
@@ -109,7 +110,7 @@ def edges(edge_type: str | None, rid: str | None, as_json: bool) -> int:
     graph = read(open_workspace(), edge_type, rid)
     if as_json:
         emit_json(graph)
-        return 0
+        return OK
     for e in graph["edges"]:
         mark = "" if e["target"] == "record" else f"  ({e['target']})"
         show(line(f"{e['from']}  {e['type']}  {e['to']}{mark}") + "\n")
@@ -118,4 +119,4 @@ def edges(edge_type: str | None, rid: str | None, as_json: bool) -> int:
     if graph["dangling"]:
         say(f"{graph['dangling']} dangling edge(s): a knowledge: target names no record "
             "(`majordomus knowledge check` names the fix)")
-    return 0
+    return OK

@@ -15,7 +15,7 @@ from typing import Any
 from majordomus.knowledge import accumulation, freshness
 from majordomus.knowledge import queue as candidates
 from majordomus.store import listing as kstore
-from majordomus.store.ledger import parse_line
+from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
 
@@ -23,17 +23,9 @@ def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
-def ledger_lines(ws: Workspace) -> list[Any]:
-    """The session.closed and knowledge.derived lines, in order: one pass, a substring pre-filter
-    before any JSON is parsed."""
-
-    found = []
-    for number, text in ws.ledger.raw_lines():
-        if '"session.closed"' in text or '"knowledge.derived"' in text:
-            line = parse_line(number, text)
-            if line is not None and line.event in ("session.closed", "knowledge.derived"):
-                found.append(line)
-    return found
+def ledger_lines(ws: Workspace) -> list[Line]:
+    """The session.closed and knowledge.derived lines, in order."""
+    return ws.ledger.events("session.closed", "knowledge.derived")
 
 
 def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:

@@ -51,7 +51,6 @@ class Context:
         if self._full is not None:
             return [l for l in self._full.lines if l.event in names]
         if names not in self._some:
-
             self._some[names] = read_events(self.ws, names)
         return self._some[names]
 

@@ -17,7 +17,6 @@ NAME = "allowlist.v1.json"
 
 
 def path() -> Path:
-
     return data_dir("schemas") / NAME
 
 

@@ -33,7 +33,6 @@ def load_cached(path: Path, cache: Path) -> Policy:
         pass
     policy = load(path)
     try:
-
         atomic_write(cache, json.dumps({"key": key, "values": policy.values,
                                         "declared": sorted(policy.declared)}, indent=1) + "\n")
     except OSError:

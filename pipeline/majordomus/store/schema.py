@@ -20,7 +20,6 @@ NAME = "knowledge.v1.schema.json"
 
 @lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
-
     where = data_dir("schemas") / NAME
     try:
         data: dict[str, Any] = json.loads(where.read_text(encoding="utf-8"))
@@ -73,7 +72,6 @@ def _message(error: Any) -> tuple[str, str]:
     if keyword == "const":
         return where, f"{value!r} must be {error.validator_value!r}"
     if keyword == "pattern" and error.validator_value == schema()["$defs"]["reference"]["pattern"]:
-
         return where, reference_problem(value) or f"{value!r} is not a typed reference"
     if keyword == "pattern":
         return where, f"{value!r} does not have the form {error.validator_value}"

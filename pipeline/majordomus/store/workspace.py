@@ -73,14 +73,12 @@ class Workspace:
     @property
     def policy(self) -> Policy:
         if self._policy is None:
-
             self._policy = load_cached(self.policy_path, self.state / "policy.cache.json")
         return self._policy
 
     @property
     def ledger(self) -> Ledger:
         if self._ledger is None:
-
             self._ledger = Ledger(self.local)
         return self._ledger
 

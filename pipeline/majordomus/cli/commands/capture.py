@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from majordomus.base.errors import OK
 from majordomus.base.output import say
 from majordomus.hooks import install as capture
 from majordomus.store.workspace import open_workspace
@@ -23,7 +24,6 @@ def add_parsers(sub: Any) -> None:
 
 
 def install() -> int:
-
     ws = open_workspace()
     done = capture.install(ws)
     for rel in done.written:
@@ -32,4 +32,4 @@ def install() -> int:
         say(f"unchanged {rel}")
     say("hooks installed: Claude Code opens and closes episodes in this repository. "
         "Commit .claude/ so every clone shares them.")
-    return 0
+    return OK

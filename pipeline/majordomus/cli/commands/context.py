@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from majordomus.base.errors import OK
 from majordomus.base.output import emit_json, show
 from majordomus.context import repository
 from majordomus.store.workspace import open_workspace
@@ -27,4 +28,4 @@ def context(as_json: bool) -> int:
         emit_json(data)
     else:
         show(repository.render(data))
-    return 0
+    return OK

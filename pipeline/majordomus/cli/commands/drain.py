@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from majordomus.base.errors import refused
+from majordomus.base.errors import OK, refused
 from majordomus.base.output import emit_json, show
 from majordomus.outbox import staging as outbox
 from majordomus.store.workspace import open_workspace
@@ -36,4 +36,4 @@ def drain(as_json: bool) -> int:
         emit_json(drained.as_json())
     else:
         show(drained.summary() + "\n")
-    return 0
+    return OK

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from majordomus.base.errors import BLOCKING, REFUSED, FatalError
+from majordomus.base.errors import BLOCKING, OK, REFUSED, FatalError
 from majordomus.base.output import say
 from majordomus.proto import generate as generator
 from majordomus.store.workspace import open_workspace
@@ -45,7 +45,6 @@ def generate(proto: Path | None = None, out: Path | None = None, check: bool = F
         raise FatalError(f"no proto at {proto}: give one with --proto PATH", REFUSED)
     out_dir = (out or proto.parent).resolve()
     if check:
-
         stale = generator.stale(proto, out_dir)
         for name in stale:
             say(f"stale {out_dir / name}: run `majordomus generate` and commit the result")
@@ -61,4 +60,4 @@ def generate(proto: Path | None = None, out: Path | None = None, check: bool = F
     if code != 0:
         raise FatalError(f"generate failed (doit exit {code}): see the error above, then rerun "
                          "`majordomus generate`")
-    return 0
+    return OK

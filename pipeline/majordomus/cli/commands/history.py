@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from majordomus.base.errors import USAGE, FatalError
+from majordomus.base.errors import OK, USAGE, FatalError
 from majordomus.base.output import emit_json, line, say, show
 from majordomus.store.ledger import EVENTS
 from majordomus.store.workspace import open_workspace
@@ -48,4 +48,4 @@ def history(events: list[str] | None, episode: str | None, limit: int, as_json: 
     if result.malformed:
         say(f"({result.malformed} malformed ledger line(s) skipped, first at line {result.first_malformed}; "
             "`majordomus doctor` reports them)")
-    return 0
+    return OK

@@ -18,5 +18,4 @@ def add_parsers(sub: Any) -> None:
 
 
 def run(name: str, hook_root: str | None) -> int:
-
     return hooks.run(name, hook_root)

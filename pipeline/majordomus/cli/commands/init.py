@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from majordomus.base.errors import NOT_INITIALISED, FatalError
+from majordomus.base.errors import NOT_INITIALISED, OK, FatalError
 from majordomus.base.git import toplevel
 from majordomus.base.output import say
 from majordomus.store import scaffold
@@ -35,4 +35,4 @@ def init() -> int:
         say(f"left alone {rel} (it differs from the skeleton: yours is kept)")
     say(f"majordomus initialised in {root}: {len(laid.written)} written, {len(laid.unchanged)} unchanged, "
         f"{len(laid.left_alone)} left alone. Next: `majordomus capture install`.")
-    return 0
+    return OK

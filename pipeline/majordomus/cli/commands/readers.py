@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from majordomus.base.errors import USAGE, FatalError
+from majordomus.base.errors import OK, USAGE, FatalError
 from majordomus.base.output import emit_json
 from majordomus.readers import httpd, mcp_stdio
 from majordomus.readers.openapi import document
@@ -39,13 +39,12 @@ def mcp(list_only: bool) -> int:
 
     if list_only:
         emit_json(mcp_stdio.tools())
-        return 0
+        return OK
 
     root = open_workspace().root  # refuse before the SDK loads when the repository is not set up
     try:
         import mcp as _sdk  # noqa: F401 - only to tell a missing SDK from a failing server
     except ImportError:
-
         raise FatalError("the MCP Python SDK is not installed: pip install 'majordomus[mcp]'") from None
     return mcp_stdio.serve(root)
 
@@ -67,4 +66,4 @@ def openapi() -> int:
     """Print the OpenAPI document."""
 
     emit_json(document())
-    return 0
+    return OK

@@ -46,7 +46,7 @@ def promote(rid: str, cls: str | None) -> int:
     under = f"episode {act.episode}" if act.episode else "terminal (no episode open)"
     show(ws.rel(act.path) + "\n")
     say(f"promoted {act.id} to {ws.rel(act.path)} (verified, under {under})")
-    return 0
+    return OK
 
 
 def reject(rid: str, reason: str | None, by_id: str | None) -> int:
@@ -57,7 +57,7 @@ def reject(rid: str, reason: str | None, by_id: str | None) -> int:
     what = f"superseded by {by_id}" if by_id else "rejected"
     show(ws.rel(act.path) + "\n")
     say(f"{act.id} {what} in place ({ws.rel(act.path)})")
-    return 0
+    return OK
 
 
 def check(as_json: bool) -> int:

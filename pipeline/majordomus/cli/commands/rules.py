@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from majordomus.base.errors import OK
 from majordomus.base.output import emit_json, line, say, show, table
 from majordomus.rules import ruleset as rules
 from majordomus.rules import vendor
@@ -45,7 +46,7 @@ def list_rules(as_json: bool) -> int:
                               "origin": r.origin, "path": ws.rel(r.path)} for r in ruleset.rules],
                    "validators": sorted(REGISTRY),
                    "problems": [f.as_dict() for f in ruleset.problems]})
-        return 0
+        return OK
     rows = [[line(c) for c in (r.id, r.cls, r.validator + ("" if r.validator in REGISTRY else " (missing)"),
                                 ",".join(r.dispatch), r.origin)] for r in ruleset.rules]
     if rows:
@@ -57,7 +58,7 @@ def list_rules(as_json: bool) -> int:
         say(f"validators no rule declares: {', '.join(undeclared)}")
     for problem in ruleset.problems:
         say(problem.line())
-    return 0
+    return OK
 
 
 def vendor_update() -> int:
@@ -74,4 +75,4 @@ def vendor_update() -> int:
     else:
         say(f"rules vendor update: {len(done.written)} written, {len(done.removed)} removed, "
             f"{len(done.unchanged)} unchanged. Commit .ai/repo/rules/vendor/.")
-    return 0
+    return OK

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from majordomus.base.errors import INTERNAL, OK
 from majordomus.base.ids import check_id
 from majordomus.base.output import emit_json, say, show
 from majordomus.context import working as session_context
@@ -57,8 +58,8 @@ def start(episode: str | None, source: str) -> int:
     show(started.briefing)
     if started.drain_error:
         say(f"majordomus: {started.drain_error}")
-        return 1
-    return 0
+        return INTERNAL
+    return OK
 
 
 def close(episode: str | None, reason: str, as_json: bool) -> int:
@@ -85,8 +86,8 @@ def close(episode: str | None, reason: str, as_json: bool) -> int:
     if closed.drain_error:
         say(f"majordomus: {closed.drain_error}")
     if closed.error or closed.drain_error:
-        return 1
-    return 0
+        return INTERNAL
+    return OK
 
 
 def context(episode: str | None, path: bool, as_json: bool) -> int:
@@ -104,10 +105,10 @@ def context(episode: str | None, path: bool, as_json: bool) -> int:
             emit_json({"episode": episode, "path": where})
         else:
             show(where + "\n")
-        return 0
+        return OK
     ctx = session_context.compose(ws, episode)
     if as_json:
         emit_json(ctx.as_json())
     else:
         show(session_context.render(ctx))
-    return 0
+    return OK
