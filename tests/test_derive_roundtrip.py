@@ -67,7 +67,7 @@ def ws(repo: Repo) -> Workspace:
 @given(text=TEXT, why=TEXT)
 def test_any_decision_round_trips(ws: Workspace, text: str, why: str) -> None:
     write_ledger(ws, [("decision.recorded", {"task": "t-1", "text": text, "why": why or None})])
-    plan = derive.plan(ws, "e1")
+    plan = derive.plan(ws, "e1", ws.candidates)
     if not text.strip():
         assert plan.drafts == [] and plan.skipped == []
         return
@@ -94,7 +94,7 @@ def test_any_question_reason_and_command_round_trip(ws: Workspace, question: str
         ("task.started", {"task": "t-3", "title": "proofs", "scope": None}),
         ("task.finished", {"task": "t-3", "title": "proofs", "outcome": "completed", "verify": command}),
     ])
-    plan = derive.plan(ws, "e1")
+    plan = derive.plan(ws, "e1", ws.candidates)
     by_class: dict[str, list[tuple[dict[str, object], str]]] = {}
     for draft in plan.drafts:
         meta, body = rendered(draft)

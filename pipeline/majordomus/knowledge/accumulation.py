@@ -16,6 +16,7 @@ from pathlib import Path
 
 from majordomus.base import git
 from majordomus.base.fsio import read_regular
+from majordomus.store import records as store_records
 from majordomus.store.ledger import Line
 from majordomus.store.records import quick_status
 from majordomus.store.workspace import Workspace
@@ -87,7 +88,6 @@ def tracked(ws: Workspace) -> set[str]:
 
 def date_age(path: Path) -> Age | None:
     try:
-
         head = read_regular(path, 4096).decode("utf-8", errors="replace")
     except OSError:
         return None
@@ -118,10 +118,7 @@ def waiting(ws: Workspace) -> list[Path]:
 
 def records(ws: Workspace) -> list[Path]:
     """Every record file under candidates/, whatever its status."""
-    if not ws.candidates.is_dir():
-        return []
-    return [p for p in sorted(ws.candidates.glob("*.md"))
-            if p.name != "README.md" and not p.name.startswith(".tmp.") and p.is_file()]
+    return store_records.files(ws.candidates)
 
 
 def minutes(seconds: float) -> str:

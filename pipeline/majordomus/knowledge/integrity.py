@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import yamlio
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
 from majordomus.knowledge.references import Ref, Resolver
-from majordomus.store import frontmatter, records
+from majordomus.store import records
 from majordomus.store.schemafast import problems as record_problems
 from majordomus.store.workspace import Workspace
 
@@ -60,7 +59,8 @@ def run(ws: Workspace) -> Report:
     loaded: list[tuple[str, str, Any]] = []  # (folder, rel, Record)
     for folder_name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
         prefix = ws.rel(folder) + "/"
-        files, strays = _record_files(folder)
+        strays: list[Path] = []
+        files = records.files(folder, strays)
         for path in strays:
             finding(prefix + path.name, None, "not a regular file (a symbolic link, a pipe): "
                     "never read, never followed", "replace it with the record's own file, or remove it")
@@ -159,40 +159,13 @@ def run(ws: Workspace) -> Report:
 
 
 def _load(path: Path, rel: str) -> Any:
-    """A record, through the fast front-matter reader when it can answer, else full YAML."""
+    """A record, through the one front-matter reader."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise records.RecordError(f"{rel}: not UTF-8 text") from None
-    parts = yamlio.split_front_matter(text)
-    meta = frontmatter.load(parts[0]) if parts is not None else None
-    if parts is not None and meta is not None:
-        return records.Record(path, meta, parts[1])
     meta, body = records.parse(text, rel)
     return records.Record(path, meta, body)
-
-
-def _record_files(folder: Path) -> tuple[list[Path], list[Path]]:
-    """The record files of `folder`, and the `*.md` entries that are neither a regular file nor a
-    folder (a symbolic link, even to a record, is never followed: it could lead out of the store,
-    or in a loop; a pipe would block its reader). A folder is simply not a record."""
-    try:
-        entries = os.scandir(folder)
-    except (FileNotFoundError, NotADirectoryError):
-        return [], []
-    files: list[str] = []
-    strays: list[str] = []
-    with entries:
-        for e in entries:
-            if not e.name.endswith(".md") or e.name == "README.md" or e.name.startswith(".tmp."):
-                continue
-            try:
-                regular, folder_entry = e.is_file(follow_symlinks=False), e.is_dir(follow_symlinks=False)
-            except OSError:
-                regular = folder_entry = False
-            if not folder_entry:
-                (files if regular else strays).append(e.name)
-    return [folder / n for n in sorted(files)], [folder / n for n in sorted(strays)]
 
 
 def _references(meta: dict[str, Any]) -> list[tuple[str, Any]]:

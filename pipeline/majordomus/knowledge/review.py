@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import yamlio
 from majordomus.base.errors import FatalError, refused, unknown
 from majordomus.base.fsio import atomic_write, locked
 from majordomus.base.ids import check_id
@@ -28,11 +27,6 @@ from majordomus.evidence import episodes
 from majordomus.store import records
 from majordomus.store.records import CLASSES, quick_status
 from majordomus.store.workspace import Workspace
-
-# The order knowledge/v1 keys are written in; a key outside it keeps its place at the end, so
-# `majordomus knowledge check` can name it rather than an act silently dropping it.
-KEY_ORDER = ("id", "kind", "class", "status", "epistemics", "title", "date", "description",
-             "provenance", "relations", "superseded_by")
 
 
 @dataclass(frozen=True)
@@ -48,14 +42,6 @@ def lock_path(ws: Workspace) -> Path:
     return ws.state / "knowledge.lock"
 
 
-def compose(meta: dict[str, Any], body: str) -> str:
-    """A record's text: the front matter in knowledge/v1 order, then the body."""
-
-    ordered = {k: meta[k] for k in KEY_ORDER if k in meta}
-    ordered.update({k: v for k, v in meta.items() if k not in ordered})
-    return "---\n" + yamlio.dump(ordered) + "---\n" + body
-
-
 def with_section(body: str, heading: str, text: str) -> str:
     """`body` with `# heading` and `text` appended."""
     head = body.rstrip("\n")
@@ -63,13 +49,11 @@ def with_section(body: str, heading: str, text: str) -> str:
 
 
 def acting_under(ws: Workspace) -> tuple[str, str | None]:
-
     episode = episodes.current(ws)
     return ("episode", episode) if episode else ("terminal", None)
 
 
 def _screened(text: str | None, what: str, fix: str) -> str:
-
     if text is None or not text.strip():
         raise refused(f"{what} refused: it is empty, and an act without evidence is an assertion: {fix}")
     marker = marker_in(text)
@@ -126,7 +110,7 @@ def promote(ws: Workspace, rid: str, evidence: str | None, cls: str | None = Non
         prov.setdefault("origin", "extracted")
         prov["derived_from"] = refs
         meta["provenance"] = prov
-        text = compose(meta, with_section(record.body, "Evidence", evidence)).encode("utf-8")
+        text = records.compose(meta, with_section(record.body, "Evidence", evidence)).encode("utf-8")
         digest = hashlib.sha256(text).hexdigest()
         resumed = _interrupted(ws, target, text, rid)
         if not resumed:
@@ -185,7 +169,7 @@ def reject(ws: Workspace, rid: str, reason: str | None = None, by_id: str | None
             meta["superseded_by"] = by_id
         if reason is not None:
             body = with_section(body, "Rejected", reason)
-        atomic_write(record.path, compose(meta, body))
+        atomic_write(record.path, records.compose(meta, body))
         ws.ledger.append("knowledge.rejected", episode, id=rid, superseded_by=by_id,
                          reason=reason.strip() if reason else None, path=ws.rel(record.path), by=act_by)
     return Act(rid, record.path, act_by, episode)

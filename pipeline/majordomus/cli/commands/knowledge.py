@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from majordomus.base.errors import OK
 from majordomus.base.ids import check_id
 from majordomus.base.output import emit_json, show
 from majordomus.cli.commands.review import review_verbs
@@ -34,7 +35,6 @@ def add_parsers(sub: Any) -> None:
 
 
 def derive(episode: str | None, dry_run: bool, as_json: bool) -> int:
-
     ws = open_workspace()
     episode = check_id(episode, "episode id") if episode is not None else episodes.require_current(ws)
     outcome = deriver.derive(ws, episode, dry_run=dry_run)
@@ -50,5 +50,5 @@ def derive(episode: str | None, dry_run: bool, as_json: bool) -> int:
                                 "derived_from": list(d.derived_from)} for d in outcome.drafts]})
     else:
         show(outcome.summary(ws) + "\n")
-    return 0
+    return OK
 
