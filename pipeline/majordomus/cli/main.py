@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from majordomus import __version__
-from majordomus.base.errors import INTERNAL, USAGE, FatalError
+from majordomus.base.errors import INTERNAL, INTERRUPTED, OK, USAGE, FatalError
 from majordomus.base.output import say
 from majordomus.hooks import run as hooks
 
@@ -30,6 +30,7 @@ COMMANDS = (
     "doctor",
     "rules",
     "drain",
+    "doit",
     "hook",
     "generate",
 )
@@ -74,7 +75,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     hook = _hook_call(argv)
     if hook is not None:
-
         return hooks.run(*hook)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
@@ -89,9 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"majordomus: {exc.message}")
         return exc.code
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return OK
     except Exception as exc:  # noqa: BLE001 - one line, never a traceback
         say(f"majordomus: internal error: {type(exc).__name__}: {exc} "
             "(rerun with MJ_DEBUG=1 for the traceback)")

@@ -1,9 +1,16 @@
-"""derive:<episode> and render:<record-id>.
+"""evidence:<episode>, render:<record-id> and derive:<episode>: the derivation as doit's data flow.
 
-`render:<id>` writes one record; it is up to date while the record's evidence digest (its
-draft and the template) is unchanged and its file exists. `derive:<episode>` depends on the
-episode's renders and always runs, to append `knowledge.derived` with what they did, so a re-run
-over unchanged evidence writes nothing, says so, and leaves its line in the ledger.
+    ledger + git ──evidence:<episode>──▶ .ai/local/state/evidence/<episode>.json
+    evidence file + the record writer ──render:<id>──▶ candidates/<id>.md (or the trunk outbox)
+    renders ──derive:<episode>──▶ the `knowledge.derived` ledger line
+
+`evidence:<episode>` reads what doit cannot track as files (the ledger's lines of the episode,
+the task notes, git's commits), so it always runs, and rewrites its file only when the evidence
+changed. `render:<id>` has `file_dep` on that file and on the record writer's source
+(`store/records.py`, which is the record's template), so doit (its md5 check)
+decides whether a record is up to date. `derive:<episode>` is bookkeeping: it always runs, to
+say what the renders did, so a re-run over unchanged evidence writes nothing, says so, and
+leaves its line in the ledger.
 """
 from __future__ import annotations
 
@@ -16,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from majordomus.base.errors import UNKNOWN, FatalError
-from majordomus.base.fsio import atomic_write, locked, sweep_tmp
+from majordomus.base.fsio import atomic_write, locked, sweep_tmp, write_if_changed
 from majordomus.base.output import say
 from majordomus.base.resources import data_dir
 from majordomus.derive import handedit, table
@@ -24,6 +31,7 @@ from majordomus.derive.table import Draft, Outcome, Plan
 from majordomus.evidence import episodes
 from majordomus.knowledge.review import lock_path
 from majordomus.outbox import staging as outbox
+from majordomus.store import records
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import engine
 
@@ -96,26 +104,42 @@ def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, A
     return {"written": len(outcome.written)}
 
 
+def evidence_path(ws: Workspace, episode: str) -> Path:
+    return ws.state / "evidence" / f"{episode}.json"
+
+
+def write_evidence(ws: Workspace, plan: Plan) -> dict[str, Any]:
+    """The action of `evidence:<episode>`: the file changes only when the evidence did."""
+    return {"changed": write_if_changed(evidence_path(ws, plan.episode), plan.evidence_json())}
+
+
 def creators(ws: Workspace, plans: list[Plan], state: RunState) -> dict[str, Callable[[], Any]]:
-    from doit.tools import config_changed
+    writer = str(Path(records.__file__ or "").resolve())  # the one record writer is the template
+
+    def task_evidence() -> Iterator[dict[str, Any]]:
+        """Write an episode's evidence (its ledger lines, notes and commits) as a file."""
+        for plan in plans:
+            yield {"name": plan.episode, "actions": [(write_evidence, (ws, plan))],
+                   "targets": [str(evidence_path(ws, plan.episode))], "uptodate": [False],
+                   "meta": {engine.BOOKKEEPING: True}, "doc": f"the evidence of {plan.episode}"}
 
     def task_render() -> Iterator[dict[str, Any]]:
-        """Render one candidate record from its draft."""
+        """Render one candidate record from its episode's evidence and the template."""
         for plan in plans:
             for draft in plan.drafts:
                 yield {"name": draft.id, "actions": [(write_record, (ws, draft, state))],
-                       "targets": [str(draft.path)], "uptodate": [config_changed(draft.digest())],
-                       "doc": f"render {draft.id}"}
+                       "file_dep": [str(evidence_path(ws, plan.episode)), writer],
+                       "targets": [str(draft.path)], "doc": f"render {draft.id}"}
 
     def task_derive() -> Iterator[dict[str, Any]]:
         """Derive an episode's candidates and record that it ran."""
         for plan in plans:
             yield {"name": plan.episode, "actions": [(finish_derivation, (ws, plan, state))],
-                   "task_dep": [f"render:{d.id}" for d in plan.drafts],
-                   "uptodate": [False], "meta": {"bookkeeping": True},
+                   "task_dep": [f"evidence:{plan.episode}", *(f"render:{d.id}" for d in plan.drafts)],
+                   "uptodate": [False], "meta": {engine.BOOKKEEPING: True},
                    "doc": f"derive {plan.episode}"}
 
-    return {"task_render": task_render, "task_derive": task_derive}
+    return {"task_evidence": task_evidence, "task_render": task_render, "task_derive": task_derive}
 
 
 def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
@@ -173,5 +197,4 @@ def derive(ws: Workspace, episode: str, dry_run: bool = False) -> table.Outcome:
 
 
 def _timing() -> bool:
-
     return os.environ.get("MJ_TIMING") == "1"

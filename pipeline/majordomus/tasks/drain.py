@@ -10,7 +10,6 @@ up to date while neither file changes, so a re-run reports it without re-examini
 """
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -73,13 +72,6 @@ def _n(items: list[Any]) -> str:
     return f"{len(items)} record{'s' if len(items) != 1 else ''}"
 
 
-def _digest(path: Any) -> str:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except FileNotFoundError:
-        return "-"
-
-
 def copy(ws: Workspace, item: Staged, state: Drained) -> None:
     """The action of `move:`: write the tracked file when nothing is tracked under its name."""
 
@@ -105,8 +97,7 @@ def finish(ws: Workspace, staged: list[Staged], state: Drained, report: Any) -> 
         item.src.unlink(missing_ok=True)
         if ws.rel(item.dst) not in moved:
             (state.settled if what == outbox.SETTLED else state.same).append(ws.rel(item.src))
-    if state.examined:
-
+    if state.examined or not state.nothing_changed:
         ws.ledger.append("outbox.drained", episodes.current(ws), moved=len(state.moved),
                          same=len(state.same), settled=len(state.settled), kept=len(state.kept),
                          paths=state.moved, kept_paths=[s for s, _ in state.kept])
@@ -116,8 +107,6 @@ def finish(ws: Workspace, staged: list[Staged], state: Drained, report: Any) -> 
 
 def creators(ws: Workspace, state: Drained, report: Any = None) -> dict[str, Callable[[], Any]]:
     """`task_move` and `task_drain`; the outbox is listed when doit loads them (inside the run's lock)."""
-    from doit.tools import config_changed
-
     listed: list[list[Staged]] = []
 
     def staged() -> list[Staged]:
@@ -130,11 +119,9 @@ def creators(ws: Workspace, state: Drained, report: Any = None) -> dict[str, Cal
 
     def task_move() -> Iterator[dict[str, Any]]:
         """Copy one outbox record into its tracked section, byte for byte."""
-        for item in staged():
-            differs = outbox.classify(ws, item) == outbox.DIFFERS
+        for item in staged():  # doit decides from the outbox file and the tracked target
             yield {"name": f"{item.section}/{item.name}", "actions": [(copy, (ws, item, state))],
                    "file_dep": [str(item.src)], "targets": [str(item.dst)],
-                   "uptodate": [config_changed(_digest(item.dst))] if differs else [False],
                    "doc": f"move {ws.rel(item.src)} to {ws.rel(item.dst)}"}
 
     def task_drain() -> dict[str, Any]:

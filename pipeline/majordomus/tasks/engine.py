@@ -70,18 +70,29 @@ def config(dep_file: Path, report: RunReport, quiet: bool = False) -> dict[str, 
             "reporter": reporter_class(report, quiet=quiet)}
 
 
-def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path,
-        report: RunReport | None = None, quiet: bool = False) -> tuple[int, RunReport]:
-    """Run the `selection` of tasks made by `creators`; returns doit's exit code and the report."""
+def lock_path(dep_file: Path) -> Path:
+    """The lock every run over `dep_file` holds: the CLI's, `majordomus doit`'s and `doit`'s."""
+    return dep_file.with_name(dep_file.name + ".lock")
+
+
+def main(namespace: dict[str, Any], argv: list[str], dep_file: Path) -> int:
+    """doit's own command line (`run`, `list`, `info`, `forget` …) over the tasks of
+    `namespace`, under the dep file's lock; doit's exit code."""
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 
+    with locked(lock_path(dep_file)):
+        code: int = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(argv)
+    return code
+
+
+def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path,
+        report: RunReport | None = None, quiet: bool = False) -> tuple[int, RunReport]:
+    """Run the `selection` of tasks made by `creators`; returns doit's exit code and the report."""
     report = report or RunReport()
     namespace: dict[str, Any] = dict(creators)
     namespace["DOIT_CONFIG"] = config(dep_file, report, quiet)
-
-    with locked(dep_file.with_name(dep_file.name + ".lock")):
-        code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(["run", *selection])
+    code = main(namespace, ["run", *selection], dep_file)
     if code and not report.failed:
         print(f"majordomus: doit exited {code}", file=sys.stderr)
     return code, report
@@ -106,5 +117,6 @@ def run_quietly(creators: dict[str, Callable[..., Any]], selection: list[str], d
 def cause(text: str) -> str | None:
     """The last exception line of doit's report (`NotADirectoryError: [Errno 20] ...`)."""
 
-    found = re.findall(r"^(?:[\w.]+(?:Error|Exception)|ERROR)\b:? .*$", text, re.M)
+    found = [line for line in re.findall(r"^(?:[\w.]+(?:Error|Exception)|ERROR)\b:? .*$", text, re.M)
+             if not line.startswith("TaskError")]  # doit's wrapper names the task, not the cause
     return found[-1].strip()[:300] if found else None
