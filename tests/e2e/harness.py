@@ -136,17 +136,22 @@ class Process:
         args = self.argv[self.argv.index("hook") + 1:] if "hook" in self.argv else []
         return args[0] if args and self.is_majordomus else None
 
+    def _entry(self) -> int | None:
+        """Where `majordomus` stands in argv: the console script, or `python -m majordomus`."""
+        for number, arg in enumerate(self.argv[:3]):
+            if Path(arg).name == "majordomus" or arg.endswith("majordomus/__main__.py"):
+                return number
+        return None
+
     @property
     def is_majordomus(self) -> bool:
-        return any(Path(a).name == "majordomus" for a in self.argv[:2])
+        return self._entry() is not None
 
     @property
     def command(self) -> str:
         """`majordomus ARGS` as the shell ran it."""
-        for number, arg in enumerate(self.argv[:2]):
-            if Path(arg).name == "majordomus":
-                return " ".join(["majordomus", *self.argv[number + 1:]])
-        return " ".join(self.argv)
+        entry = self._entry()
+        return " ".join(self.argv if entry is None else ["majordomus", *self.argv[entry + 1:]])
 
     @property
     def wall_ms(self) -> float | None:
