@@ -34,7 +34,7 @@ BIN = "claude"
 RUN_TIMEOUT_S = 240
 _HOOK_LINE = re.compile(
     r"^(?P<ts>\S+) \[\w+\] (?:Hooks: )?(?P<event>\w+):(?P<matcher>\S+) \[(?P<command>[^\]]*)\] "
-    r"(?:finished|completed) with status (?P<status>-?\d+)(?: \((?P<ms>\d+)ms\))?")
+    r"(?:(?:finished|completed) with status (?P<status>-?\d+)(?: \((?P<ms>\d+)ms\))?|(?P<cancelled>cancelled)$)")
 
 
 @dataclass
@@ -44,7 +44,7 @@ class HookRun:
     event: str  # SessionStart, SessionEnd, PreCompact
     matcher: str  # startup, resume, compact, other, manual
     command: str
-    status: int
+    status: int | str  # the exit status, or "cancelled" (the client's time budget ran out)
     ms: int | None  # the client states it for SessionStart only
 
 
@@ -172,12 +172,15 @@ class Claude:
 def hook_runs(debug_log: Path) -> list[HookRun]:
     if not debug_log.exists():
         return []
-    found = []
+    found: list[HookRun] = []
     for line in debug_log.read_text(encoding="utf-8", errors="replace").splitlines():
         match = _HOOK_LINE.match(line)
         if match:
-            found.append(HookRun(match["event"], match["matcher"], match["command"], int(match["status"]),
-                                 int(match["ms"]) if match["ms"] else None))
+            status: int | str = "cancelled" if match["cancelled"] else int(match["status"])
+            run = HookRun(match["event"], match["matcher"], match["command"], status,
+                          int(match["ms"]) if match["ms"] else None)
+            if run not in found[-1:]:  # the client logs a cancellation twice
+                found.append(run)
     return found
 
 

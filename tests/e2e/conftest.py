@@ -18,6 +18,7 @@ from harness import Audit, ThrowawayRepo, clean_env, make_repo
 # Hook wall times seen in this run, for the summary at the end (reported, never asserted).
 HOOK_TIMES: dict[str, list[float]] = {}
 CLIENT_TIMES: dict[str, list[float]] = {}
+CANCELLED: list[str] = []
 
 
 @pytest.fixture(scope="session")
@@ -69,6 +70,8 @@ def claude(claude_executable: Path, e2e_repo: ThrowawayRepo, client_home: Path, 
         for hook in run.hooks:
             if hook.ms is not None:
                 CLIENT_TIMES.setdefault(f"{hook.event}:{hook.matcher}", []).append(hook.ms)
+            if hook.status == "cancelled":
+                CANCELLED.append(f"{hook.event}:{hook.matcher}")
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
@@ -86,3 +89,5 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     write("as the client's debug log states them:")
     for name, times in sorted(CLIENT_TIMES.items()):
         show(f"  {name}", times)
+    if CANCELLED:
+        write(f"cancelled by the client (its time budget ran out): {', '.join(CANCELLED)}")

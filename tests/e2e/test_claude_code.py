@@ -23,7 +23,8 @@ def succeeded(run: ClaudeRun) -> str:
     return run.session_id
 
 
-def hooks_ran(run: ClaudeRun) -> list[tuple[str, str, int]]:
+def hooks_ran(run: ClaudeRun) -> list[tuple[str, str, int | str]]:
+    """(event, matcher, exit status or "cancelled") of each majordomus hook, in the client's order."""
     return [(h.event, h.matcher, h.status) for h in run.hooks if "majordomus" in h.command]
 
 
