@@ -8,7 +8,7 @@ The human renderings are this projection's own; the data they render is the decl
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from majordomus.base import yamlio
 from majordomus.base.errors import OK
@@ -18,8 +18,11 @@ from majordomus.knowledge.graph import edges as read
 from majordomus.readers.knowledge_base import CAPABILITIES, Capability, call
 from majordomus.store.workspace import open_workspace
 
+if TYPE_CHECKING:
+    import argparse
 
-def add_verbs(verbs: Any) -> None:
+
+def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Add every declared capability, then `edges`, to the `knowledge` verbs."""
     for cap in CAPABILITIES:
         p = verbs.add_parser(cap.verb, help=cap.summary, description=f"{cap.description} "
@@ -44,7 +47,7 @@ def add_verbs(verbs: Any) -> None:
     e.set_defaults(handler=lambda a: edges(a.type, a.id, a.json))
 
 
-def run(cap: Capability, args: Any) -> int:
+def run(cap: Capability, args: argparse.Namespace) -> int:
 
     ws = open_workspace()
     result = call(ws, cap, {p.name: getattr(args, p.name, None) for p in cap.parameters})

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from majordomus.base.errors import FatalError
+from majordomus.derive.table import Plan
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
 from majordomus.outbox.staging import Staged
@@ -82,7 +83,7 @@ def copy(ws: Workspace, item: Staged, state: Drained) -> None:
         state.moved.append(ws.rel(item.dst))
 
 
-def finish(ws: Workspace, staged: list[Staged], state: Drained, report: Any) -> None:
+def finish(ws: Workspace, staged: list[Staged], state: Drained, report: doitrun.RunReport | None) -> None:
     """The action of `drain`: empty the outbox of what is tracked, record and say the run."""
     moved = set(state.moved)
     for item in staged:
@@ -105,7 +106,7 @@ def finish(ws: Workspace, staged: list[Staged], state: Drained, report: Any) -> 
         report.messages.append(state.summary())
 
 
-def creators(ws: Workspace, state: Drained, report: Any = None) -> dict[str, Callable[[], Any]]:
+def creators(ws: Workspace, state: Drained, report: doitrun.RunReport | None = None) -> dict[str, Callable[[], Any]]:
     """`task_move` and `task_drain`; the outbox is listed when doit loads them (inside the run's lock)."""
     listed: list[list[Staged]] = []
 
@@ -134,7 +135,7 @@ def creators(ws: Workspace, state: Drained, report: Any = None) -> dict[str, Cal
     return {"task_move": task_move, "task_drain": task_drain}
 
 
-def unclaimed(ws: Workspace, plans: Any) -> list[Any]:
+def unclaimed(ws: Workspace, plans: list[Plan]) -> list[Plan]:
     """`plans` without the drafts whose file a `move:` task writes (doit allows one task a target):
     run by hand on a branch, `doit derive` leaves a staged record's tracked copy to the drain."""
 

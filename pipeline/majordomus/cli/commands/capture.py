@@ -1,17 +1,16 @@
 """majordomus capture install."""
 from __future__ import annotations
 
-from typing import Any
-
 from majordomus.base.errors import OK
 from majordomus.base.output import say
+from majordomus.cli.commands import Subparsers
 from majordomus.hooks import install as capture
 from majordomus.store.workspace import open_workspace
 
 NAMES = ("capture",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("capture", help="install the Claude Code hooks",
                        description="Provider capture: the hooks that open and close episodes.")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from majordomus.base.errors import INTERNAL, OK, USAGE
+from majordomus.cli.commands import Subparsers
 from majordomus.store.workspace import open_workspace
 from majordomus.tasks import dodo, engine
 
@@ -17,7 +17,7 @@ EPILOG = """examples:
   majordomus doit forget render:<id>      make doit re-render one record on the next run"""
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("doit", help="doit's own commands over majordomus's task graph (list, info, run, …)",
                        description="Pass ARGS to doit's command line with the tasks majordomus runs at each "
                        "episode boundary (evidence:<episode>, render:<id>, derive:<episode>, move:…, "

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from majordomus.base.errors import BLOCKING, OK, REFUSED, FatalError
 from majordomus.base.output import say
+from majordomus.cli.commands import Subparsers
 from majordomus.proto import generate as generator
 from majordomus.store.workspace import open_workspace
 from majordomus.tasks import engine as doitrun
@@ -14,7 +14,7 @@ from majordomus.tasks import generate as tasks
 NAMES = ("generate",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("generate", help="regenerate the JSON Schemas and the allow-list from the proto",
                        description="Compile schemas/knowledge.v1.proto with protoc and regenerate, beside it, "
                        "knowledge.v1.schema.json, policy.v1.schema.json and allowlist.v1.json: the same doit "

@@ -2,17 +2,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from majordomus.base.errors import OK, USAGE, FatalError
 from majordomus.base.output import emit_json, line, say, show
+from majordomus.cli.commands import Subparsers
 from majordomus.store.ledger import EVENTS
 from majordomus.store.workspace import open_workspace
 
 NAMES = ("history",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("history", help="read the ledger",
                        description="The ledger's lines, oldest first, filtered by event and episode.")
     p.add_argument("--event", action="append", help="only this event (repeatable)")

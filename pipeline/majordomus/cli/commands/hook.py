@@ -1,14 +1,13 @@
 """majordomus hook NAME: what the .claude/hooks scripts call (always exits 0)."""
 from __future__ import annotations
 
-from typing import Any
-
+from majordomus.cli.commands import Subparsers
 from majordomus.hooks import run as hooks
 
 NAMES = ("hook",)  # the command names this module declares
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("hook", help="run a provider hook (called by .claude/hooks/*; always exits 0)",
                        description="Read the provider's JSON on stdin and act on the repository it "
                        "names. Never blocks the provider: exits 0 and records a failure.")

@@ -2,10 +2,9 @@
 projected to MCP on stdio, to a read-only HTTP server, and to its OpenAPI document."""
 from __future__ import annotations
 
-from typing import Any
-
 from majordomus.base.errors import OK, USAGE, FatalError
 from majordomus.base.output import emit_json
+from majordomus.cli.commands import Subparsers
 from majordomus.readers import httpd, mcp_stdio
 from majordomus.readers.openapi import document
 from majordomus.store.workspace import open_workspace
@@ -13,7 +12,7 @@ from majordomus.store.workspace import open_workspace
 NAMES = ("mcp", "serve", "openapi")
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     m = sub.add_parser("mcp", help="serve the knowledge readers as MCP tools on stdio",
                        description="An MCP server on stdin/stdout (the official MCP Python SDK): one tool "
                        "per reader capability. Needs the SDK: pip install 'majordomus[mcp]'.")

@@ -2,16 +2,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from majordomus.base.errors import BLOCKING, OK
 from majordomus.base.output import emit_json, say, show
+from majordomus.cli.commands import Subparsers
 from majordomus.knowledge import integrity, review
 from majordomus.store.records import CLASSES
 from majordomus.store.workspace import open_workspace
 
 
-def review_verbs(verbs: Any) -> None:
+def review_verbs(verbs: Subparsers) -> None:
     """Add the acts and the check to `majordomus knowledge`'s verbs."""
 
     p = verbs.add_parser("promote", help="promote a candidate to verified, evidence on stdin",

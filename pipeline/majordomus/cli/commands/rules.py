@@ -1,10 +1,9 @@
 """majordomus rules list | vendor update."""
 from __future__ import annotations
 
-from typing import Any
-
 from majordomus.base.errors import OK
 from majordomus.base.output import emit_json, line, say, show, table
+from majordomus.cli.commands import Subparsers
 from majordomus.rules import ruleset as rules
 from majordomus.rules import vendor
 from majordomus.rules.validators import REGISTRY
@@ -13,7 +12,7 @@ from majordomus.store.workspace import open_workspace
 NAMES = ("rules",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("rules", help="the effective rule set; refresh the vendored standard package",
                        description="Rules are data: one YAML file a rule, vendored under "
                        ".ai/repo/rules/vendor/ (never edited by hand) and the project's own under "

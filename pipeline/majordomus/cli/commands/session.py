@@ -1,11 +1,10 @@
 """majordomus session start|close|context."""
 from __future__ import annotations
 
-from typing import Any
-
 from majordomus.base.errors import INTERNAL, OK
 from majordomus.base.ids import check_id
 from majordomus.base.output import emit_json, say, show
+from majordomus.cli.commands import Subparsers
 from majordomus.context import working as session_context
 from majordomus.evidence import episodes
 from majordomus.session import end
@@ -16,7 +15,7 @@ from majordomus.store.workspace import open_workspace
 NAMES = ("session",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("session", help="open, close or read an episode",
                        description="Episodes by hand: what the hooks call, usable from a terminal.")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")

@@ -5,13 +5,14 @@ from typing import Any
 
 from majordomus.base.errors import OK, REFUSED
 from majordomus.base.output import emit_json, line, say, show
+from majordomus.cli.commands import Subparsers
 from majordomus.evidence import work
 from majordomus.store.workspace import open_workspace
 
 NAMES = ("start", "finish", "decision", "question", "checkpoint", "handover")
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("start", help="start a task", description="Start a task; one is active at a time.")
     p.add_argument("title")
     p.add_argument("--scope", help="the path the task is about")
