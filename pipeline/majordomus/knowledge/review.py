@@ -53,7 +53,31 @@ def acting_under(ws: Workspace) -> tuple[str, str | None]:
     return ("episode", episode) if episode else ("terminal", None)
 
 
-def _screened(text: str | None, what: str, fix: str) -> str:
+def not_text(text: str | bytes) -> str | None:
+    """Why `text` is not text a record may hold (undecodable bytes, a NUL or another control
+    character but tab, newline and carriage return), or None when it is text."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return f"it is not UTF-8 text (byte 0x{text[exc.start]:02x} at offset {exc.start})"
+    for offset, char in enumerate(text):
+        if "\ud800" <= char <= "\udfff":
+            return f"it is not UTF-8 text (an undecodable byte at character {offset})"
+        if (char < " " and char not in "\t\n\r") or "\x7f" <= char <= "\x9f":
+            return f"it carries the control character U+{ord(char):04X} at character {offset}"
+    return None
+
+
+def _screened(text: str | bytes | None, what: str, fix: str) -> str:
+    """`text` as a record may hold it: refused (exit 4) when empty, when it is not text, or when
+    it carries a transcript marker."""
+    if text is not None:
+        problem = not_text(text)
+        if problem:
+            raise refused(f"{what} refused: {problem}, and a record holds text only: {fix}")
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
     if text is None or not text.strip():
         raise refused(f"{what} refused: it is empty, and an act without evidence is an assertion: {fix}")
     marker = marker_in(text)
@@ -87,8 +111,9 @@ def _candidate(ws: Workspace, rid: str, act: str) -> Any:
     return record
 
 
-def promote(ws: Workspace, rid: str, evidence: str | None, cls: str | None = None) -> Act:
-    """Move candidate `rid` to curated/ as verified, with `evidence` under `# Evidence`."""
+def promote(ws: Workspace, rid: str, evidence: str | bytes | None, cls: str | None = None) -> Act:
+    """Move candidate `rid` to curated/ as verified, with `evidence` under `# Evidence` (bytes
+    as read from standard input are decoded as UTF-8, and refused when they are not text)."""
 
     rid = check_id(rid, "id")
     if cls is not None and cls not in CLASSES:
@@ -96,7 +121,7 @@ def promote(ws: Workspace, rid: str, evidence: str | None, cls: str | None = Non
     fix = f"pipe the evidence in your own words: `echo '…' | majordomus knowledge promote {rid}`"
     with locked(lock_path(ws)):
         record = _candidate(ws, rid, "promote")
-        evidence = _screened(evidence, f"evidence for {rid}", fix)
+        said = _screened(evidence, f"evidence for {rid}", fix)
         target = ws.curated / f"{rid}.md"
         by, episode = acting_under(ws)
         meta = dict(record.meta)
@@ -110,14 +135,14 @@ def promote(ws: Workspace, rid: str, evidence: str | None, cls: str | None = Non
         prov.setdefault("origin", "extracted")
         prov["derived_from"] = refs
         meta["provenance"] = prov
-        text = records.compose(meta, with_section(record.body, "Evidence", evidence)).encode("utf-8")
+        text = records.compose(meta, with_section(record.body, "Evidence", said)).encode("utf-8")
         digest = hashlib.sha256(text).hexdigest()
         resumed = _interrupted(ws, target, text, rid)
         if not resumed:
             atomic_write(target, text)
         if not (resumed and _promotion_logged(ws, rid, digest)):
             ws.ledger.append("knowledge.promoted", episode, id=rid, **{"class": meta.get("class")},
-                             evidence_lines=len(evidence.strip("\n").splitlines()),
+                             evidence_lines=len(said.strip("\n").splitlines()),
                              path=ws.rel(target), by=by, sha256=digest)
         record.path.unlink()
     return Act(rid, target, by, episode)

@@ -41,7 +41,7 @@ def promote(rid: str, cls: str | None) -> int:
     ws = open_workspace()
     if sys.stdin is None or sys.stdin.isatty():
         say("reading the evidence from standard input (end it with Ctrl-D)")
-    evidence = sys.stdin.read() if sys.stdin is not None else ""
+    evidence = sys.stdin.buffer.read() if sys.stdin is not None else b""  # bytes: checked as text there
     act = review.promote(ws, rid, evidence, cls)
     under = f"episode {act.episode}" if act.episode else "terminal (no episode open)"
     show(ws.rel(act.path) + "\n")
