@@ -47,7 +47,7 @@ def scan(ws: Workspace, episode: str | None = None) -> Scan:
     needles = ('"handover.recorded"', '"session.opened"', *([json.dumps(episode, ensure_ascii=False)] if episode else []))
     for line in ws.ledger.matching(*needles):
         if line.event == "handover.recorded":
-            handover = line
+            handover = line if last_handover([line]) else handover
         elif line.event == "session.opened" and line.session:
             branch = line.get("branch")
             found.opened_branches[line.session] = branch if isinstance(branch, str) else None

@@ -22,9 +22,9 @@ from majordomus.store.workspace import Workspace
 
 
 def last_handover(lines: list[Line]) -> dict[str, Any] | None:
-    """The newest `handover.recorded` among `lines`, as data."""
+    """The newest `handover.recorded` among `lines` that names a next action, as data."""
     for line in reversed(lines):
-        if line.event == "handover.recorded":
+        if line.event == "handover.recorded" and isinstance(line.get("next"), str) and line.get("next").strip():
             return {"next": line.get("next"), "ts": line.ts, "episode": line.session, "task": line.get("task")}
     return None
 

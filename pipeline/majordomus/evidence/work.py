@@ -52,8 +52,20 @@ def _utf8(**texts: str | None) -> None:
 # --- tasks -------------------------------------------------------------------------------------
 
 def active_task(ws: Workspace) -> dict[str, Any] | None:
+    """The active task, each field the type its readers print (a hand-edited or foreign state
+    file with a missing or null title reads as untitled, never as `None`)."""
     data = _read_json(ws.state / "task.json")
-    return data if isinstance(data, dict) and data.get("task") else None
+    if not isinstance(data, dict) or not isinstance(data.get("task"), str) or not data["task"]:
+        return None
+    task = dict(data)
+    task["title"] = _said(data.get("title"), "(untitled)")
+    task["scope"] = data.get("scope") if isinstance(data.get("scope"), str) and data.get("scope") else None
+    task["started"] = _said(data.get("started"), "(unknown)")
+    return task
+
+
+def _said(value: Any, absent: str) -> str:
+    return value if isinstance(value, str) and value else absent
 
 
 def start(ws: Workspace, title: str, scope: str | None = None) -> dict[str, Any]:
@@ -160,8 +172,10 @@ def _questions_path(ws: Workspace) -> Path:
 
 
 def open_questions(ws: Workspace) -> list[dict[str, Any]]:
+    """The open questions: each an id and its text (an entry without both is no question)."""
     data = _read_json(_questions_path(ws))
-    return [q for q in data if isinstance(q, dict)] if isinstance(data, list) else []
+    return [q for q in data if isinstance(q, dict) and isinstance(q.get("question"), str) and q["question"]
+            and isinstance(q.get("text"), str)] if isinstance(data, list) else []
 
 
 def question_add(ws: Workspace, text: str) -> dict[str, Any]:

@@ -95,7 +95,7 @@ def _status(st: dict[str, Any]) -> None:
            f"(measured from {oldest['detail']})") if oldest else "no queue age"
     out.append(f"queue: {q['length']} waiting (cap {q['max_files']}{', OVER' if q['over_cap'] else ''}); "
                f"{age}; {len(q['overdue'])} over {q['max_age_minutes']} min")
-    out.append("last derivation: " + (f"{last['ts']} episode {last['episode']}: {last['written']} written, "
+    out.append("last derivation: " + (f"{last['ts']} episode {last['episode'] or '(none named)'}: {last['written']} written, "
                                       f"{last['unchanged']} unchanged, {last['skipped']} skipped"
                                       if last else "none (`majordomus knowledge derive` runs one)"))
     out.append(f"writer: {w['reason']}" + ("" if w["fresh"] else " (fix: majordomus knowledge derive "

@@ -72,9 +72,15 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
             "overdue": [rid for minutes, rid, _ in ages if minutes > max_age],
         },
         "last_derivation": None if last is None else {
-            "ts": last.ts, "episode": last.get("episode"), "written": last.get("written", 0),
-            "unchanged": last.get("unchanged", 0), "skipped": last.get("skipped", 0)},
+            "ts": last.ts, "episode": last.get("episode") if isinstance(last.get("episode"), str) else None,
+            "written": _count(last.get("written")), "unchanged": _count(last.get("unchanged")),
+            "skipped": _count(last.get("skipped"))},
         "writer": {"judged": verdict.judged, "fresh": verdict.fresh, "reason": verdict.reason,
                    "episode": verdict.episode,
                    "stale_minutes": int(ws.policy["session.freshness.stale_minutes"])},
     }
+
+
+def _count(value: Any) -> int:
+    """A count from a ledger line: a whole number, or 0 when the line carries none (or junk)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

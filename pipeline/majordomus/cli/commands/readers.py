@@ -5,6 +5,7 @@ from __future__ import annotations
 from majordomus.base.errors import OK, USAGE, FatalError
 from majordomus.base.output import emit_json
 from majordomus.cli.commands import Subparsers
+from majordomus.cli.options import port as port_number
 from majordomus.readers import httpd, mcp_stdio
 from majordomus.readers.openapi import document
 from majordomus.store.workspace import open_workspace
@@ -22,7 +23,7 @@ def add_parsers(sub: Subparsers) -> None:
                        description="A read-only HTTP server: GET /openapi.json and one route per reader "
                        "capability. Bound to 127.0.0.1 unless --host says otherwise.")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    s.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    s.add_argument("--port", type=port_number, default=8765, help="port (default 8765; 0 picks a free one)")
     s.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="answer requests whose Host header is NAME too (repeatable; localhost, "
                    "127.0.0.1, ::1 and --host are always answered, any other Host is refused: 421)")
