@@ -101,15 +101,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERNAL
 
 
-def _hook_call(argv: list[str]) -> tuple[str, str | None] | None:
-    """`hook NAME [--hook-root DIR]`, exactly as the hook scripts say it: run without building a
-    parser at all (argparse and its help formatter cost ~10 ms of the start hook's 100). Anything
-    else, `hook --help` included, goes through the parser."""
-    if len(argv) == 2 and argv[0] == "hook" and argv[1] in HOOKS:
-        return argv[1], None
-    if len(argv) == 4 and argv[0] == "hook" and argv[1] in HOOKS and argv[2] == "--hook-root":
-        return argv[1], argv[3]
-    return None
+def _hook_call(argv: list[str]) -> tuple[str, str | None, str] | None:
+    """`hook NAME [--agent A] [--hook-root DIR]`, exactly as the hook scripts say it: run without
+    building a parser at all (argparse and its help formatter cost ~10 ms of the start hook's
+    100). Anything else, `hook --help` included, goes through the parser."""
+    if len(argv) < 2 or argv[0] != "hook" or argv[1] not in HOOKS or len(argv) % 2:
+        return None
+    options = dict(zip(argv[2::2], argv[3::2]))
+    if len(options) != (len(argv) - 2) // 2 or not set(options) <= {"--agent", "--hook-root"}:
+        return None
+    if list(options) not in ([], ["--hook-root"], ["--agent"], ["--agent", "--hook-root"]):
+        return None
+    return argv[1], options.get("--hook-root"), options.get("--agent", "claude")
 
 
 if __name__ == "__main__":

@@ -66,3 +66,22 @@ def forget_current(ws: Workspace, episode: str) -> None:
                 path.unlink()
     except FileNotFoundError:
         pass
+
+
+# --- which agents have opened an episode here (doctor: installed hooks that never fired) ---------
+
+def agents_dir(ws: Workspace) -> Path:
+    return ws.state / "agents"
+
+
+def note_agent(ws: Workspace, agent: str, episode: str) -> None:
+    """Remember that `agent`'s hooks opened an episode in this checkout (once: the first one).
+    The ledger says so too, until its retention trims the line; this file stays."""
+    path = agents_dir(ws) / agent
+    if not path.exists():
+        atomic_write(path, episode + "\n")
+
+
+def agents_seen(ws: Workspace) -> set[str]:
+    folder = agents_dir(ws)
+    return {p.name for p in folder.iterdir() if p.is_file()} if folder.is_dir() else set()

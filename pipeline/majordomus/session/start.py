@@ -25,8 +25,10 @@ class Opened:
     others_open: tuple[str, ...]
 
 
-def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str = "cli") -> Opened:
-    """Open `episode` (or resume it when it is open already), recording it in the ledger."""
+def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
+                 agent: str | None = None) -> Opened:
+    """Open `episode` (or resume it when it is open already), recording it in the ledger, with
+    the agent whose hook opened it."""
     check_id(episode, "episode id")
     existing = episodes.open_record(ws, episode)
     if existing is not None:
@@ -36,10 +38,15 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
     head = git.head(ws.root)
     others = tuple(e for e in episodes.open_episodes(ws) if e != episode)
     extra: dict[str, Any] = {"others_open": list(others)} if others else {}
+    if agent:
+        extra["agent"] = agent
     line = ws.ledger.append("session.opened", episode, episode=episode, source=source,
                             branch=head.branch, head=head.sha, reflog=head.reflog, by=by, **extra)
     record = {"episode": episode, "opened": line["ts"], "source": source, "by": by,
               "branch": head.branch, "head": head.sha, "reflog": head.reflog}
+    if agent:
+        record["agent"] = agent
+        episodes.note_agent(ws, agent, episode)
     atomic_write(episodes.open_dir(ws) / f"{episode}.json", json.dumps(record, indent=2) + "\n")
     atomic_write(ws.state / "current", episode + "\n")
     return Opened(episode, False, record, others)
@@ -53,9 +60,10 @@ class Started:
     drain_error: str | None  # why the drain failed; the episode opened and the briefing stands
 
 
-def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli") -> Started:
+def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
+          agent: str | None = None) -> Started:
     """Open, drain, snapshot, brief: what every session start does, whoever calls it."""
-    opened = open_episode(ws, episode, source=source, by=by)
+    opened = open_episode(ws, episode, source=source, by=by, agent=agent)
     drained, drain_error = None, None
     try:  # a branch episode carries what trunk episodes left in the outbox; never at the briefing's cost
         drained = drain.drain_at_boundary(ws)

@@ -20,7 +20,7 @@ from majordomus.base.fsio import atomic_write, locked
 
 # The registry: event name -> what its payload carries (documentation and the check below).
 EVENTS: dict[str, tuple[str, ...]] = {
-    "session.opened": ("episode", "source", "branch", "head", "reflog"),
+    "session.opened": ("episode", "source", "branch", "head", "reflog", "agent"),
     "session.resumed": ("episode", "source"),
     "session.closed": ("episode", "reason", "branch", "head"),
     "session.refused": ("episode", "why"),
