@@ -12,11 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from majordomus.base.findings import Finding
+from majordomus.evidence import episodes
 from majordomus.knowledge import accumulation as acc
 from majordomus.knowledge import freshness, integrity
 from majordomus.knowledge.freshness import read_events
 from majordomus.rules import wiring
 from majordomus.rules.ruleset import Rule
+from majordomus.store import agents
 from majordomus.store.ledger import Line, ReadResult
 from majordomus.store.workspace import Workspace
 
@@ -151,4 +153,25 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
                 file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.candidates)}/"))
     if not verdict.findings:
         verdict.detail = f"{len(waiting)} candidate(s) await review, all tracked, none overdue"
+    return verdict
+
+
+@validator("agent_hooks_fired")
+def agent_hooks_fired(ctx: Context, rule: Rule) -> Verdict:
+    """majordomus.agents-fired: an agent whose hooks wait for the user's trust, installed here,
+    that has never opened an episode in this checkout (its hooks are likely skipped, silently)."""
+
+    ws, verdict = ctx.ws, Verdict()
+    fired = episodes.agents_seen(ws) | {line.get("agent") for line in ctx.events("session.opened")}
+    gated = [a for a in agents.AGENTS.values() if a.trust and agents.installed(ws.root, a)]
+    for agent in gated:
+        if agent.name in fired:
+            continue
+        verdict.findings.append(rule.finding(
+            f"{agent.title}'s hooks are installed but have never fired in this checkout: no episode "
+            f"was opened by {agent.name}", agent.trust or "", file=agent.registration,
+            reproduce="majordomus history --event session.opened"))
+    if not verdict.findings:
+        verdict.detail = (f"{len(gated)} installed agent(s) behind a trust step, each has opened an "
+                          "episode here" if gated else "no installed agent waits for a trust step")
     return verdict
