@@ -218,12 +218,32 @@ def question_resolve(ws: Workspace, qid: str, answer: str) -> dict[str, Any]:
 
 # --- checkpoints and handovers (recorded, never derived from) ----------------------------------
 
+CHANGED_FILES_MAX = 500  # a checkpoint is one ledger line: past this, the count and the first paths
+
+
 def checkpoint(ws: Workspace, note: str | None = None, episode: str | None = None) -> dict[str, Any]:
+    """Record where the work stands: the task, the note, the head, and `changed_files` — what git
+    says changed since the episode opened (commits, the working tree, untracked files: the
+    candidates and the session record included), seed 001's Consequences. With no episode open
+    there is no opening to compare with, and `changed_files` is null."""
+
     _utf8(note=note)
     task = active_task(ws)
-    return ws.ledger.append("checkpoint.recorded", episode or episodes.current(ws),
-                            task=task["task"] if task else None, note=note,
-                            head=git.head(ws.root).sha)
+    episode = episode or episodes.current(ws)
+    opened = episodes.open_record(ws, episode) if episode else None
+    changed: list[str] | None = None
+    extra: dict[str, Any] = {}
+    if opened is not None:
+        at_open = opened.get("head")
+        try:
+            changed = git.changed_since(ws.root, at_open if isinstance(at_open, str) and at_open else None)
+        except git.GitError:  # history rewritten since the open: say so, still record the checkpoint
+            extra["changed_error"] = f"the head at the open, {at_open}, is not in this repository any more"
+    if changed is not None and len(changed) > CHANGED_FILES_MAX:
+        extra["changed_total"] = len(changed)
+        changed = changed[:CHANGED_FILES_MAX]
+    return ws.ledger.append("checkpoint.recorded", episode, task=task["task"] if task else None,
+                            note=note, head=git.head(ws.root).sha, changed_files=changed, **extra)
 
 
 def handover(ws: Workspace, next_action: str) -> dict[str, Any]:
