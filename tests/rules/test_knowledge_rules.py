@@ -255,7 +255,7 @@ def test_derived_candidates_are_warned_untracked_then_clean(episode: Repo, monke
     (path,) = episode.candidates()
     code, data = run_json(episode, "doctor")
     assert code == 0 and data["findings"] and all(f["rule"] == REVIEWED for f in data["findings"])
-    assert [f["file"] for f in data["findings"]] == [rel(path, episode)]
+    assert [f["file"] for f in data["findings"]] == [rel(path, episode), ".ai/repo/sessions/e1.md"]
     episode.git("add", "-A", ".ai/repo")
     episode.commit("session e1")
     code, data = run_json(episode, "doctor")

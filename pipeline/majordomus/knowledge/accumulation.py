@@ -80,10 +80,19 @@ def commit_ages(ws: Workspace) -> dict[str, Age]:
 
 
 def tracked(ws: Workspace) -> set[str]:
-    """File names under candidates/ that git tracks (the index counts): one git call."""
+    """Paths under candidates/ and sessions/ that git tracks (the index counts): one git call."""
 
-    out = git.run(ws.root, "ls-files", "-z", "--", ws.rel(ws.candidates) + "/", check=False)
-    return {rel.rsplit("/", 1)[-1] for rel in out.split("\0") if rel}
+    out = git.run(ws.root, "ls-files", "-z", "--", ws.rel(ws.candidates) + "/", ws.rel(ws.sessions) + "/",
+                  check=False)
+    return {rel for rel in out.split("\0") if rel}
+
+
+def session_records(ws: Workspace) -> list[Path]:
+    """Every closed session record under .ai/repo/sessions/ (its README contract aside)."""
+    if not ws.sessions.is_dir():
+        return []
+    return [p for p in sorted(ws.sessions.glob("*.md"))
+            if p.name != "README.md" and not p.name.startswith(".tmp.") and p.is_file()]
 
 
 def date_age(path: Path) -> Age | None:

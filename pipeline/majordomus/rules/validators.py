@@ -145,14 +145,22 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
                 file=ws.rel(path), reproduce=f"majordomus knowledge record {path.stem}"))
     held = acc.tracked(ws)
     for path in acc.records(ws):
-        if path.name not in held:
+        if ws.rel(path) not in held:
             verdict.findings.append(rule.finding(
                 "git does not track this candidate: a record git does not hold is discovered by "
                 "nothing and reviewed by nobody",
                 f"git add {ws.rel(path)} && git commit (beside its session record)",
                 file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.candidates)}/"))
+    for path in acc.session_records(ws):
+        if ws.rel(path) not in held:
+            verdict.findings.append(rule.finding(
+                "git does not track this session record: the episode it closes is placed on its "
+                "branch by no other checkout, and its candidates are unattributed there",
+                f"git add {ws.rel(path)} && git commit (beside the episode's candidates)",
+                file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.sessions)}/"))
     if not verdict.findings:
-        verdict.detail = f"{len(waiting)} candidate(s) await review, all tracked, none overdue"
+        verdict.detail = (f"{len(waiting)} candidate(s) await review, none overdue; candidates and "
+                          "session records all tracked")
     return verdict
 
 
