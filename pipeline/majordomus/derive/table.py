@@ -180,14 +180,15 @@ def _row(ws: Workspace, episode: str, line: Line, tasks: dict[Any, Any]) -> Row 
             return None
         body = text + (f"\n\nWhy: {why}" if why else "")
         refs = (session, f"decision:{task}") if task else (session,)
-        return Row((text, why), "convention", "decided", text, body, refs, (line.event, text))
+        # one assertion in one line: the title is the first line, the whole text stays in the body
+        return Row((text, why), "convention", "decided", first_line(text), body, refs, (line.event, text))
     if line.event == "question.resolved":
         question, answer = _text(line.get("text")), _text(line.get("answer"))
         if not answer.strip():
             return None
         refs = (session, f"task:{task}") if task else (session,)
         body = f"Question: {question}\n\nAnswer: {answer}"
-        title = f"{question} {answer}" if question else answer
+        title = f"{first_line(question)} {first_line(answer)}" if question.strip() else first_line(answer)
         return Row((question, answer), "fact", "observed", title, body, refs,
                    (line.event, question, answer))
     if line.event == "task.finished" and task:
@@ -205,7 +206,7 @@ def _row(ws: Workspace, episode: str, line: Line, tasks: dict[Any, Any]) -> Row 
                        (line.event, task, str(outcome), reason))
         verify = _text(line.get("verify"))
         if outcome == "completed" and verify.strip():
-            title = f"`{verify}` passes"
+            title = f"`{first_line(verify)}` passes"
             body = f"The verification command `{verify}` exited 0 when task {name} completed."
             return Row((verify, name), "fact", "observed", title, body, refs, (line.event, task, verify))
     return None
