@@ -8,6 +8,7 @@ from majordomus.base.errors import OK
 from majordomus.base.output import say
 from majordomus.cli.commands import Subparsers
 from majordomus.hooks import install as capture
+from majordomus.store import scaffold
 from majordomus.store.agents import AGENTS, installed, seen
 from majordomus.store.workspace import open_workspace
 
@@ -33,8 +34,15 @@ def add_parsers(sub: Subparsers) -> None:
 
 def install(agents: list[str] | None = None) -> int:
     """Install each agent's hooks (Claude Code's when none is named), then say what is left to the
-    user: committing them, each agent's trust step, and the agents seen but not installed."""
-    ws = open_workspace()
+    user: committing them, each agent's trust step, and the agents seen but not installed. A
+    repository never initialised is initialised first, and says so."""
+    ws = open_workspace(require_init=False)
+    if not ws.initialised:  # seed 000's "How to see it" starts with `capture install`
+        say(f"{ws.root} is not initialised for majordomus: running `majordomus init` first")
+        laid = scaffold.init(ws)
+        for rel in laid.written:
+            say(f"wrote     {rel}")
+        say(f"majordomus initialised: {len(laid.written)} written. Commit .ai/repo beside the hooks.")
     named = list(dict.fromkeys(agents or ["claude"]))
     for agent in named:
         done = capture.install(ws, agent)
