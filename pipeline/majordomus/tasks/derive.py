@@ -69,6 +69,16 @@ def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]
     return {"path": ws.rel(draft.path)}
 
 
+def as_last_written(task: Any, values: Any, ws: Workspace, draft: Draft) -> bool:
+    """Up to date only while the file holds the bytes the deriver last wrote: the evidence digest
+    alone would call a hand-edited file unchanged, and the edit must be reported and counted."""
+    try:
+        current = draft.path.read_bytes()
+    except FileNotFoundError:
+        return False
+    return handedit.last_written(ws, draft.id) == handedit.digest(current)
+
+
 def seed_contract(ws: Workspace, folder: Path) -> None:
     """A candidates folder never lacks its README contract (a repository initialised before it)."""
     if folder != ws.candidates or (folder / "README.md").exists():
@@ -129,6 +139,7 @@ def creators(ws: Workspace, plans: list[Plan], state: RunState) -> dict[str, Cal
             for draft in plan.drafts:
                 yield {"name": draft.id, "actions": [(write_record, (ws, draft, state))],
                        "file_dep": [str(evidence_path(ws, plan.episode)), writer],
+                       "uptodate": [(as_last_written, (ws, draft))],
                        "targets": [str(draft.path)], "doc": f"render {draft.id}"}
 
     def task_derive() -> Iterator[dict[str, Any]]:
