@@ -70,21 +70,29 @@ def validator(name: str) -> Callable[[Validator], Validator]:
 
 @validator("knowledge_lifecycle")
 def knowledge_lifecycle(ctx: Context, rule: Rule) -> Verdict:
-    """majordomus.knowledge-observed: a stopped knowledge writer, or a close path not wired to it."""
+    """majordomus.knowledge-observed: a stopped knowledge writer, or a close path not wired to it.
+
+    Only the freshness half is gated (not judged until the first derivation). The wiring half is
+    not: a close path that never calls the deriver never writes the first knowledge.derived line,
+    so a gated wiring check would stay a skip for ever in exactly the repository it is for. When
+    the wiring is broken and freshness is not judged yet, the rule reports one finding that says
+    both, not an ERROR and a SKIP side by side."""
 
     ws, verdict = ctx.ws, Verdict()
     wired = ws.policy.on("session.knowledge_on_end")
+    judged = freshness.judge(ws, ctx.events("session.closed", "knowledge.derived"), now=ctx.now)
     if wired:
         problem, source = wiring.check()
         if problem:
+            pending = "" if judged.judged else f" (freshness is not judged yet: {judged.reason})"
             verdict.findings.append(rule.finding(
-                f"session.knowledge_on_end is on but the close path does not derive: {problem}",
+                f"session.knowledge_on_end is on but the close path does not derive: {problem}{pending}",
                 "reinstall majordomus (`pip install --force-reinstall majordomus`): every close must "
                 "call the deriver before it appends session.closed",
                 reproduce=f"grep -n 'derive_on_close\\|session.closed' {source}"))
-    judged = freshness.judge(ws, ctx.events("session.closed", "knowledge.derived"), now=ctx.now)
     if not judged.judged:
-        verdict.skipped = judged.reason
+        if not verdict.findings:
+            verdict.skipped = judged.reason
     elif not judged.fresh:
         verdict.findings.append(rule.finding(
             judged.reason + f" (session.freshness.stale_minutes is "
