@@ -31,6 +31,7 @@ from majordomus.store.schemafast import problems as record_problems
 from majordomus.store.workspace import Workspace
 
 RULE = "majordomus.knowledge-integrity"
+RECORD_PREFIX = "knowledge"  # knowledge:<id> names a record of the store: resolved against its ids
 _REJECTED = re.compile(r"(?m)^# Rejected[ \t]*\n(?=[\s\S]*\S)")
 
 
@@ -76,6 +77,7 @@ def run(ws: Workspace) -> Report:
     by_id: dict[str, list[str]] = {}
     refs: list[Ref] = []
     supersessions: list[tuple[str, str, str]] = []  # (rel, own id, superseded_by)
+    to_records: list[tuple[str, str, str]] = []  # (rel, field, knowledge:<id>): resolved in the store
     for folder_name, rel, rec in loaded:
         meta, stem = rec.meta, rec.path.stem
         schema_fields = set()
@@ -120,12 +122,14 @@ def run(ws: Workspace) -> Report:
             finding(rel, "body", f"carries the transcript marker {marker!r}",
                     "restate the body in your own words, without the marker")
         episodes = tuple(r[8:] for r in rec.derived_from if r.startswith("session:"))
-        for fld, ref in _references(meta):
+        for fld, ref, kind in _references(meta):
             if fld in schema_fields:
                 continue  # the schema finding names it already
-            problem = records.reference_problem(ref)
+            problem = records.reference_problem(ref, kind)
             if problem:
                 finding(rel, fld, f"not a reference: {problem}", "write PREFIX:TARGET with an admitted prefix")
+            elif ref.startswith(f"{RECORD_PREFIX}:"):
+                to_records.append((rel, fld, ref))
             else:
                 refs.append(Ref(rel, fld, ref, episodes))
     checked = time.perf_counter()
@@ -143,6 +147,11 @@ def run(ws: Workspace) -> Report:
             finding(rel, "superseded_by", f"superseded_by {by!r} names no record in candidates/ or curated/",
                     "name an existing record id, or `majordomus knowledge candidates` to find one")
 
+    for rel, fld, ref in to_records:
+        if ref.partition(":")[2] not in by_id:
+            finding(rel, fld, f"{ref} does not resolve: no record with that id in candidates/ or curated/",
+                    "name an existing record id (`majordomus knowledge candidates` lists the candidates), "
+                    "or remove the relation")
     resolver = Resolver(ws)
     for r, why in resolver.unresolved(refs):
         finding(r.rel, r.field, f"{r.ref} does not resolve: {why}",
@@ -168,15 +177,16 @@ def _load(path: Path, rel: str) -> Any:
     return records.Record(path, meta, body)
 
 
-def _references(meta: dict[str, Any]) -> list[tuple[str, Any]]:
-    """(field path, reference) of every derived_from entry and relation target."""
-    found: list[tuple[str, Any]] = []
+def _references(meta: dict[str, Any]) -> list[tuple[str, Any, str | None]]:
+    """(field path, reference, the field as the allow-list names it) of every derived_from entry
+    and relation target."""
+    found: list[tuple[str, Any, str | None]] = []
     prov = meta.get("provenance")
     refs = prov.get("derived_from") if isinstance(prov, dict) else None
     if isinstance(refs, list):
-        found += [(f"provenance.derived_from[{i}]", ref) for i, ref in enumerate(refs)]
+        found += [(f"provenance.derived_from[{i}]", ref, None) for i, ref in enumerate(refs)]
     rels = meta.get("relations")
     if isinstance(rels, list):
-        found += [(f"relations[{i}].target", rel.get("target")) for i, rel in enumerate(rels)
-                  if isinstance(rel, dict)]
+        found += [(f"relations[{i}].target", rel.get("target"), records.RELATION_TARGET)
+                  for i, rel in enumerate(rels) if isinstance(rel, dict)]
     return found

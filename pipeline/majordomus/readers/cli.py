@@ -122,4 +122,8 @@ def edges(edge_type: str | None, rid: str | None, as_json: bool) -> int:
     if graph["dangling"]:
         say(f"{graph['dangling']} dangling edge(s): a knowledge: target names no record "
             "(`majordomus knowledge check` names the fix)")
+    refused = sum(1 for e in graph["edges"] if e["target"] == "refused")
+    if refused:
+        say(f"{refused} refused edge(s): the schema admits no such reference there (knowledge:<id> is a "
+            "relation's target, never a derived_from entry); `majordomus knowledge check` names the fix")
     return OK

@@ -43,6 +43,11 @@ def reference_prefixes() -> tuple[str, ...]:
     return tuple(load()["reference_prefixes"])
 
 
+def field_prefixes(field: str) -> tuple[str, ...]:
+    """Prefixes the field `field` (dotted, e.g. `relations.target`) admits beyond the vocabulary."""
+    return tuple(load().get("field_prefixes", {}).get(field, ()))
+
+
 def refused_prefixes() -> tuple[str, ...]:
     return tuple(load().get("refused_prefixes", ()))
 

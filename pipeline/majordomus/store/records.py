@@ -1,7 +1,9 @@
 """Knowledge records (knowledge/v1): Markdown with YAML front matter, one assertion each.
 
 References are typed: `session:`, `decision:<task-id>`, `task:`, `commit:<sha>`, `issue:`,
-`file:`, `test:`. `question:` is refused, and so is any reference to nothing (`…:none`).
+`file:`, `test:`. `question:` is refused, and so is any reference to nothing (`…:none`). A
+relation's target may also name another record, `knowledge:<id>`; provenance never does (it names
+the ledger objects and commits a record came from). The proto says which field admits what.
 """
 from __future__ import annotations
 
@@ -29,8 +31,12 @@ def reference_prefixes() -> tuple[str, ...]:
     return allowlist.reference_prefixes()
 
 
-def reference_problem(ref: Any) -> str | None:
-    """Why `ref` is not an admissible reference, or None when it is."""
+RELATION_TARGET = "relations.target"  # the field whose references may name a record
+
+
+def reference_problem(ref: Any, field: str | None = None) -> str | None:
+    """Why `ref` is not an admissible reference in `field` (dotted, e.g. `relations.target`; None
+    for provenance's derived_from), or None when it is."""
     if not isinstance(ref, str):
         return f"{ref!r} is not a string"
     prefix, sep, target = ref.partition(":")
@@ -38,8 +44,14 @@ def reference_problem(ref: Any) -> str | None:
         return f"{ref!r} is not PREFIX:TARGET"
     if prefix == "question":
         return f"{ref!r}: question: is not a reference; the task that owns the question is (task:<id>)"
-    if prefix not in reference_prefixes():
-        return f"{ref!r}: unknown prefix {prefix!r} (admitted: {' '.join(reference_prefixes())})"
+    admitted = reference_prefixes() + (allowlist.field_prefixes(field) if field else ())
+    if prefix not in admitted:
+        elsewhere = [f for f in (RELATION_TARGET,) if f != field and prefix in allowlist.field_prefixes(f)]
+        if elsewhere:
+            return (f"{ref!r}: {prefix}: names a record, admitted only as a relation's target "
+                    f"(relations: - type: relates_to, target: {ref}); provenance names the ledger "
+                    "objects and commits a record came from")
+        return f"{ref!r}: unknown prefix {prefix!r} (admitted: {' '.join(admitted)})"
     if target == "none":
         return f"{ref!r} refers to nothing"
     if any(c < "\x20" or c == "\x7f" for c in target):  # as the schema's pattern: [^\x00-\x1f\x7f]
