@@ -57,8 +57,9 @@ def test_compaction_checkpoint_carries_changed_files(repo: Repo) -> None:
     _adopted(repo)
     assert repo.hook("session-start", {"session_id": "e1", "source": "startup"}).returncode == 0
     (repo.root / "notes.txt").write_text("new\n", encoding="utf-8")
+    repo.mj("decision", "add", "Notes live beside the code", check=True)  # a compaction with news
     assert repo.hook("pre-compact", {"session_id": "e1", "trigger": "manual"}).returncode == 0
-    (line,) = repo.events("checkpoint.recorded")
+    (line,) = repo.events("checkpoint.recorded")  # the checkpoint comes before the derivation
     assert line["changed_files"] == ["notes.txt"]
 
 
