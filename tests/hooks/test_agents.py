@@ -172,6 +172,22 @@ def test_bare_install_is_claude_and_names_the_agents_it_sees(plain: Repo, tmp_pa
     assert "--agent codex" not in again.stderr and "--agent cursor" in again.stderr
 
 
+def test_claude_codes_registration_has_no_empty_matcher_and_an_older_one_loses_it(plain: Repo) -> None:
+    """Copilot CLI 1.0.102 refuses a whole .claude/settings.json over `"matcher": ""` (seen in its
+    log: "hooks.preCompact[0].matcher: matcher cannot be empty"); Claude Code needs none."""
+    settings = plain.root / ".claude/settings.json"
+    settings.parent.mkdir()
+    older = {"hooks": {"PreCompact": [{"matcher": "", "hooks": [
+        {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/majordomus-pre-compact'}]}],
+        "SessionStart": [{"matcher": "", "hooks": [{"type": "command", "command": "echo theirs"}]}]}}
+    settings.write_text(json.dumps(older), encoding="utf-8")
+    plain.mj("capture", "install", check=True)
+    merged = json.loads(settings.read_text(encoding="utf-8"))
+    assert merged["hooks"]["PreCompact"] == [{"hooks": older["hooks"]["PreCompact"][0]["hooks"]}]
+    assert merged["hooks"]["SessionStart"][0] == older["hooks"]["SessionStart"][0]  # theirs: untouched
+    assert all("matcher" not in g for g in merged["hooks"]["SessionStart"][1:])
+
+
 def test_a_broken_registration_is_refused_in_one_line(plain: Repo) -> None:
     path = plain.root / ".cursor/hooks.json"
     path.parent.mkdir()

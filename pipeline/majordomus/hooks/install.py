@@ -7,7 +7,7 @@ agent sets, else git). A second run changes no byte.
 
 | agent   | registration                    | shape                                          | timeout unit |
 |---------|---------------------------------|------------------------------------------------|--------------|
-| claude  | .claude/settings.json           | hooks.Event[] = {matcher, hooks: [handler]}    | seconds      |
+| claude  | .claude/settings.json           | hooks.Event[] = {hooks: [handler]}             | seconds      |
 | codex   | .codex/hooks.json               | hooks.Event[] = {hooks: [handler]}             | seconds      |
 | gemini  | .gemini/settings.json           | hooks.Event[] = {hooks: [handler with a name]} | milliseconds |
 | copilot | .github/hooks/majordomus.json   | version 1, hooks.event[] = handler (`bash`)    | seconds      |
@@ -52,7 +52,6 @@ class Registration:
     flat: bool = False  # hooks.event[] holds the handlers themselves, not groups of them
     version: bool = False  # the file carries "version": 1
     named: bool = False  # each handler carries a "name"
-    matcher: bool = False  # each group carries an empty "matcher"
 
     def command(self, boundary: str) -> str:
         if self.agent.name == "claude":
@@ -78,8 +77,10 @@ class Registration:
 
 GIT_ROOT = '"$(git rev-parse --show-toplevel)"'
 REGISTRATIONS: dict[str, Registration] = {r.agent.name: r for r in (
+    # no "matcher": Claude Code matches every source and trigger without one, and Copilot CLI,
+    # which also reads this file, refuses the whole file over an empty one
     Registration(AGENTS["claude"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact"},
-                 '"$CLAUDE_PROJECT_DIR"', matcher=True),
+                 '"$CLAUDE_PROJECT_DIR"'),
     # SessionEnd: 1 s unless set, at most 3 s (more is clamped, with a warning)
     Registration(AGENTS["codex"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact"},
                  GIT_ROOT, {START: 30, END: 3, COMPACT: 30}),
@@ -121,7 +122,8 @@ def _ours(reg: Registration, handler: Any, boundary: str) -> bool:
 
 def merge(reg: Registration, settings: dict[str, Any]) -> dict[str, Any]:
     """`settings` with our three boundaries registered once each; everything else kept as it was.
-    A handler of ours from an older install gets a timeout it lacks, or one larger than its own."""
+    A handler of ours from an older install gets a timeout it lacks, or one larger than its own,
+    and its group loses the empty "matcher" older installs wrote."""
     if reg.version:
         settings.setdefault("version", 1)
     hooks = settings.setdefault("hooks", {})
@@ -134,12 +136,15 @@ def merge(reg: Registration, settings: dict[str, Any]) -> dict[str, Any]:
         if reg.flat:
             handlers = [h for h in entries if _ours(reg, h, boundary)]
         else:
-            handlers = [h for g in entries if isinstance(g, dict) and isinstance(g.get("hooks"), list)
-                        for h in g["hooks"] if _ours(reg, h, boundary)]
+            groups = [g for g in entries if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+                      and any(_ours(reg, h, boundary) for h in g["hooks"])]
+            handlers = [h for g in groups for h in g["hooks"] if _ours(reg, h, boundary)]
+            for group in groups:
+                if group.get("matcher") == "":
+                    del group["matcher"]
         if not handlers:
             handler = reg.handler(boundary)
-            group: dict[str, Any] = {"matcher": "", "hooks": [handler]} if reg.matcher else {"hooks": [handler]}
-            entries.append(handler if reg.flat else group)
+            entries.append(handler if reg.flat else {"hooks": [handler]})
             continue
         timeout = reg.timeouts.get(boundary)
         for handler in handlers:
