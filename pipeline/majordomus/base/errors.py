@@ -21,6 +21,16 @@ class FatalError(Exception):
         self.code = code
 
 
+class Busy(FatalError):
+    """A lock another process held past the wait bound: the work was not done, and can be
+    done again once that process finishes (or is stopped)."""
+
+    def __init__(self, lock: str, waited: float) -> None:
+        super().__init__(f"{lock} was held by another process for over {waited:g} s (a stopped or slow "
+                         "majordomus run?): nothing was done; rerun once it finishes, or stop it", INTERNAL)
+        self.lock = lock
+
+
 def refused(message: str) -> FatalError:
     return FatalError(message, REFUSED)
 

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from majordomus.base.errors import Busy
+
 TMP_PREFIX = ".tmp."
 
 
@@ -78,12 +80,59 @@ def sweep_tmp(folder: Path, older_than_s: float = 60.0) -> int:
 
 
 @contextmanager
-def locked(lock_path: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `lock_path` (created when missing) for the block."""
+def locked(lock_path: Path, wait_s: float | None = None, remove: bool = False) -> Iterator[None]:
+    """Hold an exclusive lock on `lock_path` (created when missing) for the block.
+
+    With `wait_s`, wait at most that long for another holder (a stopped process holds its lock
+    for ever), then raise `Busy`. With `remove`, the lock file is removed before it is let go (a
+    lock per episode leaves no file behind): a waiter that then gets the removed file sees that
+    it is no longer the one at `lock_path` and takes that one instead.
+    """
     lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = None if wait_s is None else time.monotonic() + max(wait_s, 0.0)
+    while True:
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            _acquire(fd, lock_path, deadline, wait_s)
+            if _is_at(fd, lock_path):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # its holder removed it while we waited: lock the file now there
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         yield
     finally:
+        if remove:
+            try:
+                os.unlink(lock_path)
+            except FileNotFoundError:
+                pass
         os.close(fd)
+
+
+def _acquire(fd: int, lock_path: Path, deadline: float | None, wait_s: float | None) -> None:
+    if deadline is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return
+    pause = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Busy(str(lock_path), wait_s or 0.0) from None
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.05)
+
+
+def _is_at(fd: int, lock_path: Path) -> bool:
+    """Whether the open lock file `fd` is still the file at `lock_path`."""
+    try:
+        there = os.stat(lock_path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (there.st_ino, there.st_dev) == (held.st_ino, held.st_dev)

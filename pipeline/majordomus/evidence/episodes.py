@@ -6,18 +6,44 @@ the most recently opened one, which is the open episode for a command that does 
 """
 from __future__ import annotations
 
+import functools
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from majordomus.base.errors import UNKNOWN, FatalError
 from majordomus.base.fsio import atomic_write
+from majordomus.base.ids import check_id
 from majordomus.store.workspace import Workspace
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def open_dir(ws: Workspace) -> Path:
     return ws.state / "episodes"
+
+
+def lock_path(ws: Workspace, episode: str) -> Path:
+    """The lock of one episode: its opens and closes hold it, so two of them never interleave."""
+    return open_dir(ws) / f"{check_id(episode, 'episode id')}.lock"
+
+
+def serialised(remove: bool = False) -> Callable[[Callable[Concatenate[Workspace, str, P], R]],
+                                                 Callable[Concatenate[Workspace, str, P], R]]:
+    """Run the decorated `f(ws, episode, ...)` holding `episode`'s lock (waited for the workspace's
+    bound): two closes of one episode at once give one close and one "not open"; two opens give
+    one open and one resume. `remove`: the close removes the lock file as it lets go."""
+
+    def decorate(f: Callable[Concatenate[Workspace, str, P], R]) -> Callable[Concatenate[Workspace, str, P], R]:
+        @functools.wraps(f)
+        def held(ws: Workspace, episode: str, /, *args: P.args, **kwargs: P.kwargs) -> R:
+            with ws.lock(lock_path(ws, episode), remove=remove):
+                return f(ws, episode, *args, **kwargs)
+        return held
+    return decorate
 
 
 def open_record(ws: Workspace, episode: str) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from majordomus.base import git
 from majordomus.base.errors import REFUSED, UNKNOWN, FatalError, refused
-from majordomus.base.fsio import atomic_write, locked
+from majordomus.base.fsio import atomic_write
 from majordomus.base.ids import check_id
 from majordomus.evidence import episodes
 from majordomus.store.ledger import utc_now
@@ -68,21 +68,28 @@ def _said(value: Any, absent: str) -> str:
     return value if isinstance(value, str) and value else absent
 
 
+def task_lock(ws: Workspace) -> Path:
+    """The lock a start and a finish hold from reading the active task to writing it: with it,
+    "one task at a time" holds for any number of processes at once."""
+    return ws.state / "task.lock"
+
+
 def start(ws: Workspace, title: str, scope: str | None = None) -> dict[str, Any]:
     """Start a task; one is active at a time in a checkout."""
     _utf8(title=title, scope=scope)
     if not title.strip():
         raise refused("a task needs a title: majordomus start \"what the task is\"")
-    current = active_task(ws)
-    if current is not None:
-        raise FatalError(f"task {current['task']} ({current['title']}) is active: finish it first "
-                         "with `majordomus finish`", REFUSED)
-    episode = episodes.current(ws)
-    ts = utc_now()
-    task = _short_id("t", episode or "", ts, title)
-    ws.ledger.append("task.started", episode, ts=ts, task=task, title=title, scope=scope)
-    record = {"task": task, "title": title, "scope": scope, "started": ts, "episode": episode}
-    atomic_write(ws.state / "task.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    with ws.lock(task_lock(ws)):
+        current = active_task(ws)
+        if current is not None:
+            raise FatalError(f"task {current['task']} ({current['title']}) is active: finish it first "
+                             "with `majordomus finish`", REFUSED)
+        episode = episodes.current(ws)
+        ts = utc_now()
+        task = _short_id("t", episode or "", ts, title)
+        ws.ledger.append("task.started", episode, ts=ts, task=task, title=title, scope=scope)
+        record = {"task": task, "title": title, "scope": scope, "started": ts, "episode": episode}
+        atomic_write(ws.state / "task.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     return record
 
 
@@ -130,7 +137,18 @@ def finish(ws: Workspace, outcome: str = "completed", reason: str | None = None,
     if verify_command is not None:
         if outcome != "completed":
             raise refused("--verify proves a completed task: drop it, or finish --outcome completed")
-        verify(ws, verify_command)
+        verify(ws, verify_command)  # outside the lock: a command may run for minutes
+    with ws.lock(task_lock(ws)):
+        now = active_task(ws)
+        if now is None or now["task"] != task["task"]:
+            raise FatalError(f"task {task['task']} was finished meanwhile by another process: nothing "
+                             "recorded (`majordomus history --event task.finished` shows it)", UNKNOWN)
+        return _finished(ws, task, outcome, reason, verify_command)
+
+
+def _finished(ws: Workspace, task: dict[str, Any], outcome: str, reason: str | None,
+              verify_command: str | None) -> dict[str, Any]:
+    """Write the note, append `task.finished`, clear the active task (under the task lock)."""
     episode = episodes.current(ws)
     ts = utc_now()
     note = note_path(ws, task["task"])
@@ -186,7 +204,7 @@ def question_add(ws: Workspace, text: str) -> dict[str, Any]:
     episode = episodes.current(ws)
     ts = utc_now()
     qid = _short_id("q", episode or "", ts, text)
-    with locked(ws.state / "questions.lock"):
+    with ws.lock(ws.state / "questions.lock"):
         ws.ledger.append("question.opened", episode, ts=ts, question=qid,
                          task=task["task"] if task else None, text=text)
         questions = open_questions(ws)
@@ -201,7 +219,7 @@ def question_resolve(ws: Workspace, qid: str, answer: str) -> dict[str, Any]:
     _utf8(answer=answer)
     if not answer.strip():
         raise refused("a resolution needs its answer: majordomus question resolve ID \"the answer\"")
-    with locked(ws.state / "questions.lock"):
+    with ws.lock(ws.state / "questions.lock"):
         questions = open_questions(ws)
         found = next((q for q in questions if q["question"] == qid), None)
         if found is None:

@@ -6,13 +6,23 @@ was written for (Claude Code's when it says nothing); the adapter of the agent a
 the hook (hooks/providers.py) reads the payload and shapes the briefing. Every hook returns 0. A
 failure is recorded as `provider.event.failed` (when the repository is initialised) and reported
 as one line on stderr; no traceback reaches the agent.
+
+A hook never waits for ever: all its lock waits together end `HOOK_WAIT_S` after it started
+(`Workspace.deadline`); past it the work is not done, the failure is recorded, and a derivation
+it could not run is picked up by the next boundary (`session/pending.py`). A SIGINT or SIGTERM
+(Ctrl-C in the agent, the agent's hook timeout) stops the hook where it is, is recorded as its
+failure, and the hook still exits 0. The hook scripts ignore SIGINT until Python is ready to
+handle it (`trap '' INT`), so one arriving while the interpreter starts is no traceback.
 """
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import time
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from majordomus.base.errors import OK, FatalError
@@ -21,15 +31,25 @@ from majordomus.base.output import escape, say
 from majordomus.evidence import episodes
 from majordomus.hooks import providers
 from majordomus.hooks.providers import COMPACT, END, START, Provider
-from majordomus.session import compact, end, start
+from majordomus.session import compact, end, pending, start
 from majordomus.store import agents
-from majordomus.store.workspace import Workspace, find_root
+from majordomus.store.workspace import HOOK_WAIT_S, Workspace, find_root, wait_bound
 
 MAX_INPUT = 1 << 20  # a hook payload is a few hundred bytes; a megabyte is not one
 
 
 class HookInputError(ValueError):
     pass
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal stopped the hook (a BaseException: no `except Exception` on the way swallows it)."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    for caught in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the recording short
+        signal.signal(caught, signal.SIG_IGN)
+    raise Interrupted(signal.Signals(signum).name)
 
 
 def read_payload(raw: bytes) -> dict[str, Any]:
@@ -55,10 +75,20 @@ def _root(candidates: list[str | None]) -> Path | None:
 
 def run(name: str, hook_root: str | None = None, agent: str = "claude") -> int:
     """Run hook `name` as registered for `agent`; always 0."""
+    started = time.monotonic()
+    before = {caught: signal.signal(caught, _stop) for caught in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _run(name, hook_root, agent, started)
+    finally:
+        for caught, handler in before.items():
+            signal.signal(caught, handler)
+
+
+def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
     ws = None
+    payload: dict[str, Any] = {}
     try:
         raw = sys.stdin.buffer.read(MAX_INPUT + 1)
-        payload: dict[str, Any] = {}
         problem = None
         try:
             payload = read_payload(raw)
@@ -75,13 +105,21 @@ def run(name: str, hook_root: str | None = None, agent: str = "claude") -> int:
             where = root or hook_root or os.getcwd()
             say(f"majordomus: {name}: {where} is not initialised, nothing recorded: run `majordomus init`")
             return OK
-        ws = Workspace(root)
+        ws = Workspace(root, deadline=started + wait_bound(HOOK_WAIT_S))
         if problem is not None:
             _failed(ws, name, problem)
             return OK
         if actual != agent and agents.installed(root, agents.AGENTS[actual]):
             return OK  # the agent's own registration runs this boundary too: one record, not two
         _dispatch(ws, provider, name, payload)
+        for waited in pending.pick_up(ws):
+            _failed(ws, name, waited)
+    except Interrupted as stop:
+        if ws is None:  # stopped before the repository was known: record it where the hook lives
+            root = _root([hook_root, os.getcwd()])
+            ws = Workspace(root, deadline=time.monotonic() + 1) if root and (root / ".ai/repo").is_dir() else None
+        _failed(ws, name, f"interrupted by {stop}: stopped where it was, nothing half written; "
+                          "a derivation it did not finish is run by the next boundary")
     except Exception as exc:  # the agent is never blocked, and no failure is silent
         _failed(ws, name, _describe(exc))
     return OK

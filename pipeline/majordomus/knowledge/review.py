@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from majordomus.base.errors import FatalError, refused, unknown
-from majordomus.base.fsio import atomic_write, locked
+from majordomus.base.fsio import atomic_write
 from majordomus.base.ids import check_id
 from majordomus.base.transcript import marker_in
 from majordomus.evidence import episodes
@@ -119,7 +119,7 @@ def promote(ws: Workspace, rid: str, evidence: str | bytes | None, cls: str | No
     if cls is not None and cls not in CLASSES:
         raise refused(f"promote {rid} refused: class {cls!r} is not one of {', '.join(CLASSES)}")
     fix = f"pipe the evidence in your own words: `echo '…' | majordomus knowledge promote {rid}`"
-    with locked(lock_path(ws)):
+    with ws.lock(lock_path(ws)):
         record = _candidate(ws, rid, "promote")
         said = _screened(evidence, f"evidence for {rid}", fix)
         target = ws.curated / f"{rid}.md"
@@ -177,7 +177,7 @@ def reject(ws: Workspace, rid: str, reason: str | None = None, by_id: str | None
         raise FatalError(f"reject {rid}: say why with --reason \"…\" or name the replacement with "
                          "--by ID", 2)
     fix = f"`majordomus knowledge reject {rid} --reason \"…\"` in your own words"
-    with locked(lock_path(ws)):
+    with ws.lock(lock_path(ws)):
         finished = _finish_interrupted_rejection(ws, rid, reason, by_id)
         if finished is not None:
             return finished

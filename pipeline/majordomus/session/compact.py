@@ -11,6 +11,7 @@ from __future__ import annotations
 from majordomus.base import git
 from majordomus.context import snapshot
 from majordomus.evidence import episodes, work
+from majordomus.session import pending
 from majordomus.session.start import open_episode
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import derive
@@ -54,6 +55,7 @@ def compact(ws: Workspace, episode: str, trigger: str, agent: str | None = None)
         except Exception as exc:  # noqa: BLE001 - a failed checkpoint must not stop the derivation
             failure = exc
     if ws.policy.on("session.knowledge_on_compact"):
-        derive.derive(ws, episode)
+        with pending.kept_on_busy(ws, episode):
+            derive.derive(ws, episode)
     if failure is not None:
         raise failure

@@ -25,6 +25,7 @@ class Opened:
     others_open: tuple[str, ...]
 
 
+@episodes.serialised()
 def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
                  agent: str | None = None) -> Opened:
     """Open `episode` (or resume it when it is open already), recording it in the ledger, with

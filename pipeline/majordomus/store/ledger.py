@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,13 +72,14 @@ class ReadResult:
 class Ledger:
     """The ledger of one checkout."""
 
-    def __init__(self, local_dir: Path) -> None:
+    def __init__(self, local_dir: Path, wait: Callable[[], float | None] | None = None) -> None:
         self.path = local_dir / LEDGER
         self.lock_path = local_dir / "state" / "ledger.lock"
+        self.wait = wait  # how long the lock may be waited for (the workspace's bound), None: unbounded
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-        with locked(self.lock_path):
+        with locked(self.lock_path, self.wait() if self.wait else None):
             yield
 
     def append(self, event: str, session: str | None, ts: str | None = None, **data: Any) -> dict[str, Any]:

@@ -18,12 +18,13 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from majordomus.base.errors import UNKNOWN, FatalError
-from majordomus.base.fsio import atomic_write, locked, sweep_tmp, write_if_changed
+from majordomus.base.errors import UNKNOWN, Busy, FatalError
+from majordomus.base.fsio import atomic_write, sweep_tmp, write_if_changed
 from majordomus.base.output import say
 from majordomus.base.resources import data_dir
 from majordomus.derive import handedit, table
@@ -44,6 +45,7 @@ class RunState:
     edited: set[str] = field(default_factory=set)  # changed by a person: left alone
     acted: set[str] = field(default_factory=set)  # promoted or rejected since the plan
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    busy: Busy | None = None  # a lock an action could not get in time (doit reports it as a failure)
 
 
 def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]:
@@ -51,7 +53,7 @@ def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]
     plan, or a person's edit (bytes other than the deriver last wrote), which is left alone."""
     data = table.render(draft)
     seed_contract(ws, draft.path.parent)
-    with locked(lock_path(ws)):
+    with _busy_kept(state), ws.lock(lock_path(ws)):
         if table.acted_on(ws, draft.id, draft.path.parent):
             state.acted.add(draft.id)
             return {"path": ws.rel(draft.path), "kept": True}
@@ -110,8 +112,20 @@ def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, A
     if plan.provenance:
         data["provenance"] = plan.provenance
     stamp = plan.episode if episodes.open_record(ws, plan.episode) else episodes.current(ws)
-    ws.ledger.append("knowledge.derived", stamp, **data)
+    with _busy_kept(state):
+        ws.ledger.append("knowledge.derived", stamp, **data)
     return {"written": len(outcome.written)}
+
+
+@contextmanager
+def _busy_kept(state: RunState) -> Iterator[None]:
+    """Keep a `Busy` raised in an action, which doit turns into a task failure, for `run` to
+    raise as what it is: a derivation a lock kept from running, to be run again."""
+    try:
+        yield
+    except Busy as exc:
+        state.busy = exc
+        raise
 
 
 def evidence_path(ws: Workspace, episode: str) -> Path:
@@ -156,7 +170,10 @@ def creators(ws: Workspace, plans: list[Plan], state: RunState) -> dict[str, Cal
 def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
     state = RunState()
     code, report, text = engine.run_quietly(creators(ws, plans, state),
-                                             [f"derive:{p.episode}" for p in plans], ws.dep_file)
+                                             [f"derive:{p.episode}" for p in plans], ws.dep_file,
+                                             wait_s=ws.wait_s())
+    if state.busy is not None:
+        raise state.busy
     if code != 0:
         why = engine.cause(text) or f"doit exit {code}"
         raise FatalError(f"derive failed ({why}; tasks {', '.join(report.failed) or '-'}): fix that, then "

@@ -155,7 +155,8 @@ def run(ws: Workspace) -> Drained:
 
     state = Drained()
     report = doitrun.RunReport()
-    code, report, text = doitrun.run_quietly(creators(ws, state, report), ["drain"], ws.dep_file, report=report)
+    code, report, text = doitrun.run_quietly(creators(ws, state, report), ["drain"], ws.dep_file, report=report,
+                                             wait_s=ws.wait_s())
     if code != 0:
         raise FatalError(f"drain failed ({doitrun.cause(text) or f'doit exit {code}'}): what moved before it stays; "
                          "fix that, then rerun `majordomus drain` (MJ_DEBUG=1 shows doit's report)")

@@ -75,31 +75,32 @@ def lock_path(dep_file: Path) -> Path:
     return dep_file.with_name(dep_file.name + ".lock")
 
 
-def main(namespace: dict[str, Any], argv: list[str], dep_file: Path) -> int:
+def main(namespace: dict[str, Any], argv: list[str], dep_file: Path, wait_s: float | None = None) -> int:
     """doit's own command line (`run`, `list`, `info`, `forget` …) over the tasks of
-    `namespace`, under the dep file's lock; doit's exit code."""
+    `namespace`, under the dep file's lock (waited for `wait_s` at most); doit's exit code."""
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 
-    with locked(lock_path(dep_file)):
+    with locked(lock_path(dep_file), wait_s):
         code: int = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(argv)
     return code
 
 
 def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path,
-        report: RunReport | None = None, quiet: bool = False) -> tuple[int, RunReport]:
+        report: RunReport | None = None, quiet: bool = False,
+        wait_s: float | None = None) -> tuple[int, RunReport]:
     """Run the `selection` of tasks made by `creators`; returns doit's exit code and the report."""
     report = report or RunReport()
     namespace: dict[str, Any] = dict(creators)
     namespace["DOIT_CONFIG"] = config(dep_file, report, quiet)
-    code = main(namespace, ["run", *selection], dep_file)
+    code = main(namespace, ["run", *selection], dep_file, wait_s)
     if code and not report.failed:
         print(f"majordomus: doit exited {code}", file=sys.stderr)
     return code, report
 
 
 def run_quietly(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path,
-                report: RunReport | None = None) -> tuple[int, RunReport, str]:
+                report: RunReport | None = None, wait_s: float | None = None) -> tuple[int, RunReport, str]:
     """`run`, with doit's own output captured: at session start stdout is the briefing, and no
     doit report or traceback reaches a person. Returns the code, the report and the text."""
     import contextlib
@@ -107,7 +108,7 @@ def run_quietly(creators: dict[str, Callable[..., Any]], selection: list[str], d
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code, report = run(creators, selection, dep_file, report=report, quiet=True)
+        code, report = run(creators, selection, dep_file, report=report, quiet=True, wait_s=wait_s)
     text = err.getvalue() + out.getvalue()
     if code != 0 and os.environ.get("MJ_DEBUG") == "1":
         sys.stderr.write(text)

@@ -31,6 +31,6 @@ def doit(args: list[str]) -> int:
     """Run doit's command line `args` over this repository's task graph."""
     ws = open_workspace()
     report = engine.RunReport()
-    code = engine.main(dodo.namespace(ws, report), args or ["list"], ws.dep_file)
+    code = engine.main(dodo.namespace(ws, report), args or ["list"], ws.dep_file, ws.wait_s())
     # doit: 0 done, 1 a task failed, 2 a task raised, 3 a command or task name it does not know
     return {0: OK, 3: USAGE}.get(code, INTERNAL)

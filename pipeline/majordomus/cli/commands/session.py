@@ -7,7 +7,7 @@ from majordomus.base.output import emit_json, say, show
 from majordomus.cli.commands import Subparsers
 from majordomus.context import working as session_context
 from majordomus.evidence import episodes
-from majordomus.session import end
+from majordomus.session import end, pending
 from majordomus.session import start as session_start
 from majordomus.store.ledger import utc_now
 from majordomus.store.workspace import open_workspace
@@ -55,10 +55,13 @@ def start(episode: str | None, source: str) -> int:
         + (f" (also open: {', '.join(opened.others_open)})" if opened.others_open else "")
         + f"; export MAJORDOMUS_EPISODE={episode} to stamp this shell's commands with it")
     show(started.briefing)
+    late = pending.pick_up(ws)  # derivations an earlier boundary could not run
+    for problem in late:
+        say(f"majordomus: {problem}")
     if started.drain_error:
         say(f"majordomus: {started.drain_error}")
         return INTERNAL
-    return OK
+    return INTERNAL if late else OK
 
 
 def close(episode: str | None, reason: str, as_json: bool) -> int:
@@ -84,7 +87,10 @@ def close(episode: str | None, reason: str, as_json: bool) -> int:
         say(f"derivation failed: {closed.error}")
     if closed.drain_error:
         say(f"majordomus: {closed.drain_error}")
-    if closed.error or closed.drain_error:
+    late = pending.pick_up(ws)  # derivations an earlier boundary could not run
+    for problem in late:
+        say(f"majordomus: {problem}")
+    if closed.error or closed.drain_error or late:
         return INTERNAL
     return OK
 
