@@ -506,7 +506,8 @@ class CopilotWorld(World):
         (self.copilot_home / "config.json").write_text(
             json.dumps({"trustedFolders": [str(self.repo)]}, indent=2), encoding="utf-8")
 
-    def run(self, prompt: str, script: list[dict[str, Any]], *args: str) -> CopilotRun:
+    def run(self, prompt: str, script: list[dict[str, Any]], *args: str,
+            env: dict[str, str] | None = None) -> CopilotRun:
         """`copilot -p PROMPT --allow-all-tools --allow-all-paths --output-format json ...` in the
         repository (the paths: majordomus is called by its absolute path, outside the repository)."""
         self.fake.script = list(script)
@@ -515,7 +516,7 @@ class CopilotWorld(World):
                    "--disable-client-telemetry",
                    "--disable-builtin-mcps", "--output-format", "json", *args]
         start = time.monotonic()
-        proc = subprocess.run(command, cwd=self.repo, env=self.env(), capture_output=True,
+        proc = subprocess.run(command, cwd=self.repo, env=self.env(**(env or {})), capture_output=True,
                               text=True, timeout=300, stdin=subprocess.DEVNULL)
         seconds = time.monotonic() - start
         return CopilotRun(proc, self.fake.model_requests()[before:], seconds)

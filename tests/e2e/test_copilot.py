@@ -156,3 +156,16 @@ class TestMajordomusInCopilot:
         (opened,) = [e for e in world.ledger() if e["event"] == "session.opened"]
         assert (opened["episode"], opened["agent"]) == (run.session_id, "copilot")
         assert run.user_texts(0)[0].startswith(f"# Majordomus briefing: episode {run.session_id}")
+
+    def test_auto_compaction_fires_pre_compact_which_checkpoints(self, world: CopilotWorld) -> None:
+        """A small prompt budget and a turn reporting 200,000 tokens make Copilot CLI compact."""
+        with_majordomus(world, "copilot")
+        text = "copilot e2e: compaction keeps decisions"
+        run = world.run("a long task", [shell(decide(text), tokens=200_000), say("ALL DONE")],
+                        env={"COPILOT_PROVIDER_MAX_PROMPT_TOKENS": "40000"})
+        assert run.proc.returncode == 0, run.proc.stderr
+        events = [(e["event"], e.get("source") or e.get("note") or e.get("reason") or e.get("text"))
+                  for e in world.ledger() if e["event"] in ("session.opened", "decision.recorded",
+                                                           "checkpoint.recorded", "session.closed")]
+        assert events == [("session.opened", "startup"), ("decision.recorded", text),
+                          ("checkpoint.recorded", "compaction (auto)"), ("session.closed", "complete")]
