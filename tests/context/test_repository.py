@@ -103,7 +103,7 @@ def test_the_policy_cache_never_serves_a_changed_policy(repo: Repo) -> None:
     policy.write_text(original.replace("briefing_budget_lines: 40", "briefing_budget_lines: many"),
                       encoding="utf-8")
     broken = repo.mj("context")
-    assert broken.returncode == 5 and "session.briefing_budget_lines" in broken.stderr
+    assert broken.returncode == 4 and "session.briefing_budget_lines" in broken.stderr
     policy.write_text(original.replace("briefing_budget_lines: 40", "briefing_budget_lines: 7"),
                       encoding="utf-8")
     assert "- session.briefing_budget_lines: 7\n" in repo.mj("context", check=True).stdout
