@@ -7,6 +7,8 @@ medians and their ratio to a bare `python3 -c pass` measured in the same run:
     .venv/bin/python benchmarks/hooks.py [--runs N] [--keep]
 
 Targets (issue 2): session end < 300 ms, session start < 100 ms, no-op re-derive < 250 ms.
+Also timed, with no target: Gemini CLI's PreCompress hook when nothing changed since the start
+(it fires before every model turn, and then records nothing), through its registered command.
 """
 from __future__ import annotations
 
@@ -36,7 +38,7 @@ def build(root: Path, env: dict[str, str]) -> None:
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=root, check=True)
     subprocess.run(["git", "-c", "user.name=B", "-c", "user.email=b@example.invalid", "commit", "-q",
                     "--allow-empty", "-m", "initial"], cwd=root, check=True)
-    for args in (["init"], ["capture", "install"]):
+    for args in (["init"], ["capture", "install"], ["capture", "install", "--agent", "gemini"]):
         subprocess.run([str(BIN / "majordomus"), *args], cwd=root, check=True, env=env,
                        capture_output=True)
     ledger = root / ".ai/local/ledger.jsonl"
@@ -65,13 +67,19 @@ def main() -> int:
         hooks = root / ".claude/hooks"
         times: dict[str, list[float]] = {"python3 -c pass": [], "session-start hook": [],
                                          f"session-end hook ({DECISIONS} decisions)": [],
-                                         "no-op re-derive": []}
+                                         "no-op re-derive": [], "gemini pre-compress, nothing new": []}
+        gemini = json.loads((root / ".gemini/settings.json").read_text(encoding="utf-8"))
+        precompress = gemini["hooks"]["PreCompress"][0]["hooks"][0]["command"]
+        gemini_env = dict(env, GEMINI_PROJECT_DIR=str(root))
         names = list(times)
         for run in range(args.runs):
             ep = f"bench{run}"
             times[names[0]].append(timed([sys.executable, "-c", "pass"], root))
             times[names[1]].append(timed([str(hooks / "majordomus-session-start")], root, env,
                                          json.dumps({"session_id": ep, "source": "startup"}).encode()))
+            times[names[4]].append(timed(["bash", "-c", precompress], root, gemini_env,
+                                         json.dumps({"session_id": ep, "trigger": "auto",
+                                                     "cwd": str(root)}).encode()))
             ledger = Ledger(root / ".ai/local")
             for d in range(DECISIONS):
                 ledger.append("decision.recorded", ep, task=None, text=f"decision {run}.{d}", why="bench")

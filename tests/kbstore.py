@@ -21,10 +21,11 @@ provenance:
   origin: authored
   derived_from:
     - "session:e1"
-    - "knowledge:{decision}"
 relations:
   - type: relates_to
     target: "file:README.md"
+  - type: relates_to
+    target: "knowledge:{decision}"
   - type: relates_to
     target: "knowledge:{lesson}"
 ---

@@ -34,6 +34,7 @@ def write_candidate(repo: Repo, rid: str, date: str = "2020-01-01", status: str 
     session = repo.root / ".ai/repo/sessions" / f"{episode}.md"
     if not session.exists():
         session.write_text(f"---\nid: {episode}\nkind: session/v1\n---\n", encoding="utf-8")
+        repo.git("add", "--", rel(session, repo))  # tracked, as the comment says: not a finding of its own
     path = repo.root / ".ai/repo/knowledge/candidates" / f"{file_name or rid}.md"
     path.write_text(f"""---
 id: {rid}

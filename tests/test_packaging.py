@@ -32,7 +32,7 @@ def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
                     "-w", str(dist), str(source)], check=True, capture_output=True, env=pip_env)
     (wheel,) = dist.glob("majordomus-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
-    for expected in ("majordomus/_data/templates/knowledge-record.md.j2",
+    for expected in ("majordomus/_data/templates/session-record.md.j2",
                      "majordomus/_data/templates/hooks/majordomus-session-end",
                      "majordomus/_data/ai-skeleton/repo/policy.yaml",
                      "majordomus/_data/ai-skeleton/repo/knowledge/candidates/README.md",

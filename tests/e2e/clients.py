@@ -35,7 +35,7 @@ NPM_TIMEOUT = 600
 
 # The variables of a coding client or a model that must not leak into a throwaway run.
 _FOREIGN = ("CODEX_", "OPENAI_", "GEMINI_", "GOOGLE_", "CLAUDE", "ANTHROPIC_", "MAJORDOMUS_",
-            "NPM_CONFIG_", "npm_config_")
+            "COPILOT_", "GH_", "GITHUB_", "NPM_CONFIG_", "npm_config_")
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,8 @@ class Client:
 
 CODEX = Client("@openai/codex", "0.171.0", "codex")
 GEMINI = Client("@google/gemini-cli", "0.61.0", "gemini")
+# the native binary comes from the optional dependency @github/copilot-linux-x64
+COPILOT = Client("@github/copilot", "1.0.102", "copilot")
 
 
 def install(client: Client) -> Path:
@@ -150,8 +152,8 @@ class World:
     def probe_hook(self, event: str, reply: str = "none") -> str:
         """The command line of a hook that appends its stdin payload and environment to
         `hook_log` as {"event", "payload", "env", "cwd"}; `reply` is what it prints: "none",
-        "plain" (the line PROBE-<event>-PLAIN) or "json" (hookSpecificOutput.additionalContext
-        PROBE-<event>-JSON)."""
+        "plain" (the line PROBE-<event>-PLAIN), "json" (hookSpecificOutput.additionalContext
+        PROBE-<event>-JSON) or "context" (a top-level additionalContext PROBE-<event>-CONTEXT)."""
         script = self.base / "probe_hook.py"
         if not script.exists():
             script.write_text(PROBE_HOOK, encoding="utf-8")
@@ -173,8 +175,9 @@ try:
 except ValueError:
     payload = {"_raw": raw}
 env = {k: v for k, v in os.environ.items()
-       if k.startswith(("GEMINI_", "CODEX_", "CLAUDE", "MAJORDOMUS_")) or k in ("HOME", "PATH", "PWD")}
-sid = payload.get("session_id") if isinstance(payload, dict) else None
+       if k.startswith(("GEMINI_", "CODEX_", "CLAUDE", "MAJORDOMUS_", "COPILOT_"))
+       or k in ("HOME", "PATH", "PWD")}
+sid = (payload.get("session_id") or payload.get("sessionId")) if isinstance(payload, dict) else None
 carriers = sorted(k for k, v in os.environ.items() if sid and sid in v)
 with open(log, "a", encoding="utf-8") as out:
     out.write(json.dumps({"event": event, "payload": payload, "env": env, "cwd": os.getcwd(),
@@ -184,6 +187,8 @@ if reply == "plain":
 elif reply == "json":
     print(json.dumps({"hookSpecificOutput": {"hookEventName": event,
                                              "additionalContext": f"PROBE-{event}-JSON"}}))
+elif reply == "context":
+    print(json.dumps({"additionalContext": f"PROBE-{event}-CONTEXT"}))
 '''
 
 
@@ -440,3 +445,81 @@ GEMINI_USER_SETTINGS = {
     "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
     "telemetry": {"enabled": False},
 }
+
+
+# -- GitHub Copilot CLI ----------------------------------------------------------------------
+@dataclass
+class CopilotRun:
+    proc: subprocess.CompletedProcess[str]
+    requests: list[Recorded]  # the model requests of this run, in order
+    seconds: float
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """`copilot -p --output-format json` lines."""
+        return [json.loads(line) for line in self.proc.stdout.splitlines() if line.startswith("{")]
+
+    @property
+    def session_id(self) -> str:
+        return str(next(e["sessionId"] for e in self.events if e.get("type") == "result"))
+
+    def user_texts(self, request: int) -> list[str]:
+        """The texts of the user messages in one model request's input."""
+        return [part["text"] for item in self.requests[request].body["input"]
+                if item.get("type") == "message" and item.get("role") == "user"
+                for part in item["content"] if "text" in part]
+
+
+class CopilotWorld(World):
+    """A repository and a throwaway HOME; Copilot CLI in its "bring your own key" mode
+    (COPILOT_PROVIDER_BASE_URL, wire API "responses") against the fake Responses API. Its
+    runtime unpacks itself (about 235 MB) under $XDG_CACHE_HOME/copilot once: the cache is
+    shared beside the installed package, never in the test's HOME."""
+
+    def __init__(self, base: Path, exe: Path) -> None:
+        super().__init__(base)
+        self.exe = exe
+        self.copilot_home = self.home / ".copilot"
+        self.cache = exe.parents[2] / "xdg-cache"
+        self.fake = FakeOpenAI(deadline=900, client="copilot").start()
+
+    def env(self, **extra: str) -> dict[str, str]:
+        return clean_env(HOME=str(self.home), XDG_CACHE_HOME=str(self.cache),
+                         COPILOT_PROVIDER_BASE_URL=self.fake.base_url,
+                         COPILOT_PROVIDER_WIRE_API="responses", COPILOT_PROVIDER_API_KEY="dummy",
+                         COPILOT_MODEL="gpt-5.1", GIT_CONFIG_GLOBAL=os.devnull, **GIT_IDENTITY,
+                         **extra)
+
+    def register_hooks(self, hooks: dict[str, list[dict[str, Any]]]) -> Path:
+        """Write `.github/hooks/probe.json`: event -> handlers ({"bash", "timeoutSec"?})."""
+        path = self.repo / ".github" / "hooks" / "probe.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        body = {"version": 1, "hooks": {event: [{"type": "command", **h} for h in handlers]
+                                        for event, handlers in hooks.items()}}
+        path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
+        return path
+
+    def trust_folder(self) -> None:
+        """What "Yes, and remember this folder for future sessions" keeps: the repository in
+        `trustedFolders` of ~/.copilot/config.json."""
+        self.copilot_home.mkdir(exist_ok=True)
+        (self.copilot_home / "config.json").write_text(
+            json.dumps({"trustedFolders": [str(self.repo)]}, indent=2), encoding="utf-8")
+
+    def run(self, prompt: str, script: list[dict[str, Any]], *args: str,
+            env: dict[str, str] | None = None) -> CopilotRun:
+        """`copilot -p PROMPT --allow-all-tools --allow-all-paths --output-format json ...` in the
+        repository (the paths: majordomus is called by its absolute path, outside the repository)."""
+        self.fake.script = list(script)
+        before = len(self.fake.model_requests())
+        command = [str(self.exe), "-p", prompt, "--allow-all-tools", "--allow-all-paths",
+                   "--disable-client-telemetry",
+                   "--disable-builtin-mcps", "--output-format", "json", *args]
+        start = time.monotonic()
+        proc = subprocess.run(command, cwd=self.repo, env=self.env(**(env or {})), capture_output=True,
+                              text=True, timeout=300, stdin=subprocess.DEVNULL)
+        seconds = time.monotonic() - start
+        return CopilotRun(proc, self.fake.model_requests()[before:], seconds)
+
+    def close(self) -> None:
+        self.fake.stop()

@@ -1,8 +1,11 @@
-"""A fake OpenAI Responses API for Codex CLI: `POST /v1/responses` answered over SSE from a
-script, one step per model turn. A step is `shell(cmd)` (a call of Codex's shell tool
-`exec_command` with `{"cmd": ...}`) or `say(text)` (a final assistant message). When the script
-runs out, the fake says "done". Codex's compaction requests (its summary prompt, sent with no
-tools) get a fixed summary and take no step."""
+"""A fake OpenAI Responses API for Codex CLI and Copilot CLI (BYOK): `POST /v1/responses`
+answered over SSE from a script, one step per model turn. A step is `shell(cmd)` (a call of the
+client's shell tool: Codex's `exec_command` with `{"cmd": ...}`, Copilot's `bash` with
+`{"command": ..., "description": ...}`) or `say(text)` (a final assistant message). When the
+script runs out, the fake says "done". Codex's compaction requests (its summary prompt, sent with
+no tools) get a fixed summary and take no step. The stream ends with the item's text done and
+the whole output in `response.completed`: Codex reads the items, Copilot CLI the output (without
+it, Copilot says "No response was returned" and exits 1)."""
 from __future__ import annotations
 
 import itertools
@@ -13,6 +16,9 @@ from fakehttp import FakeAPI, Recorded, Reply
 
 SHELL_TOOL = "exec_command"
 COMPACTION_SUMMARY = "FAKE-COMPACTION-SUMMARY"
+# the shell tool of each client: its name, and the arguments of one command
+SHELLS = {"codex": (SHELL_TOOL, lambda cmd: {"cmd": cmd}),
+          "copilot": ("bash", lambda cmd: {"command": cmd, "description": "scripted"})}
 
 
 def shell(cmd: str, tokens: int = 110) -> dict[str, Any]:
@@ -26,10 +32,12 @@ def say(text: str, tokens: int = 110) -> dict[str, Any]:
 
 
 class FakeOpenAI(FakeAPI):
-    def __init__(self, script: list[dict[str, Any]] | None = None, deadline: float = 300.0) -> None:
+    def __init__(self, script: list[dict[str, Any]] | None = None, deadline: float = 300.0,
+                 client: str = "codex") -> None:
         super().__init__(deadline)
         self.script = list(script or [])
         self._ids = itertools.count(1)
+        self.shell_tool, self._shell_args = SHELLS[client]
 
     @property
     def base_url(self) -> str:
@@ -62,8 +70,8 @@ class FakeOpenAI(FakeAPI):
         response_id = f"resp_{n}"
         if "shell" in step:
             item: dict[str, Any] = {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
-                                    "name": SHELL_TOOL, "status": "completed",
-                                    "arguments": json.dumps({"cmd": step["shell"]})}
+                                    "name": self.shell_tool, "status": "completed",
+                                    "arguments": json.dumps(self._shell_args(step["shell"]))}
         else:
             item = {"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
                     "content": [{"type": "output_text", "text": step["say"], "annotations": []}]}
@@ -81,11 +89,14 @@ class FakeOpenAI(FakeAPI):
             events.append(("response.output_text.delta", {"type": "response.output_text.delta",
                                                           "item_id": item["id"], "output_index": 0,
                                                           "content_index": 0, "delta": step["say"]}))
+            events.append(("response.output_text.done", {"type": "response.output_text.done",
+                                                         "item_id": item["id"], "output_index": 0,
+                                                         "content_index": 0, "text": step["say"]}))
         events += [
             ("response.output_item.done", {"type": "response.output_item.done",
                                            "output_index": 0, "item": item}),
             ("response.completed", {"type": "response.completed",
                                     "response": {"id": response_id, "status": "completed",
-                                                 "usage": usage}}),
+                                                 "output": [item], "usage": usage}}),
         ]
         return self.sse(events)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -232,3 +233,81 @@ class TestCodexFacts:
         # the resumed history keeps the first start text and gets a second one
         developer = again.messages(0, "developer")
         assert developer.count("PROBE-SessionStart-PLAIN") == 2
+
+
+# -- majordomus's own hooks in Codex (issue 19) ----------------------------------------------
+def with_majordomus(world: CodexWorld) -> list[dict[str, Any]]:
+    """`majordomus init` and `capture install --agent codex` in the repository, then the two
+    trust steps a user takes (the project, then each hook); returns Codex's list of our hooks."""
+    assert world.mj("init").returncode == 0
+    installed = world.mj("capture", "install", "--agent", "codex")
+    assert installed.returncode == 0, installed.stderr
+    assert "trust: Codex runs these hooks only once you trust them" in installed.stderr
+    world.git("add", "-A")
+    world.git("commit", "-q", "-m", "majordomus init and capture install --agent codex")
+    world.trust_project()
+    return world.trust_hooks()
+
+
+def decide(text: str) -> str:
+    """The scripted shell call that records a decision: majordomus by absolute path, since Codex's
+    shell tool runs a login shell whose profile resets PATH."""
+    return f"{MAJORDOMUS} decision add '{text}' --why scripted"
+
+
+class TestMajordomusInCodex:
+    def test_install_registers_three_hooks_codex_trusts_with_their_timeouts(self, world: CodexWorld) -> None:
+        hooks = with_majordomus(world)
+        assert {h["eventName"]: h["timeoutSec"] for h in hooks} == {
+            "sessionStart": 30, "sessionEnd": 3, "preCompact": 30}
+        assert {h["trustStatus"] for h in hooks} == {"trusted"}
+        assert world.hooks_list()["warnings"] == []  # SessionEnd asks for the 3 s it can have
+
+    def test_the_episode_opens_with_the_thread_id_briefs_the_model_and_the_end_derives(
+            self, world: CodexWorld) -> None:
+        with_majordomus(world)
+        text = "codex e2e: the ledger stays local"
+        run = world.run("record the decision", [shell(decide(text)), say("ALL DONE")])
+        assert run.proc.returncode == 0, run.proc.stderr
+        ledger = world.ledger()
+        (opened,) = [e for e in ledger if e["event"] == "session.opened"]
+        assert (opened["episode"], opened["agent"], opened["source"]) == (run.thread_id, "codex", "startup")
+        (decision,) = [e for e in ledger if e["event"] == "decision.recorded"]
+        assert decision["session"] == run.thread_id and decision["text"] == text
+
+        # the briefing is a developer message before the prompt, in every request of the session
+        header = f"# Majordomus briefing: episode {run.thread_id} (startup)"
+        for n in range(len(run.requests)):
+            assert any(m.startswith(header) for m in run.messages(n, "developer")), n
+        assert not any("hookSpecificOutput" in m for m in run.messages(0, "developer"))
+
+        # SessionEnd closed it within its 3 s, deriving the candidate first
+        closes = [e for e in ledger if e["event"] == "session.closed"]
+        assert [(c["episode"], c["reason"], c["by"]) for c in closes] == [(run.thread_id, "other", "hook")]
+        derived = [e for e in ledger if e["event"] == "knowledge.derived"]
+        assert derived and derived[-1]["episode"] == run.thread_id and derived[-1]["written"] == 1
+        assert ledger.index(derived[-1]) < ledger.index(closes[0])
+        candidates = list((world.repo / ".ai/repo/knowledge/candidates").glob(f"{run.thread_id}-*.md"))
+        assert len(candidates) == 1 and text in candidates[0].read_text(encoding="utf-8")
+        assert [e for e in ledger if e["event"] == "provider.event.failed"] == []
+
+    def test_compaction_checkpoints_derives_and_briefs_again(self, world: CodexWorld) -> None:
+        with_majordomus(world)
+        text = "codex e2e: compaction keeps decisions"
+        run = world.run("a long task", [shell(decide(text), tokens=200_000), say("ALL DONE")],
+                        "-c", "model_auto_compact_token_limit=1000")
+        assert run.proc.returncode == 0, run.proc.stderr
+        assert len([r for r in run.requests if world.fake.is_compaction(r)]) == 1
+        events = [(e["event"], e.get("source") or e.get("note") or e.get("reason"))
+                  for e in world.ledger() if e["event"] in ("session.opened", "session.resumed",
+                                                           "checkpoint.recorded", "session.closed")]
+        assert events == [("session.opened", "startup"), ("checkpoint.recorded", "compaction (auto)"),
+                          ("session.resumed", "compact"), ("session.closed", "other")]
+        # after the summary, the compact briefing leads with the episode's own context
+        after = run.requests[-1]
+        texts = [json.dumps(item) for item in after.body["input"]]
+        summary_at = next(i for i, t in enumerate(texts) if COMPACTION_SUMMARY in t)
+        brief_at = max(i for i, t in enumerate(texts)
+                       if f"Majordomus briefing: episode {run.thread_id} (compact)" in t)
+        assert brief_at > summary_at
+        assert text in texts[brief_at]

@@ -199,3 +199,63 @@ class TestGeminiFacts:
         assert not any(t.endswith("first") for t in texts)
         assert texts[-1] == "<hook_context>PROBE-SessionStart-JSON</hook_context>\n\nsecond"
         assert sum("<hook_context>" in t for t in texts) == 1
+
+
+# -- majordomus's own hooks in Gemini CLI (issue 19) -----------------------------------------
+def with_majordomus(world: GeminiWorld) -> None:
+    """`majordomus init` and `capture install --agent gemini`, then the user's one trust step."""
+    assert world.mj("init").returncode == 0
+    installed = world.mj("capture", "install", "--agent", "gemini")
+    assert installed.returncode == 0, installed.stderr
+    assert "trust: Gemini CLI runs project hooks only in a trusted folder" in installed.stderr
+    world.git("add", "-A")
+    world.git("commit", "-q", "-m", "majordomus init and capture install --agent gemini")
+    world.trust_folder()
+
+
+def decide(text: str) -> str:
+    return f"{MAJORDOMUS} decision add '{text}' --why scripted"
+
+
+class TestMajordomusInGemini:
+    def test_the_episode_opens_with_the_session_id_briefs_the_model_and_the_end_derives(
+            self, world: GeminiWorld) -> None:
+        with_majordomus(world)
+        text = "gemini e2e: the ledger stays local"
+        run = world.run("record the decision", [shell(decide(text)), say("ALL DONE")])
+        assert run.proc.returncode == 0, run.proc.stderr
+        session = run.output["session_id"]
+        ledger = world.ledger()
+        (opened,) = [e for e in ledger if e["event"] == "session.opened"]
+        assert (opened["episode"], opened["agent"], opened["source"]) == (session, "gemini", "startup")
+        (decision,) = [e for e in ledger if e["event"] == "decision.recorded"]
+        assert decision["session"] == session
+
+        # only JSON additionalContext reaches the model: a <hook_context> block before the prompt
+        first = run.user_texts(0)[-1]
+        assert first.startswith(f"<hook_context># Majordomus briefing: episode {session} (startup)")
+        assert first.endswith("</hook_context>\n\nrecord the decision")
+        assert "hookSpecificOutput" not in run.proc.stderr  # nothing of ours went to the user
+
+        # PreCompress fired before each of the two model turns; only the turn after the decision
+        # had anything to record
+        assert len(run.model_requests) == 2
+        checkpoints = [e for e in ledger if e["event"] == "checkpoint.recorded"]
+        assert [c["note"] for c in checkpoints] == ["compaction (auto)"]
+        assert ledger.index(checkpoints[0]) > ledger.index(decision)
+
+        closes = [e for e in ledger if e["event"] == "session.closed"]
+        assert [(c["episode"], c["reason"], c["by"]) for c in closes] == [(session, "exit", "hook")]
+        derived = [e for e in ledger if e["event"] == "knowledge.derived" and e["episode"] == session]
+        assert len(derived) == 2 and ledger.index(derived[-1]) < ledger.index(closes[0])
+        candidates = list((world.repo / ".ai/repo/knowledge/candidates").glob(f"{session}-*.md"))
+        assert len(candidates) == 1 and text in candidates[0].read_text(encoding="utf-8")
+        assert [e for e in ledger if e["event"] == "provider.event.failed"] == []
+
+    def test_a_run_with_nothing_to_record_records_no_checkpoint(self, world: GeminiWorld) -> None:
+        with_majordomus(world)
+        run = world.run("say hello", [say("hello")])
+        assert run.proc.returncode == 0, run.proc.stderr
+        events = [e["event"] for e in world.ledger()]
+        assert "checkpoint.recorded" not in events
+        assert events.count("session.opened") == 1 and events.count("session.closed") == 1

@@ -6,8 +6,12 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 SEED = int(os.environ.get("MJ_CRASH_SEED", "1984"))
 
@@ -56,3 +60,47 @@ def assert_records_whole(folder: Path) -> int:
 def assert_ledger_parses(path: Path) -> list[dict[str, object]]:
     lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
     return [json.loads(line) for line in lines]
+
+
+HOLDER = ("import fcntl, os, sys, time\n"
+          "fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)\n"
+          "fcntl.flock(fd, fcntl.LOCK_EX)\n"
+          "print('held', flush=True)\n"
+          "time.sleep(600)\n")
+
+
+@contextmanager
+def held(lock: Path) -> Iterator[None]:
+    """Another process holds `lock` and does not let go (a `knowledge derive` stopped with Ctrl-Z)
+    until the block ends."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLDER, str(lock)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        yield
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def queued(procs: list[subprocess.Popen[Any]], state: Path, guard_s: float = 120) -> None:
+    """Wait until each process has a lock file under `state` open (it waits for that lock) or has
+    ended: the gate of a race, which `held` then opens for all of them at once."""
+    deadline = time.monotonic() + guard_s
+    where = str(state.resolve()) + os.sep
+    while time.monotonic() < deadline:
+        waiting = 0
+        for proc in procs:
+            if proc.poll() is not None:
+                waiting += 1
+                continue
+            try:
+                fds = os.listdir(f"/proc/{proc.pid}/fd")
+                targets = [os.readlink(f"/proc/{proc.pid}/fd/{fd}") for fd in fds]
+            except OSError:
+                continue
+            if any(t.startswith(where) and t.endswith(".lock") for t in targets):
+                waiting += 1
+        if waiting == len(procs):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the processes never all waited on a lock under {state}")

@@ -9,6 +9,7 @@ REFUSED = 4  # refused input: empty evidence, transcript marker, bad id, wrong s
 NOT_INITIALISED = 5
 BLOCKING = 10  # a blocking finding (doctor, check, watch)
 ADVISORY = 11  # advisory drift under watch
+INTERRUPTED = 130  # Ctrl-C: the shell's convention, 128 + SIGINT
 
 
 class FatalError(Exception):
@@ -18,6 +19,16 @@ class FatalError(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+class Busy(FatalError):
+    """A lock another process held past the wait bound: the work was not done, and can be
+    done again once that process finishes (or is stopped)."""
+
+    def __init__(self, lock: str, waited: float) -> None:
+        super().__init__(f"{lock} was held by another process for over {waited:g} s (a stopped or slow "
+                         "majordomus run?): nothing was done; rerun once it finishes, or stop it", INTERNAL)
+        self.lock = lock
 
 
 def refused(message: str) -> FatalError:

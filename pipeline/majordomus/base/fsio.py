@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from majordomus.base.errors import refused
+from majordomus.base.errors import Busy, FatalError, refused
 
 TMP_PREFIX = ".tmp."
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -210,6 +210,9 @@ def remove(path: Path, *, root: Path, missing_ok: bool = True) -> None:
         os.close(dfd)
 
 
+_remove_file = remove  # `locked` has a parameter of that name
+
+
 def read_regular(path: Path | str, limit: int = -1) -> bytes:
     """The bytes of `path` (the first `limit` when given) if it is a regular file. A symbolic link,
     a folder or a pipe raises OSError instead: a link is never followed, and a pipe would block a
@@ -276,8 +279,40 @@ def sweep_tmp(folder: Path, older_than_s: float = 60.0) -> int:
 
 
 @contextmanager
-def locked(lock_path: Path, *, root: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `lock_path`, a real file inside `root` (created when missing)."""
+def locked(lock_path: Path, wait_s: float | None = None, remove: bool = False, *,
+           root: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `lock_path`, a real file inside `root` (created when missing),
+    for the block.
+
+    With `wait_s`, wait at most that long for another holder (a stopped process holds its lock
+    for ever), then raise `Busy`. With `remove`, the lock file is removed before it is let go (a
+    lock per episode leaves no file behind): a waiter that then gets the removed file sees that
+    it is no longer the one at `lock_path` and takes that one instead.
+    """
+    deadline = None if wait_s is None else time.monotonic() + max(wait_s, 0.0)
+    while True:
+        fd = _open_lock(root, lock_path)
+        try:
+            _acquire(fd, lock_path, deadline, wait_s)
+            if _is_at(fd, lock_path):
+                break
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)  # its holder removed it while we waited: lock the file now there
+    try:
+        yield
+    finally:
+        if remove:
+            try:
+                _remove_file(lock_path, root=root)
+            except (OSError, FatalError):
+                pass
+        os.close(fd)
+
+
+def _open_lock(root: Path, lock_path: Path) -> int:
+    """The lock file, opened (made when missing) without following a link; a regular file only."""
     dfd = open_folder(root, lock_path.parent)
     try:
         try:
@@ -290,11 +325,35 @@ def locked(lock_path: Path, *, root: Path) -> Iterator[None]:
             raise
     finally:
         os.close(dfd)
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise _not_real(root, lock_path, _kind(mode))
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
         os.close(fd)
+        raise _not_real(root, lock_path, _kind(mode))
+    return fd
+
+
+def _acquire(fd: int, lock_path: Path, deadline: float | None, wait_s: float | None) -> None:
+    if deadline is None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return
+    pause = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Busy(str(lock_path), wait_s or 0.0) from None
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.05)
+
+
+def _is_at(fd: int, lock_path: Path) -> bool:
+    """Whether the open lock file `fd` is still the file at `lock_path`."""
+    try:
+        there = os.stat(lock_path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (there.st_ino, there.st_dev) == (held.st_ino, held.st_dev)

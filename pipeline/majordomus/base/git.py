@@ -158,3 +158,14 @@ def touching(root: Path, until: str, since: str | None, paths: tuple[str, ...]) 
         changes = tuple((fields[i][:1], fields[i + 1]) for i in range(0, len(fields) - 1, 2) if fields[i + 1])
         found.append(Touch(sha.strip(), changes))
     return found
+
+
+def changed_since(root: Path, sha: str | None) -> list[str]:
+    """Every path git says changed since commit `sha`: committed, staged or in the working tree,
+    deleted ones included, and every untracked file not ignored (each file of a new folder named
+    on its own). `sha` None (a repository with no commit at the open): every path. One batch."""
+    tracked = ("diff", "--name-only", "--no-renames", "-z", sha, "--") if sha else ("ls-files", "-z")
+    results = run_many(root, tracked, ("ls-files", "--others", "--exclude-standard", "-z"))
+    if results[0][0] != 0:
+        raise GitError(f"git {' '.join(tracked)}: exit {results[0][0]}")
+    return sorted({path for _, out in results for path in out.split("\0") if path})

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from majordomus import __version__
-from majordomus.base.errors import INTERNAL, USAGE, FatalError
+from majordomus.base.errors import INTERNAL, INTERRUPTED, OK, USAGE, FatalError
 from majordomus.base.output import say
 from majordomus.hooks import run as hooks
 
@@ -30,6 +30,7 @@ COMMANDS = (
     "doctor",
     "rules",
     "drain",
+    "doit",
     "hook",
     "generate",
 )
@@ -74,7 +75,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     hook = _hook_call(argv)
     if hook is not None:
-
         return hooks.run(*hook)
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
@@ -89,9 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         say(f"majordomus: {exc.message}")
         return exc.code
     except KeyboardInterrupt:
-        return 130
+        return INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return OK
     except OSError as exc:  # a full disk, a read-only folder: one line, and nothing half written
         where = f" ({exc.filename})" if exc.filename else ""
         print(f"majordomus: {exc.strerror or exc}{where}: the command stopped and left nothing half "
@@ -108,15 +108,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return INTERNAL
 
 
-def _hook_call(argv: list[str]) -> tuple[str, str | None] | None:
-    """`hook NAME [--hook-root DIR]`, exactly as the hook scripts say it: run without building a
-    parser at all (argparse and its help formatter cost ~10 ms of the start hook's 100). Anything
-    else, `hook --help` included, goes through the parser."""
-    if len(argv) == 2 and argv[0] == "hook" and argv[1] in HOOKS:
-        return argv[1], None
-    if len(argv) == 4 and argv[0] == "hook" and argv[1] in HOOKS and argv[2] == "--hook-root":
-        return argv[1], argv[3]
-    return None
+def _hook_call(argv: list[str]) -> tuple[str, str | None, str] | None:
+    """`hook NAME [--agent A] [--hook-root DIR]`, exactly as the hook scripts say it: run without
+    building a parser at all (argparse and its help formatter cost ~10 ms of the start hook's
+    100). Anything else, `hook --help` included, goes through the parser."""
+    if len(argv) < 2 or argv[0] != "hook" or argv[1] not in HOOKS or len(argv) % 2:
+        return None
+    options = dict(zip(argv[2::2], argv[3::2]))
+    if len(options) != (len(argv) - 2) // 2 or not set(options) <= {"--agent", "--hook-root"}:
+        return None
+    if list(options) not in ([], ["--hook-root"], ["--agent"], ["--agent", "--hook-root"]):
+        return None
+    return argv[1], options.get("--hook-root"), options.get("--agent", "claude")
 
 
 if __name__ == "__main__":

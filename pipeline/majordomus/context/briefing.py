@@ -22,7 +22,7 @@ from majordomus.context.blocks import Block, fit
 from majordomus.context.repository import last_handover
 from majordomus.evidence import work
 from majordomus.knowledge import queue as candidates
-from majordomus.store.ledger import Line, parse_line
+from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
 CEILING = 10_000  # Claude Code cuts hook context above this to a short preview
@@ -38,53 +38,27 @@ class Scan:
     window: list[Line] = field(default_factory=list)
 
 
-def _lines_with(data: str, needle: str) -> list[tuple[int, str]]:
-    """(offset, line) of every line of `data` holding `needle`, found by C-speed search."""
-    found, pos = [], data.find(needle)
-    while pos >= 0:
-        start = data.rfind("\n", 0, pos) + 1
-        end = data.find("\n", pos)
-        end = len(data) if end < 0 else end
-        found.append((start, data[start:end]))
-        pos = data.find(needle, end)
-    return found
-
-
 def scan(ws: Workspace, episode: str | None = None) -> Scan:
     """One pass over the ledger: the last handover, each episode's branch at its open, and (when
     `episode` is given) that episode's window. The file is read once and searched for the three
     needles; only the lines that hold one are parsed."""
     found = Scan()
-    try:
-        data = ws.ledger.read_bytes().decode("utf-8", errors="replace")
-    except FileNotFoundError:
-        return found
-    hits: dict[int, str] = {}
-    for needle in ('"handover.recorded"', '"session.opened"',
-                   *([json.dumps(episode, ensure_ascii=False)] if episode else [])):
-        hits.update(_lines_with(data, needle))
-    number, last, handover = 1, 0, None
-    for offset in sorted(hits):
-        number += data.count("\n", last, offset)  # line numbers as the ledger counts them
-        last = offset
-        line = parse_line(number, hits[offset])
-        if line is None:
-            continue
+    handover = None
+    needles = ('"handover.recorded"', '"session.opened"', *([json.dumps(episode, ensure_ascii=False)] if episode else []))
+    for line in ws.ledger.matching(*needles):
         if line.event == "handover.recorded":
-            handover = line
+            handover = line if last_handover([line]) else handover
         elif line.event == "session.opened" and line.session:
             branch = line.get("branch")
             found.opened_branches[line.session] = branch if isinstance(branch, str) else None
         if episode is not None and line.session == episode:
             found.window.append(line)
     if handover is not None:
-
         found.handover = last_handover([handover])
     return found
 
 
 def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]) -> list[Block]:
-
     queue = [c for c in candidates.placed(ws, opened) if c[2] is None or c[2] == branch]
     placed = [rid for rid, _, on in queue if on is not None]
     unplaced = [(rid, episode) for rid, episode, on in queue if on is None]
@@ -111,7 +85,6 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
                  [f"The repository context is `{ALL_OF_IT}`; this episode's working context is "
                   "`majordomus session context`."])]
     if source == "compact":
-
         ctx = session_context.compose(ws, episode, window=found.window)
         branch = ctx.git.get("branch")
         out += session_context.blocks(ctx, level=2)

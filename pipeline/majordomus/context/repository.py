@@ -7,27 +7,24 @@ the briefing uses the same readers (`active_task`, `open_questions`, `last_hando
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from majordomus.base.fsio import read_regular
 from majordomus.context.blocks import Block
 from majordomus.context.blocks import render as render_blocks
 from majordomus.evidence import episodes, work
 from majordomus.outbox import staging as staged
 from majordomus.rules import ruleset
+from majordomus.store import records
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
-_STATUS = re.compile(r"^status:\s*\"?([A-Za-z_-]+)\"?\s*$", re.M)
-
 
 def last_handover(lines: list[Line]) -> dict[str, Any] | None:
-    """The newest `handover.recorded` among `lines`, as data."""
+    """The newest `handover.recorded` among `lines` that names a next action, as data."""
     for line in reversed(lines):
-        if line.event == "handover.recorded":
+        if line.event == "handover.recorded" and isinstance(line.get("next"), str) and line.get("next").strip():
             return {"next": line.get("next"), "ts": line.ts, "episode": line.session, "task": line.get("task")}
     return None
 
@@ -45,18 +42,7 @@ def rules(ws: Workspace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 
 def knowledge_counts(folder: Path) -> dict[str, int]:
     """Records under `folder` counted by the `status` of their front matter."""
-
-    counts: Counter[str] = Counter()
-    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
-        if path.name == "README.md" or path.name.startswith(".tmp."):
-            continue
-        try:
-            head = read_regular(path, 8192).decode("utf-8", errors="replace")
-        except OSError:
-            continue
-        end = head.find("\n---", 4)
-        match = _STATUS.search(head[: end if end > 0 else len(head)])
-        counts[match.group(1) if match else "unreadable"] += 1
+    counts: Counter[str] = Counter(records.quick_status(path) or "unreadable" for path in records.files(folder))
     return dict(sorted(counts.items()))
 
 
@@ -128,5 +114,4 @@ def blocks(data: dict[str, Any]) -> list[Block]:
 
 
 def render(data: dict[str, Any]) -> str:
-
     return render_blocks(blocks(data))

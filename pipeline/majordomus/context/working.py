@@ -158,16 +158,16 @@ def authored(window: list[Line]) -> dict[str, list[dict[str, Any]]]:
         elif l.event == "decision.recorded":
             decisions.append({"ts": l.ts, "task": l.get("task"), "text": l.get("text"), "why": l.get("why")})
         elif l.event in ("question.opened", "question.resolved"):
-            qid = str(l.get("question"))
-            entry = questions.setdefault(qid, {"question": qid, "text": l.get("text"), "task": l.get("task"),
+            qid = l.get("question") if isinstance(l.get("question"), str) and l.get("question") else None
+            entry = questions.setdefault(qid or f"#{l.number}", {"question": qid, "text": l.get("text"), "task": l.get("task"),
                                                "asked": None, "state": "open", "answer": None})
             if l.event == "question.opened":
                 entry["asked"] = l.ts
             else:
                 entry.update(state="resolved", answer=l.get("answer"), resolved=l.ts)
         elif l.event in ("task.started", "task.finished"):
-            tid = str(l.get("task"))
-            entry = tasks.setdefault(tid, {"task": tid, "title": l.get("title"), "scope": l.get("scope"),
+            tid = l.get("task") if isinstance(l.get("task"), str) and l.get("task") else None
+            entry = tasks.setdefault(tid or f"#{l.number}", {"task": tid, "title": l.get("title"), "scope": l.get("scope"),
                                            "started": None, "state": "active", "outcome": None})
             if l.event == "task.started":
                 entry["started"] = l.ts
@@ -193,7 +193,12 @@ def _short(sha: Any) -> str:
 
 
 def _task(entry: dict[str, Any]) -> str:
-    return f" [task {entry['task']}]" if entry.get("task") else ""
+    return f" [task {entry['task']}]" if isinstance(entry.get("task"), str) and entry["task"] else ""
+
+
+def _said(value: Any, absent: str) -> str:
+    """A stored value as text, or what `absent` says when the line has none (never `None`)."""
+    return value if isinstance(value, str) and value else absent
 
 
 def blocks(ctx: SessionContext, level: int = 1) -> list[Block]:
@@ -239,18 +244,23 @@ def blocks(ctx: SessionContext, level: int = 1) -> list[Block]:
     s = ctx.sections
     more = f"majordomus history --episode {ctx.episode}"
     out.append(Block(f"Checkpoints ({len(s['checkpoints'])})", sub, [],
-                     [f"- {x['ts']}{_task(x)} at {_short(x.get('head'))}: {x.get('note') or '(no note)'}"
+                     [f"- {x['ts']}{_task(x)} at {_short(x.get('head'))}: {_said(x.get('note'), '(no note)')}"
                       for x in s["checkpoints"]], FILLED_BY["checkpoints"][1], "checkpoints", more))
     out.append(Block(f"Decisions ({len(s['decisions'])})", sub, [],
-                     [f"- {x['ts']}{_task(x)}: {x['text']}" + (f" (why: {x['why']})" if x.get("why") else "")
+                     [f"- {x['ts']}{_task(x)}: {_said(x['text'], '(no text recorded)')}"
+                      + (f" (why: {x['why']})" if isinstance(x.get("why"), str) and x["why"] else "")
                       for x in s["decisions"]], FILLED_BY["decisions"][1], "decisions", more))
     out.append(Block(f"Questions ({len(s['questions'])})", sub, [],
-                     [f"- {x['question']} ({x['state']}){_task(x)}: {x['text']}"
-                      + (f" -> {x['answer']}" if x.get("answer") else "") for x in s["questions"]],
+                     [f"- {_said(x['question'], '(no id)')} ({x['state']}){_task(x)}: "
+                      f"{_said(x['text'], '(no text recorded)')}"
+                      + (f" -> {x['answer']}" if isinstance(x.get("answer"), str) and x["answer"] else "")
+                      for x in s["questions"]],
                      FILLED_BY["questions"][1], "questions", more))
     out.append(Block(f"Tasks ({len(s['tasks'])})", sub, [],
-                     [f"- {x['task']} ({x['outcome'] or x['state']}): {x.get('title') or '(started before this episode)'}"
-                      + (f" (verified by `{x['verify']}`)" if x.get("verify") else "") for x in s["tasks"]],
+                     [f"- {_said(x['task'], '(no id)')} ({_said(x['outcome'], x['state'])}): "
+                      f"{_said(x.get('title'), '(started before this episode)')}"
+                      + (f" (verified by `{x['verify']}`)" if isinstance(x.get("verify"), str) and x["verify"] else "")
+                      for x in s["tasks"]],
                      FILLED_BY["tasks"][1], "tasks", more))
     return out
 

@@ -28,13 +28,11 @@ from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
 from majordomus.derive import handedit
 from majordomus.evidence.commits import episode_commits, first_line, task_reason
-from majordomus.store import templates as renderer
+from majordomus.store import records
 from majordomus.store.ledger import Line
-from majordomus.store.records import quick_status, reference_problem
-from majordomus.store.templates import template_digest
+from majordomus.store.records import KIND, quick_status, reference_problem
 from majordomus.store.workspace import Workspace
 
-TEMPLATE = "knowledge-record.md.j2"
 LESSON_OUTCOMES = ("blocked", "failed", "no_match")
 
 
@@ -51,20 +49,17 @@ class Draft:
     derived_from: tuple[str, ...]
     relations: tuple[tuple[str, str], ...]
     body: str
-    source_line: int
     path: Path
 
-    def context(self) -> dict[str, Any]:
-        return {"id": self.id, "cls": self.cls, "epistemics": self.epistemics, "title": self.title,
-                "date": self.date, "derived_from": list(self.derived_from),
-                "relations": list(self.relations), "body": self.body}
-
-    def digest(self) -> str:
-        """What the rendering depends on: the draft and the template (never the clock)."""
-
-        blob = json.dumps([self.context(), str(self.path), template_digest(TEMPLATE)],
-                          ensure_ascii=False, sort_keys=True)
-        return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    def meta(self) -> dict[str, Any]:
+        """The record's front matter (knowledge/v1): a candidate, extracted by the table."""
+        meta: dict[str, Any] = {
+            "id": self.id, "kind": KIND, "class": self.cls, "status": "candidate",
+            "epistemics": self.epistemics, "title": self.title, "date": self.date,
+            "provenance": {"origin": "extracted", "derived_from": list(self.derived_from)}}
+        if self.relations:
+            meta["relations"] = [{"type": kind, "target": target} for kind, target in self.relations]
+        return meta
 
 
 @dataclass
@@ -75,6 +70,17 @@ class Plan:
     kept: list[str] = field(default_factory=list)  # ids promoted or superseded: left alone
     evidence: int = 0
     provenance: str | None = None  # why commits that may be the episode's are not cited
+    inputs: list[dict[str, Any]] = field(default_factory=list)  # the lines drafted from, as read
+    commits: tuple[str, ...] = ()  # the commits every draft cites
+    relations: tuple[str, ...] = ()  # the paths they relate to
+
+    def evidence_json(self) -> bytes:
+        """The episode's evidence as the table read it: the ledger lines it drafted from (with
+        the task notes' reasons it read), the commits it cites and the paths they touched. The
+        render tasks depend on this file; same evidence, same bytes."""
+        blob = {"episode": self.episode, "lines": self.inputs, "commits": list(self.commits),
+                "relations": list(self.relations)}
+        return (json.dumps(blob, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
 
 
 def record_id(episode: str, *source: str) -> str:
@@ -121,6 +127,7 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
             result.skipped.append((line.number, f"{line.event} would write a refused reference: {problem}"))
             continue
         rows.append((line, row))
+        result.inputs.append({"ts": line.ts, "event": line.event, "line": line.data, "read": list(row.texts)})
     if not rows:
         return result
     commits = episode_commits(ws, window)
@@ -128,6 +135,7 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
     commit_refs = tuple(f"commit:{sha}" for sha in commits.shas)
     # a path no reference can name (a control character in it) is not a relation target
     relations = tuple(("relates_to", f"file:{p}") for p in commits.paths if not reference_problem(f"file:{p}"))
+    result.commits, result.relations = commits.shas, tuple(t[len("file:"):] for _, t in relations)
     seen: set[str] = set()
     for line, row in rows:
         rid = record_id(episode, *row.source)
@@ -138,7 +146,7 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
             result.kept.append(rid)
             continue
         result.drafts.append(Draft(rid, episode, row.cls, row.epistemics, row.title, line.ts[:10],
-                                   row.refs + commit_refs, relations, row.body, line.number,
+                                   row.refs + commit_refs, relations, row.body,
                                    target / f"{rid}.md"))
     return result
 
@@ -173,14 +181,15 @@ def _row(ws: Workspace, episode: str, line: Line, tasks: dict[Any, Any]) -> Row 
             return None
         body = text + (f"\n\nWhy: {why}" if why else "")
         refs = (session, f"decision:{task}") if task else (session,)
-        return Row((text, why), "convention", "decided", text, body, refs, (line.event, text))
+        # one assertion in one line: the title is the first line, the whole text stays in the body
+        return Row((text, why), "convention", "decided", first_line(text), body, refs, (line.event, text))
     if line.event == "question.resolved":
         question, answer = _text(line.get("text")), _text(line.get("answer"))
         if not answer.strip():
             return None
         refs = (session, f"task:{task}") if task else (session,)
         body = f"Question: {question}\n\nAnswer: {answer}"
-        title = f"{question} {answer}" if question else answer
+        title = f"{first_line(question)} {first_line(answer)}" if question.strip() else first_line(answer)
         return Row((question, answer), "fact", "observed", title, body, refs,
                    (line.event, question, answer))
     if line.event == "task.finished" and task:
@@ -198,7 +207,7 @@ def _row(ws: Workspace, episode: str, line: Line, tasks: dict[Any, Any]) -> Row 
                        (line.event, task, str(outcome), reason))
         verify = _text(line.get("verify"))
         if outcome == "completed" and verify.strip():
-            title = f"`{verify}` passes"
+            title = f"`{first_line(verify)}` passes"
             body = f"The verification command `{verify}` exited 0 when task {name} completed."
             return Row((verify, name), "fact", "observed", title, body, refs, (line.event, task, verify))
     return None
@@ -251,6 +260,5 @@ def edited(ws: Workspace, draft: Draft) -> bool:
 
 
 def render(draft: Draft) -> bytes:
-    """The record's bytes: the one template, the one escaping filter for every free-text scalar."""
-
-    return renderer.render(TEMPLATE, draft.context()).encode("utf-8")
+    """The record's bytes, through the one record writer (`records.compose`)."""
+    return records.compose(draft.meta(), draft.body + "\n").encode("utf-8")

@@ -16,7 +16,7 @@ from typing import Any
 from majordomus.base import credentials, fsio, git
 from majordomus.base.credentials import credential_in
 from majordomus.base.errors import REFUSED, UNKNOWN, FatalError, refused
-from majordomus.base.fsio import atomic_write, locked
+from majordomus.base.fsio import atomic_write
 from majordomus.base.ids import check_id
 from majordomus.evidence import episodes
 from majordomus.store.ledger import utc_now
@@ -27,7 +27,6 @@ REASON_HEADING = "## Reason"
 
 
 def _short_id(prefix: str, *parts: str) -> str:
-
     blob = json.dumps(parts, ensure_ascii=False).encode("utf-8")
     return f"{prefix}-{hashlib.sha256(blob).hexdigest()[:8]}"
 
@@ -58,8 +57,26 @@ def _utf8(**texts: str | None) -> None:
 # --- tasks -------------------------------------------------------------------------------------
 
 def active_task(ws: Workspace) -> dict[str, Any] | None:
+    """The active task, each field the type its readers print (a hand-edited or foreign state
+    file with a missing or null title reads as untitled, never as `None`)."""
     data = _read_json(ws.state / "task.json")
-    return data if isinstance(data, dict) and data.get("task") else None
+    if not isinstance(data, dict) or not isinstance(data.get("task"), str) or not data["task"]:
+        return None
+    task = dict(data)
+    task["title"] = _said(data.get("title"), "(untitled)")
+    task["scope"] = data.get("scope") if isinstance(data.get("scope"), str) and data.get("scope") else None
+    task["started"] = _said(data.get("started"), "(unknown)")
+    return task
+
+
+def _said(value: Any, absent: str) -> str:
+    return value if isinstance(value, str) and value else absent
+
+
+def task_lock(ws: Workspace) -> Path:
+    """The lock a start and a finish hold from reading the active task to writing it: with it,
+    "one task at a time" holds for any number of processes at once."""
+    return ws.state / "task.lock"
 
 
 def start(ws: Workspace, title: str, scope: str | None = None) -> dict[str, Any]:
@@ -67,17 +84,18 @@ def start(ws: Workspace, title: str, scope: str | None = None) -> dict[str, Any]
     _utf8(title=title, scope=scope)
     if not title.strip():
         raise refused("a task needs a title: majordomus start \"what the task is\"")
-    current = active_task(ws)
-    if current is not None:
-        raise FatalError(f"task {current['task']} ({current['title']}) is active: finish it first "
-                         "with `majordomus finish`", REFUSED)
-    episode = episodes.current(ws)
-    ts = utc_now()
-    task = _short_id("t", episode or "", ts, title)
-    ws.ledger.append("task.started", episode, ts=ts, task=task, title=title, scope=scope)
-    record = {"task": task, "title": title, "scope": scope, "started": ts, "episode": episode}
-    atomic_write(ws.state / "task.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n",
-                 root=ws.root)
+    with ws.lock(task_lock(ws)):
+        current = active_task(ws)
+        if current is not None:
+            raise FatalError(f"task {current['task']} ({current['title']}) is active: finish it first "
+                             "with `majordomus finish`", REFUSED)
+        episode = episodes.current(ws)
+        ts = utc_now()
+        task = _short_id("t", episode or "", ts, title)
+        ws.ledger.append("task.started", episode, ts=ts, task=task, title=title, scope=scope)
+        record = {"task": task, "title": title, "scope": scope, "started": ts, "episode": episode}
+        atomic_write(ws.state / "task.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n",
+                     root=ws.root)
     return record
 
 
@@ -125,7 +143,18 @@ def finish(ws: Workspace, outcome: str = "completed", reason: str | None = None,
     if verify_command is not None:
         if outcome != "completed":
             raise refused("--verify proves a completed task: drop it, or finish --outcome completed")
-        verify(ws, verify_command)
+        verify(ws, verify_command)  # outside the lock: a command may run for minutes
+    with ws.lock(task_lock(ws)):
+        now = active_task(ws)
+        if now is None or now["task"] != task["task"]:
+            raise FatalError(f"task {task['task']} was finished meanwhile by another process: nothing "
+                             "recorded (`majordomus history --event task.finished` shows it)", UNKNOWN)
+        return _finished(ws, task, outcome, reason, verify_command)
+
+
+def _finished(ws: Workspace, task: dict[str, Any], outcome: str, reason: str | None,
+              verify_command: str | None) -> dict[str, Any]:
+    """Write the note, append `task.finished`, clear the active task (under the task lock)."""
     episode = episodes.current(ws)
     ts = utc_now()
     note = note_path(ws, task["task"])
@@ -167,8 +196,10 @@ def _questions_path(ws: Workspace) -> Path:
 
 
 def open_questions(ws: Workspace) -> list[dict[str, Any]]:
+    """The open questions: each an id and its text (an entry without both is no question)."""
     data = _read_json(_questions_path(ws))
-    return [q for q in data if isinstance(q, dict)] if isinstance(data, list) else []
+    return [q for q in data if isinstance(q, dict) and isinstance(q.get("question"), str) and q["question"]
+            and isinstance(q.get("text"), str)] if isinstance(data, list) else []
 
 
 def question_add(ws: Workspace, text: str) -> dict[str, Any]:
@@ -179,7 +210,7 @@ def question_add(ws: Workspace, text: str) -> dict[str, Any]:
     episode = episodes.current(ws)
     ts = utc_now()
     qid = _short_id("q", episode or "", ts, text)
-    with locked(ws.state / "questions.lock", root=ws.root):
+    with ws.lock(ws.state / "questions.lock"):
         ws.ledger.append("question.opened", episode, ts=ts, question=qid,
                          task=task["task"] if task else None, text=text)
         questions = open_questions(ws)
@@ -195,7 +226,7 @@ def question_resolve(ws: Workspace, qid: str, answer: str) -> dict[str, Any]:
     _utf8(answer=answer)
     if not answer.strip():
         raise refused("a resolution needs its answer: majordomus question resolve ID \"the answer\"")
-    with locked(ws.state / "questions.lock", root=ws.root):
+    with ws.lock(ws.state / "questions.lock"):
         questions = open_questions(ws)
         found = next((q for q in questions if q["question"] == qid), None)
         if found is None:
@@ -212,13 +243,32 @@ def question_resolve(ws: Workspace, qid: str, answer: str) -> dict[str, Any]:
 
 # --- checkpoints and handovers (recorded, never derived from) ----------------------------------
 
+CHANGED_FILES_MAX = 500  # a checkpoint is one ledger line: past this, the count and the first paths
+
+
 def checkpoint(ws: Workspace, note: str | None = None, episode: str | None = None) -> dict[str, Any]:
+    """Record where the work stands: the task, the note, the head, and `changed_files` — what git
+    says changed since the episode opened (commits, the working tree, untracked files: the
+    candidates and the session record included), seed 001's Consequences. With no episode open
+    there is no opening to compare with, and `changed_files` is null."""
 
     _utf8(note=note)
     task = active_task(ws)
-    return ws.ledger.append("checkpoint.recorded", episode or episodes.current(ws),
-                            task=task["task"] if task else None, note=note,
-                            head=git.head(ws.root).sha)
+    episode = episode or episodes.current(ws)
+    opened = episodes.open_record(ws, episode) if episode else None
+    changed: list[str] | None = None
+    extra: dict[str, Any] = {}
+    if opened is not None:
+        at_open = opened.get("head")
+        try:
+            changed = git.changed_since(ws.root, at_open if isinstance(at_open, str) and at_open else None)
+        except git.GitError:  # history rewritten since the open: say so, still record the checkpoint
+            extra["changed_error"] = f"the head at the open, {at_open}, is not in this repository any more"
+    if changed is not None and len(changed) > CHANGED_FILES_MAX:
+        extra["changed_total"] = len(changed)
+        changed = changed[:CHANGED_FILES_MAX]
+    return ws.ledger.append("checkpoint.recorded", episode, task=task["task"] if task else None,
+                            note=note, head=git.head(ws.root).sha, changed_files=changed, **extra)
 
 
 def handover(ws: Workspace, next_action: str) -> dict[str, Any]:

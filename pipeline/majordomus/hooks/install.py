@@ -1,7 +1,17 @@
-"""`majordomus capture install`: the Claude Code hooks and their registration.
+"""`majordomus capture install [--agent A]`: each agent's hook scripts and registration.
 
-The hook scripts go to `.claude/hooks/`; their registration is merged into
-`.claude/settings.json` without disturbing what is there. A second run changes no byte.
+The scripts go beside the registration (`.claude/hooks/`, `.codex/hooks/`, ...); the
+registration is merged into the agent's own file without disturbing what is there, and names no
+path of one machine: each command finds the repository the way its agent allows (a variable the
+agent sets, else git). A second run changes no byte.
+
+| agent   | registration                    | shape                                          | timeout unit |
+|---------|---------------------------------|------------------------------------------------|--------------|
+| claude  | .claude/settings.json           | hooks.Event[] = {hooks: [handler]}             | seconds      |
+| codex   | .codex/hooks.json               | hooks.Event[] = {hooks: [handler]}             | seconds      |
+| gemini  | .gemini/settings.json           | hooks.Event[] = {hooks: [handler with a name]} | milliseconds |
+| copilot | .github/hooks/majordomus.json   | version 1, hooks.event[] = handler (`bash`)    | seconds      |
+| cursor  | .cursor/hooks.json              | version 1, hooks.event[] = handler             | seconds      |
 """
 from __future__ import annotations
 
@@ -12,20 +22,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from majordomus.base.errors import FatalError
-from majordomus.base.fsio import atomic_write, read_bytes, read_text
+from majordomus.base.errors import REFUSED, FatalError
+from majordomus.base.fsio import atomic_write, read_bytes, remove
 from majordomus.base.resources import data_dir
+from majordomus.hooks.providers import BOUNDARIES, COMPACT, END, START
+from majordomus.store.agents import AGENTS, Agent
 from majordomus.store.workspace import Workspace
 
-# Claude Code event -> hook script name.
+SETTINGS_LIMIT = 1 << 20
+SCRIPT = "majordomus-hook"  # the one script of every agent but Claude Code
+
+# Claude Code event -> hook script name (its three scripts predate the other agents).
 HOOKS = {
     "SessionStart": "majordomus-session-start",
     "SessionEnd": "majordomus-session-end",
     "PreCompact": "majordomus-pre-compact",
 }
-
-
-SETTINGS_LIMIT = 1 << 20
 
 
 def _held(path: Path) -> bytes | None:
@@ -36,7 +48,64 @@ def _held(path: Path) -> bytes | None:
         return None
 
 
+@dataclass(frozen=True)
+class Registration:
+    """How one agent registers our three boundaries."""
+
+    agent: Agent
+    events: dict[str, str]  # boundary -> the agent's event name
+    root: str  # shell text naming the repository in the agent's hook environment
+    timeouts: dict[str, int] = field(default_factory=dict)  # boundary -> timeout, in `timeout_key`'s unit
+    timeout_key: str = "timeout"
+    command_key: str = "command"
+    flat: bool = False  # hooks.event[] holds the handlers themselves, not groups of them
+    version: bool = False  # the file carries "version": 1
+    named: bool = False  # each handler carries a "name"
+
+    def command(self, boundary: str) -> str:
+        if self.agent.name == "claude":
+            return f'{self.root}/.claude/hooks/majordomus-{boundary}'
+        return f"{self.root}/{self.agent.folder}/{SCRIPT} {self.agent.name} {boundary}"
+
+    def handler(self, boundary: str) -> dict[str, Any]:
+        entry: dict[str, Any] = {}
+        if self.named:
+            entry["name"] = f"majordomus-{boundary}"
+        entry["type"] = "command"
+        entry[self.command_key] = self.command(boundary)
+        if boundary in self.timeouts:
+            entry[self.timeout_key] = self.timeouts[boundary]
+        return entry
+
+    def scripts(self) -> dict[str, str]:
+        """Repository path -> template name of each hook script."""
+        if self.agent.name == "claude":
+            return {f".claude/hooks/{name}": name for name in HOOKS.values()}
+        return {f"{self.agent.folder}/{SCRIPT}": SCRIPT}
+
+
+GIT_ROOT = '"$(git rev-parse --show-toplevel)"'
+REGISTRATIONS: dict[str, Registration] = {r.agent.name: r for r in (
+    # no "matcher": Claude Code matches every source and trigger without one, and Copilot CLI,
+    # which also reads this file, refuses the whole file over an empty one
+    Registration(AGENTS["claude"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact"},
+                 '"$CLAUDE_PROJECT_DIR"'),
+    # SessionEnd: 1 s unless set, at most 3 s (more is clamped, with a warning)
+    Registration(AGENTS["codex"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact"},
+                 GIT_ROOT, {START: 30, END: 3, COMPACT: 30}),
+    Registration(AGENTS["gemini"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompress"},
+                 '"$GEMINI_PROJECT_DIR"', {START: 30_000, END: 30_000, COMPACT: 30_000}, named=True),
+    Registration(AGENTS["copilot"], {START: "sessionStart", END: "sessionEnd", COMPACT: "preCompact"},
+                 '"${COPILOT_PROJECT_DIR:-$(git rev-parse --show-toplevel)}"', {b: 30 for b in BOUNDARIES},
+                 timeout_key="timeoutSec", command_key="bash", flat=True, version=True),
+    Registration(AGENTS["cursor"], {START: "sessionStart", END: "sessionEnd", COMPACT: "preCompact"},
+                 '"${CURSOR_PROJECT_DIR:-$(git rev-parse --show-toplevel)}"', {b: 30 for b in BOUNDARIES},
+                 flat=True, version=True),
+)}
+
+
 def command_for(script: str) -> str:
+    """Claude Code's command for one of its scripts (kept for its callers)."""
     return f'"$CLAUDE_PROJECT_DIR"/.claude/hooks/{script}'
 
 
@@ -46,65 +115,106 @@ class Installed:
     unchanged: list[str] = field(default_factory=list)
 
 
-def merge_settings(settings: dict[str, Any]) -> dict[str, Any]:
-    """`settings` with our three hooks registered once each; everything else kept as it was."""
+def rerun(agent: str) -> str:
+    """The command that installs `agent`'s hooks."""
+    return "majordomus capture install" + ("" if agent == "claude" else f" --agent {agent}")
+
+
+def _refuse(reg: Registration, what: str) -> FatalError:
+    return FatalError(f"{reg.agent.registration}: {what}: fix it by hand, then rerun "
+                      f"`{rerun(reg.agent.name)}`", REFUSED)
+
+
+def _ours(reg: Registration, handler: Any, boundary: str) -> bool:
+    return isinstance(handler, dict) and handler.get(reg.command_key) == reg.command(boundary)
+
+
+def merge(reg: Registration, settings: dict[str, Any]) -> dict[str, Any]:
+    """`settings` with our three boundaries registered once each; everything else kept as it was.
+    A handler of ours from an older install gets a timeout it lacks, or one larger than its own,
+    and its group loses the empty "matcher" older installs wrote."""
+    if reg.version:
+        settings.setdefault("version", 1)
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
-        raise FatalError(".claude/settings.json: \"hooks\" is not an object: fix it by hand, then rerun "
-                         "`majordomus capture install`", 4)
-    for event, script in HOOKS.items():
-        groups = hooks.setdefault(event, [])
-        if not isinstance(groups, list):
-            raise FatalError(f".claude/settings.json: hooks.{event} is not a list: fix it by hand, then "
-                             "rerun `majordomus capture install`", 4)
-        command = command_for(script)
-        present = any(isinstance(g, dict) and any(isinstance(h, dict) and h.get("command") == command
-                                                  for h in g.get("hooks", []) or [])
-                      for g in groups)
-        if not present:
-            groups.append({"matcher": "", "hooks": [{"type": "command", "command": command}]})
+        raise _refuse(reg, '"hooks" is not an object')
+    for boundary, event in reg.events.items():
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise _refuse(reg, f"hooks.{event} is not a list")
+        if reg.flat:
+            handlers = [h for h in entries if _ours(reg, h, boundary)]
+        else:
+            groups = [g for g in entries if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+                      and any(_ours(reg, h, boundary) for h in g["hooks"])]
+            handlers = [h for g in groups for h in g["hooks"] if _ours(reg, h, boundary)]
+            for group in groups:
+                if group.get("matcher") == "":
+                    del group["matcher"]
+        if not handlers:
+            handler = reg.handler(boundary)
+            entries.append(handler if reg.flat else {"hooks": [handler]})
+            continue
+        timeout = reg.timeouts.get(boundary)
+        for handler in handlers:
+            current = handler.get(reg.timeout_key)
+            if timeout is not None and (not isinstance(current, (int, float)) or isinstance(current, bool)
+                                        or current < timeout):
+                handler[reg.timeout_key] = timeout
     return settings
 
 
-def install(ws: Workspace) -> Installed:
+def merge_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """Claude Code's settings with our hooks merged (kept for its callers)."""
+    return merge(REGISTRATIONS["claude"], settings)
+
+
+def _read(ws: Workspace, reg: Registration) -> str:
+    path = ws.root / reg.agent.registration
+    if path.is_symlink():
+        raise _refuse(reg, "it is a symbolic link, and capture install never writes through one")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(SETTINGS_LIMIT + 1)
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        raise _refuse(reg, f"it cannot be read ({exc.strerror or exc})") from None
+    if len(data) > SETTINGS_LIMIT:
+        raise _refuse(reg, f"it is larger than {SETTINGS_LIMIT} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _refuse(reg, "it is not UTF-8 text") from None
+
+
+def install(ws: Workspace, agent: str = "claude") -> Installed:
+    """Write `agent`'s hook scripts and merge its registration. Idempotent."""
+    reg = REGISTRATIONS[agent]
     done = Installed()
-    hooks_dir = ws.root / ".claude" / "hooks"
-    for script in HOOKS.values():
-        source = data_dir("templates") / "hooks" / script
-        target = hooks_dir / script
-        data = source.read_bytes()
-        rel = ws.rel(target)
+    for rel, template in reg.scripts().items():
+        target = ws.root / rel
+        data = (data_dir("templates") / "hooks" / template).read_bytes()
         if _held(target) == data and os.access(target, os.X_OK):
             done.unchanged.append(rel)
             continue
+        if target.is_symlink():  # the link itself goes; what it points to is never written
+            remove(target, root=ws.root)
         atomic_write(target, data, root=ws.root, mode=0o755)
         done.written.append(rel)
-    path = ws.root / ".claude" / "settings.json"
-    try:
-        original = read_text(path, SETTINGS_LIMIT)
-    except FileNotFoundError:
-        original = ""
-    except UnicodeDecodeError:
-        raise FatalError(".claude/settings.json is not UTF-8 text: fix it, then rerun "
-                         "`majordomus capture install`", 4) from None
-    except OSError as exc:
-        kind = "a symbolic link" if path.is_symlink() else f"not a regular file ({exc.strerror or exc})"
-        raise FatalError(f".claude/settings.json is {kind}: capture install never reads or copies "
-                         "what a link points to (it may be your own settings, tokens and all); put "
-                         "a regular file there (or none), then rerun `majordomus capture install`",
-                         4) from None
+    rel = reg.agent.registration
+    original = _read(ws, reg)
     try:
         settings = json.loads(original) if original.strip() else {}
     except ValueError as exc:
-        raise FatalError(f".claude/settings.json is not JSON ({exc}): fix it, then rerun "
-                         "`majordomus capture install`", 4) from None
+        raise FatalError(f"{rel} is not JSON ({str(exc).splitlines()[0][:80]}): fix it, then rerun "
+                         f"`{rerun(agent)}`", REFUSED) from None
     if not isinstance(settings, dict):
-        raise FatalError(".claude/settings.json is not a JSON object: fix it, then rerun "
-                         "`majordomus capture install`", 4)
-    merged = merge_settings(copy.deepcopy(settings))
+        raise FatalError(f"{rel} is not a JSON object: fix it, then rerun `{rerun(agent)}`", REFUSED)
+    merged = merge(reg, copy.deepcopy(settings))
     if original.strip() and merged == settings:
-        done.unchanged.append(".claude/settings.json")  # kept byte for byte, formatting and all
+        done.unchanged.append(rel)  # kept byte for byte, formatting and all
     else:
-        atomic_write(path, json.dumps(merged, indent=2, ensure_ascii=False) + "\n", root=ws.root)
-        done.written.append(".claude/settings.json")
+        atomic_write(ws.root / rel, json.dumps(merged, indent=2, ensure_ascii=False) + "\n", root=ws.root)
+        done.written.append(rel)
     return done

@@ -1,23 +1,39 @@
-"""The Python side of the Claude Code hooks: read the provider's JSON on stdin, act on the
-repository it names, and never block the provider.
+"""The Python side of the agents' hooks: read the agent's JSON on stdin, act on the repository it
+names, and never block the agent.
 
-Every hook returns 0. A failure is recorded as `provider.event.failed` (when the repository is
-initialised) and reported as one line on stderr; no traceback reaches the provider.
+`majordomus hook BOUNDARY [--agent A] [--hook-root DIR]`: the registration says which agent it
+was written for (Claude Code's when it says nothing); the adapter of the agent actually running
+the hook (hooks/providers.py) reads the payload and shapes the briefing. Every hook returns 0. A
+failure is recorded as `provider.event.failed` (when the repository is initialised) and reported
+as one line on stderr; no traceback reaches the agent.
+
+A hook never waits for ever: all its lock waits together end `HOOK_WAIT_S` after it started
+(`Workspace.deadline`); past it the work is not done, the failure is recorded, and a derivation
+it could not run is picked up by the next boundary (`session/pending.py`). A SIGINT or SIGTERM
+(Ctrl-C in the agent, the agent's hook timeout) stops the hook where it is, is recorded as its
+failure, and the hook still exits 0. The hook scripts ignore SIGINT until Python is ready to
+handle it (`trap '' INT`), so one arriving while the interpreter starts is no traceback.
 """
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import time
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
-from majordomus.base.errors import FatalError
+from majordomus.base.errors import OK, FatalError
 from majordomus.base.ids import check_id
-from majordomus.base.output import say, show
+from majordomus.base.output import escape, say
 from majordomus.evidence import episodes
-from majordomus.session import compact, end, start
-from majordomus.store.workspace import Workspace, find_root
+from majordomus.hooks import providers
+from majordomus.hooks.providers import COMPACT, END, START, Provider
+from majordomus.session import compact, end, pending, start
+from majordomus.store import agents
+from majordomus.store.workspace import HOOK_WAIT_S, Workspace, find_root, wait_bound
 
 MAX_INPUT = 1 << 20  # a hook payload is a few hundred bytes; a megabyte is not one
 
@@ -26,11 +42,21 @@ class HookInputError(ValueError):
     pass
 
 
+class Interrupted(KeyboardInterrupt):
+    """A signal stopped the hook (a BaseException: no `except Exception` on the way swallows it)."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    for caught in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the recording short
+        signal.signal(caught, signal.SIG_IGN)
+    raise Interrupted(signal.Signals(signum).name)
+
+
 def read_payload(raw: bytes) -> dict[str, Any]:
     if len(raw) > MAX_INPUT:
         raise HookInputError(f"stdin holds {len(raw)} bytes, more than a hook payload's {MAX_INPUT}")
     if not raw.strip():
-        raise HookInputError("stdin is empty; the provider sends a JSON object")
+        raise HookInputError("stdin is empty; the agent sends a JSON object")
     try:
         payload = json.loads(raw.decode("utf-8", errors="strict"))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -40,37 +66,63 @@ def read_payload(raw: bytes) -> dict[str, Any]:
     return payload
 
 
-def _root(payload: dict[str, Any], hook_root: str | None) -> Path | None:
-    for candidate in (payload.get("cwd"), os.environ.get("CLAUDE_PROJECT_DIR"), hook_root, os.getcwd()):
+def _root(candidates: list[str | None]) -> Path | None:
+    for candidate in candidates:
         if isinstance(candidate, str) and candidate and "\x00" not in candidate and Path(candidate).is_dir():
             return find_root(Path(candidate))
     return None
 
 
-def run(name: str, hook_root: str | None = None) -> int:
-    """Run hook `name`; always 0."""
+def run(name: str, hook_root: str | None = None, agent: str = "claude") -> int:
+    """Run hook `name` as registered for `agent`; always 0."""
+    started = time.monotonic()
+    before = {caught: signal.signal(caught, _stop) for caught in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        return _run(name, hook_root, agent, started)
+    finally:
+        for caught, handler in before.items():
+            signal.signal(caught, handler)
+
+
+def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
     ws = None
+    payload: dict[str, Any] = {}
     try:
         raw = sys.stdin.buffer.read(MAX_INPUT + 1)
-        payload: dict[str, Any] = {}
         problem = None
         try:
             payload = read_payload(raw)
         except HookInputError as exc:
             problem = str(exc)
-        root = _root(payload, hook_root)
+        if agent not in providers.PROVIDERS:
+            problem = problem or f"unknown agent {agent!r} (one of {', '.join(providers.PROVIDERS)})"
+            agent = "claude"
+        # only Claude Code's registration is run by other agents (Copilot CLI, Cursor)
+        actual = (providers.caller(os.environ, payload) if agent == "claude" else None) or agent
+        provider = providers.PROVIDERS[actual]
+        root = _root([*provider.roots(payload, os.environ), hook_root, os.getcwd()])
         if root is None or not (root / ".ai" / "repo").is_dir():
             where = root or hook_root or os.getcwd()
             say(f"majordomus: {name}: {where} is not initialised, nothing recorded: run `majordomus init`")
-            return 0
-        ws = Workspace(root)
+            return OK
+        ws = Workspace(root, deadline=started + wait_bound(HOOK_WAIT_S))
         if problem is not None:
             _failed(ws, name, problem)
-            return 0
-        _dispatch(ws, name, payload)
-    except Exception as exc:  # the provider is never blocked, and no failure is silent
+            return OK
+        if actual != agent and agents.installed(root, agents.AGENTS[actual]):
+            return OK  # the agent's own registration runs this boundary too: one record, not two
+        _dispatch(ws, provider, name, payload)
+        for waited in pending.pick_up(ws):
+            _failed(ws, name, waited)
+    except Interrupted as stop:
+        if ws is None:  # stopped before the repository was known: record it where the hook lives
+            root = _root([hook_root, os.getcwd()])
+            ws = Workspace(root, deadline=time.monotonic() + 1) if root and (root / ".ai/repo").is_dir() else None
+        _failed(ws, name, f"interrupted by {stop}: stopped where it was, nothing half written; "
+                          "a derivation it did not finish is run by the next boundary")
+    except Exception as exc:  # the agent is never blocked, and no failure is silent
         _failed(ws, name, _describe(exc))
-    return 0
+    return OK
 
 
 def _describe(exc: BaseException) -> str:
@@ -89,51 +141,46 @@ def _failed(ws: Workspace | None, name: str, error: str) -> None:
         say(f"majordomus: {name}: could not record the failure either: {exc}")
 
 
-def _session_id(payload: dict[str, Any]) -> str:
-    sid = payload.get("session_id")
-    if not isinstance(sid, str) or not sid:
-        raise HookInputError("the payload has no session_id string")
-    return check_id(sid, "session_id", written=True)
-
-
-def _text(payload: dict[str, Any], key: str, default: str) -> str:
-    value = payload.get(key)
-    return value if isinstance(value, str) and value and len(value) < 200 else default
-
-
-def _dispatch(ws: Workspace, name: str, payload: dict[str, Any]) -> None:
-    sid = _session_id(payload)
-    if name == "session-start":
-        session_start(ws, sid, _text(payload, "source", "startup"))
-    elif name == "session-end":
-        session_end(ws, sid, _text(payload, "reason", "other"))
-    elif name == "pre-compact":
-        pre_compact(ws, sid, _text(payload, "trigger", "auto"))
-    else:
+def _dispatch(ws: Workspace, provider: Provider, name: str, payload: dict[str, Any]) -> None:
+    if name not in providers.BOUNDARIES:
         raise HookInputError(f"unknown hook {name!r}")
+    try:
+        call = provider.call(name, payload)
+    except providers.PayloadError as exc:
+        raise HookInputError(str(exc)) from None
+    episode = check_id(call.session, "session_id", written=True)
+    if name == START:
+        session_start(ws, episode, call.value, provider)
+    elif name == END:
+        session_end(ws, episode, call.value, provider)
+    elif name == COMPACT:
+        pre_compact(ws, episode, call.value, provider)
 
 
-def session_start(ws: Workspace, episode: str, source: str) -> None:
-    started = start.start(ws, episode, source=source, by="hook")
+def session_start(ws: Workspace, episode: str, source: str, provider: Provider | None = None) -> None:
+    provider = provider or providers.PROVIDERS["claude"]
+    started = start.start(ws, episode, source=source, by="hook", agent=provider.agent)
     for error in started.errors:
-        _failed(ws, "session-start", error)
+        _failed(ws, START, error)
     env_file = os.environ.get("CLAUDE_ENV_FILE")
     if env_file:
         try:  # the provider's file: unwritable, it costs the variable, not the briefing
             with open(env_file, "a", encoding="utf-8") as handle:
                 handle.write(f"export MAJORDOMUS_EPISODE={episode}\n")
         except OSError as exc:
-            _failed(ws, "session-start", f"$CLAUDE_ENV_FILE {env_file}: {exc.strerror or exc}")
-    show(started.briefing)
+            _failed(ws, START, f"$CLAUDE_ENV_FILE {env_file}: {exc.strerror or exc}")
+    # control characters escaped before any wrapping: JSON would carry them to the agent raw
+    sys.stdout.write(provider.briefing(escape(started.briefing)))
 
 
-def session_end(ws: Workspace, episode: str, reason: str) -> None:
+def session_end(ws: Workspace, episode: str, reason: str, provider: Provider | None = None) -> None:
     closed = end.close_episode(ws, episode, reason=reason, by="hook")
     if closed.error:
-        _failed(ws, "session-end", f"derivation failed for {episode}: {closed.error}")
+        _failed(ws, END, f"derivation failed for {episode}: {closed.error}")
     if closed.drain_error:
-        _failed(ws, "session-end", closed.drain_error)
+        _failed(ws, END, closed.drain_error)
 
 
-def pre_compact(ws: Workspace, episode: str, trigger: str) -> None:
-    compact.compact(ws, episode, trigger)
+def pre_compact(ws: Workspace, episode: str, trigger: str, provider: Provider | None = None) -> None:
+    provider = provider or providers.PROVIDERS["claude"]
+    compact.compact(ws, episode, trigger, agent=provider.agent)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from majordomus.base import git
 from majordomus.base.fsio import read_regular
+from majordomus.store import records as store_records
 from majordomus.store.ledger import Line
 from majordomus.store.records import quick_status
 from majordomus.store.workspace import Workspace
@@ -79,15 +80,23 @@ def commit_ages(ws: Workspace) -> dict[str, Age]:
 
 
 def tracked(ws: Workspace) -> set[str]:
-    """File names under candidates/ that git tracks (the index counts): one git call."""
+    """Paths under candidates/ and sessions/ that git tracks (the index counts): one git call."""
 
-    out = git.run(ws.root, "ls-files", "-z", "--", ws.rel(ws.candidates) + "/", check=False)
-    return {rel.rsplit("/", 1)[-1] for rel in out.split("\0") if rel}
+    out = git.run(ws.root, "ls-files", "-z", "--", ws.rel(ws.candidates) + "/", ws.rel(ws.sessions) + "/",
+                  check=False)
+    return {rel for rel in out.split("\0") if rel}
+
+
+def session_records(ws: Workspace) -> list[Path]:
+    """Every closed session record under .ai/repo/sessions/ (its README contract aside)."""
+    if not ws.sessions.is_dir():
+        return []
+    return [p for p in sorted(ws.sessions.glob("*.md"))
+            if p.name != "README.md" and not p.name.startswith(".tmp.") and p.is_file()]
 
 
 def date_age(path: Path) -> Age | None:
     try:
-
         head = read_regular(path, 4096).decode("utf-8", errors="replace")
     except OSError:
         return None
@@ -118,10 +127,7 @@ def waiting(ws: Workspace) -> list[Path]:
 
 def records(ws: Workspace) -> list[Path]:
     """Every record file under candidates/, whatever its status."""
-    if not ws.candidates.is_dir():
-        return []
-    return [p for p in sorted(ws.candidates.glob("*.md"))
-            if p.name != "README.md" and not p.name.startswith(".tmp.") and p.is_file()]
+    return store_records.files(ws.candidates)
 
 
 def minutes(seconds: float) -> str:

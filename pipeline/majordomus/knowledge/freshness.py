@@ -12,7 +12,7 @@ import calendar
 import time
 from dataclasses import dataclass
 
-from majordomus.store.ledger import Line, parse_line
+from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
 EVENTS = ("session.closed", "knowledge.derived")
@@ -37,15 +37,8 @@ def _epoch(ts: str) -> float | None:
 
 
 def read_events(ws: Workspace, names: tuple[str, ...] = EVENTS) -> list[Line]:
-    """The ledger lines of `names`, in order, parsing only lines that mention one of them (a
-    substring pre-filter: the rest of the ledger is never decoded)."""
-    found = []
-    for number, text in ws.ledger.raw_lines():
-        if any(name in text for name in names):
-            line = parse_line(number, text)
-            if line is not None and line.event in names:
-                found.append(line)
-    return found
+    """The ledger lines of `names`, in order."""
+    return ws.ledger.events(*names)
 
 
 def judge(ws: Workspace, lines: list[Line] | None = None, now: float | None = None) -> Freshness:

@@ -22,17 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import fsio, yamlio
+from majordomus.base import fsio
 from majordomus.base.credentials import credential_in
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
 from majordomus.knowledge.references import Ref, Resolver
-from majordomus.store import frontmatter, records
+from majordomus.store import records
 from majordomus.store.schemafast import problems as record_problems
 from majordomus.store.workspace import Workspace
 
 RULE = "majordomus.knowledge-integrity"
+RECORD_PREFIX = "knowledge"  # knowledge:<id> names a record of the store: resolved against its ids
 _REJECTED = re.compile(r"(?m)^# Rejected[ \t]*\n(?=[\s\S]*\S)")
 
 
@@ -61,7 +62,8 @@ def run(ws: Workspace) -> Report:
     loaded: list[tuple[str, str, Any]] = []  # (folder, rel, Record)
     for folder_name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
         prefix = ws.rel(folder) + "/"
-        files, strays = _record_files(folder)
+        strays: list[Path] = []
+        files = records.files(folder, strays)
         for path in strays:
             finding(prefix + path.name, None, "not a regular file (a symbolic link, a pipe): "
                     "never read, never followed", "replace it with the record's own file, or remove it")
@@ -77,6 +79,7 @@ def run(ws: Workspace) -> Report:
     by_id: dict[str, list[str]] = {}
     refs: list[Ref] = []
     supersessions: list[tuple[str, str, str]] = []  # (rel, own id, superseded_by)
+    to_records: list[tuple[str, str, str]] = []  # (rel, field, knowledge:<id>): resolved in the store
     for folder_name, rel, rec in loaded:
         meta, stem = rec.meta, rec.path.stem
         schema_fields = set()
@@ -128,12 +131,14 @@ def run(ws: Workspace) -> Report:
                         "remove it from the record (and from git's history, then revoke it: it "
                         "may have been pushed)")
         episodes = tuple(r[8:] for r in rec.derived_from if r.startswith("session:"))
-        for fld, ref in _references(meta):
+        for fld, ref, kind in _references(meta):
             if fld in schema_fields:
                 continue  # the schema finding names it already
-            problem = records.reference_problem(ref)
+            problem = records.reference_problem(ref, kind)
             if problem:
                 finding(rel, fld, f"not a reference: {problem}", "write PREFIX:TARGET with an admitted prefix")
+            elif ref.startswith(f"{RECORD_PREFIX}:"):
+                to_records.append((rel, fld, ref))
             else:
                 refs.append(Ref(rel, fld, ref, episodes))
     checked = time.perf_counter()
@@ -151,6 +156,11 @@ def run(ws: Workspace) -> Report:
             finding(rel, "superseded_by", f"superseded_by {by!r} names no record in candidates/ or curated/",
                     "name an existing record id, or `majordomus knowledge candidates` to find one")
 
+    for rel, fld, ref in to_records:
+        if ref.partition(":")[2] not in by_id:
+            finding(rel, fld, f"{ref} does not resolve: no record with that id in candidates/ or curated/",
+                    "name an existing record id (`majordomus knowledge candidates` lists the candidates), "
+                    "or remove the relation")
     resolver = Resolver(ws)
     for r, why in resolver.unresolved(refs):
         finding(r.rel, r.field, f"{r.ref} does not resolve: {why}",
@@ -167,53 +177,27 @@ def run(ws: Workspace) -> Report:
 
 
 def _load(path: Path, rel: str) -> Any:
-    """A record, through the fast front-matter reader when it can answer, else full YAML."""
+    """A record, through the one front-matter reader."""
     try:
         text = fsio.read_text(path)
     except UnicodeDecodeError:
         raise records.RecordError(f"{rel}: not UTF-8 text") from None
     except OSError as exc:
         raise records.RecordError(f"{rel}: unreadable ({exc.strerror or exc})") from None
-    parts = yamlio.split_front_matter(text)
-    meta = frontmatter.load(parts[0]) if parts is not None else None
-    if parts is not None and meta is not None:
-        return records.Record(path, meta, parts[1])
     meta, body = records.parse(text, rel)
     return records.Record(path, meta, body)
 
 
-def _record_files(folder: Path) -> tuple[list[Path], list[Path]]:
-    """The record files of `folder`, and the `*.md` entries that are neither a regular file nor a
-    folder (a symbolic link, even to a record, is never followed: it could lead out of the store,
-    or in a loop; a pipe would block its reader). A folder is simply not a record."""
-    try:
-        entries = os.scandir(folder)
-    except (FileNotFoundError, NotADirectoryError):
-        return [], []
-    files: list[str] = []
-    strays: list[str] = []
-    with entries:
-        for e in entries:
-            if not e.name.endswith(".md") or e.name == "README.md" or e.name.startswith(".tmp."):
-                continue
-            try:
-                regular, folder_entry = e.is_file(follow_symlinks=False), e.is_dir(follow_symlinks=False)
-            except OSError:
-                regular = folder_entry = False
-            if not folder_entry:
-                (files if regular else strays).append(e.name)
-    return [folder / n for n in sorted(files)], [folder / n for n in sorted(strays)]
-
-
-def _references(meta: dict[str, Any]) -> list[tuple[str, Any]]:
-    """(field path, reference) of every derived_from entry and relation target."""
-    found: list[tuple[str, Any]] = []
+def _references(meta: dict[str, Any]) -> list[tuple[str, Any, str | None]]:
+    """(field path, reference, the field as the allow-list names it) of every derived_from entry
+    and relation target."""
+    found: list[tuple[str, Any, str | None]] = []
     prov = meta.get("provenance")
     refs = prov.get("derived_from") if isinstance(prov, dict) else None
     if isinstance(refs, list):
-        found += [(f"provenance.derived_from[{i}]", ref) for i, ref in enumerate(refs)]
+        found += [(f"provenance.derived_from[{i}]", ref, None) for i, ref in enumerate(refs)]
     rels = meta.get("relations")
     if isinstance(rels, list):
-        found += [(f"relations[{i}].target", rel.get("target")) for i, rel in enumerate(rels)
-                  if isinstance(rel, dict)]
+        found += [(f"relations[{i}].target", rel.get("target"), records.RELATION_TARGET)
+                  for i, rel in enumerate(rels) if isinstance(rel, dict)]
     return found

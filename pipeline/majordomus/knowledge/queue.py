@@ -1,6 +1,7 @@
 """The review queue: candidates under `.ai/repo/knowledge/candidates/`, each placed on the branch
 of the episode it names in `derived_from` (from the tracked session record, or from the ledger
-while that record is not yet written). Read without a YAML parse: this runs on the start hook."""
+while that record is not yet written). Read through the one front-matter reader
+(its fast path needs no YAML: this runs on the start hook)."""
 from __future__ import annotations
 
 import json
@@ -10,10 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from majordomus.base.fsio import read_regular
+from majordomus.store import records
 from majordomus.store.workspace import Workspace
 
-_SESSION_REF = re.compile(r"^\s*-\s*\"?session:([^\"\s]+)\"?\s*$", re.M)
-_FIELD = re.compile(r"^(class|status|title):\s*(.*)$", re.M)
 _BRANCH = re.compile(r"^branch:\s*(.*)$", re.M)
 
 
@@ -71,31 +71,23 @@ def episode_branches(ws: Workspace, episodes: set[str],
 def fronts(folder: Path, paths: list[Path] | None = None) -> list[tuple[str, str, dict[str, str], str | None]]:
     """(id, file, front-matter fields, episode named in derived_from) of every record with status
     candidate, sorted by id: the files of `folder`, or `paths` (the files a source class lists).
-    os.scandir and binary reads: on the start hook, pathlib and text wrappers cost more than the
-    reads themselves."""
-    if paths is not None:
-        files = sorted((p.name, os.fspath(p)) for p in paths)
-    else:
-        try:
-            with os.scandir(folder) as entries:
-                files = sorted((e.name, e.path) for e in entries if e.name.endswith(".md"))
-        except OSError:
-            return []
+    Read through the one front-matter reader, so the queue agrees with `knowledge check`."""
+    listed = sorted(paths, key=lambda p: p.name) if paths is not None else records.files(folder)
     found = []
-    for name, where in files:
-        if name == "README.md" or name.startswith(".tmp."):
+    for path in listed:
+        if path.name == "README.md" or path.name.startswith(".tmp."):
             continue
-        try:
-            head = read_regular(where).decode("utf-8", errors="replace")
-        except OSError:
+        meta = records.front(path)
+        if meta is None:
             continue
-        end = head.find("\n---", 4)
-        front = head[: end if end > 0 else 4096]
-        fields = {m.group(1): _scalar(m.group(2)) for m in _FIELD.finditer(front)}
+        fields = {k: str(meta[k]) for k in ("class", "status", "title") if meta.get(k) is not None}
         if fields.get("status", "candidate") != "candidate":
             continue
-        ref = _SESSION_REF.search(front)
-        found.append((os.path.splitext(name)[0], where, fields, ref.group(1) if ref else None))
+        prov = meta.get("provenance")
+        refs = prov.get("derived_from") if isinstance(prov, dict) else None
+        session = next((r[len("session:"):] for r in refs or () if isinstance(r, str) and r.startswith("session:")),
+                       None) if isinstance(refs, list) else None
+        found.append((path.stem, os.fspath(path), fields, session))
     return found
 
 

@@ -36,7 +36,6 @@ class Resolver:
         self.file_refs = 0
 
     def _git(self, *args: str, input: str | None = None) -> str:
-
         self.git_processes += 1
         return git.run(self.ws.root, *args, check=False, input=input)
 

@@ -19,21 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import credentials, fsio, yamlio
+from majordomus.base import credentials, fsio
 from majordomus.base.credentials import credential_in
 from majordomus.base.errors import FatalError, refused, unknown
-from majordomus.base.fsio import atomic_write, locked
+from majordomus.base.fsio import atomic_write
 from majordomus.base.ids import check_id
 from majordomus.base.transcript import marker_in
 from majordomus.evidence import episodes
 from majordomus.store import records
 from majordomus.store.records import CLASSES, quick_status
 from majordomus.store.workspace import Workspace
-
-# The order knowledge/v1 keys are written in; a key outside it keeps its place at the end, so
-# `majordomus knowledge check` can name it rather than an act silently dropping it.
-KEY_ORDER = ("id", "kind", "class", "status", "epistemics", "title", "date", "description",
-             "provenance", "relations", "superseded_by")
 
 
 @dataclass(frozen=True)
@@ -49,14 +44,6 @@ def lock_path(ws: Workspace) -> Path:
     return ws.state / "knowledge.lock"
 
 
-def compose(meta: dict[str, Any], body: str) -> str:
-    """A record's text: the front matter in knowledge/v1 order, then the body."""
-
-    ordered = {k: meta[k] for k in KEY_ORDER if k in meta}
-    ordered.update({k: v for k, v in meta.items() if k not in ordered})
-    return "---\n" + yamlio.dump(ordered) + "---\n" + body
-
-
 def with_section(body: str, heading: str, text: str) -> str:
     """`body` with `# heading` and `text` appended."""
     head = body.rstrip("\n")
@@ -64,13 +51,35 @@ def with_section(body: str, heading: str, text: str) -> str:
 
 
 def acting_under(ws: Workspace) -> tuple[str, str | None]:
-
     episode = episodes.current(ws)
     return ("episode", episode) if episode else ("terminal", None)
 
 
-def _screened(text: str | None, what: str, fix: str) -> str:
+def not_text(text: str | bytes) -> str | None:
+    """Why `text` is not text a record may hold (undecodable bytes, a NUL or another control
+    character but tab, newline and carriage return), or None when it is text."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return f"it is not UTF-8 text (byte 0x{text[exc.start]:02x} at offset {exc.start})"
+    for offset, char in enumerate(text):
+        if "\ud800" <= char <= "\udfff":
+            return f"it is not UTF-8 text (an undecodable byte at character {offset})"
+        if (char < " " and char not in "\t\n\r") or "\x7f" <= char <= "\x9f":
+            return f"it carries the control character U+{ord(char):04X} at character {offset}"
+    return None
 
+
+def _screened(text: str | bytes | None, what: str, fix: str) -> str:
+    """`text` as a record may hold it: refused (exit 4) when empty, when it is not text, or when
+    it carries a transcript marker."""
+    if text is not None:
+        problem = not_text(text)
+        if problem:
+            raise refused(f"{what} refused: {problem}, and a record holds text only: {fix}")
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
     if text is None or not text.strip():
         raise refused(f"{what} refused: it is empty, and an act without evidence is an assertion: {fix}")
     marker = marker_in(text)
@@ -107,16 +116,17 @@ def _candidate(ws: Workspace, rid: str, act: str) -> Any:
     return record
 
 
-def promote(ws: Workspace, rid: str, evidence: str | None, cls: str | None = None) -> Act:
-    """Move candidate `rid` to curated/ as verified, with `evidence` under `# Evidence`."""
+def promote(ws: Workspace, rid: str, evidence: str | bytes | None, cls: str | None = None) -> Act:
+    """Move candidate `rid` to curated/ as verified, with `evidence` under `# Evidence` (bytes
+    as read from standard input are decoded as UTF-8, and refused when they are not text)."""
 
     rid = check_id(rid, "id", written=True)
     if cls is not None and cls not in CLASSES:
         raise refused(f"promote {rid} refused: class {cls!r} is not one of {', '.join(CLASSES)}")
     fix = f"pipe the evidence in your own words: `echo '…' | majordomus knowledge promote {rid}`"
-    with locked(lock_path(ws), root=ws.root):
+    with ws.lock(lock_path(ws)):
         record = _candidate(ws, rid, "promote")
-        evidence = _screened(evidence, f"evidence for {rid}", fix)
+        said = _screened(evidence, f"evidence for {rid}", fix)
         target = ws.curated / f"{rid}.md"
         by, episode = acting_under(ws)
         meta = dict(record.meta)
@@ -130,14 +140,14 @@ def promote(ws: Workspace, rid: str, evidence: str | None, cls: str | None = Non
         prov.setdefault("origin", "extracted")
         prov["derived_from"] = refs
         meta["provenance"] = prov
-        text = compose(meta, with_section(record.body, "Evidence", evidence)).encode("utf-8")
+        text = records.compose(meta, with_section(record.body, "Evidence", said)).encode("utf-8")
         digest = hashlib.sha256(text).hexdigest()
         resumed = _interrupted(ws, target, text, rid)
         if not resumed:
             atomic_write(target, text, root=ws.root)
         if not (resumed and _promotion_logged(ws, rid, digest)):
             ws.ledger.append("knowledge.promoted", episode, id=rid, **{"class": meta.get("class")},
-                             evidence_lines=len(evidence.strip("\n").splitlines()),
+                             evidence_lines=len(said.strip("\n").splitlines()),
                              path=ws.rel(target), by=by, sha256=digest)
         fsio.remove(record.path, root=ws.root, missing_ok=False)
     return Act(rid, target, by, episode)
@@ -172,7 +182,7 @@ def reject(ws: Workspace, rid: str, reason: str | None = None, by_id: str | None
         raise FatalError(f"reject {rid}: say why with --reason \"…\" or name the replacement with "
                          "--by ID", 2)
     fix = f"`majordomus knowledge reject {rid} --reason \"…\"` in your own words"
-    with locked(lock_path(ws), root=ws.root):
+    with ws.lock(lock_path(ws)):
         finished = _finish_interrupted_rejection(ws, rid, reason, by_id)
         if finished is not None:
             return finished
@@ -189,7 +199,7 @@ def reject(ws: Workspace, rid: str, reason: str | None = None, by_id: str | None
             meta["superseded_by"] = by_id
         if reason is not None:
             body = with_section(body, "Rejected", reason)
-        atomic_write(record.path, compose(meta, body), root=ws.root)
+        atomic_write(record.path, records.compose(meta, body), root=ws.root)
         ws.ledger.append("knowledge.rejected", episode, id=rid, superseded_by=by_id,
                          reason=reason.strip() if reason else None, path=ws.rel(record.path), by=act_by)
     return Act(rid, record.path, act_by, episode)

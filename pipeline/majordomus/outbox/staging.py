@@ -57,11 +57,6 @@ def trunk_state(root: Path) -> tuple[str | None, frozenset[str]]:
     return branch, frozenset(names)
 
 
-def trunk_branches(root: Path) -> frozenset[str]:
-    """Local names of the remotes' default branches: the trunk. Empty without a remote default."""
-    return trunk_state(root)[1]
-
-
 def on_trunk(ws: Workspace, branch: str | None = None) -> bool:
     """Whether `branch` (default: the checked-out one) is the trunk."""
     current, trunks = trunk_state(ws.root)

@@ -62,6 +62,11 @@ def reference_pattern(vocab: dict[str, list[str]]) -> str:
             r"[^\x00-\x1f\x7f]+$(?!\n)")
 
 
+def _reference_def(vocab: dict[str, list[str]]) -> dict[str, Any]:
+    return {"type": "string", "pattern": reference_pattern(vocab),
+            "description": "A typed reference, PREFIX:TARGET, PREFIX one of: " + " ".join(vocab["reference_prefixes"])}
+
+
 def whole(pattern: str) -> str:
     # `$` in Python also matches before a final newline; `(?!\n)` closes that gap (a no-op in ECMA).
     return f"^(?:{pattern})$(?!\\n)"
@@ -75,6 +80,21 @@ class _Builder:
         self.enums: dict[str, list[str]] = {}
         self.policy: dict[str, dict[str, Any]] = {}
         self.consts: dict[str, str] = {}
+        self.field_prefixes: dict[str, list[str]] = {}  # field key -> prefixes beyond the vocabulary
+
+    def more_prefixes(self, where: str, key: str, text: str) -> str:
+        """The `$defs` name of a reference field admitting `text`'s prefixes beyond the vocabulary."""
+        words = text.split()
+        for word in words:
+            if not _PREFIX.match(word):
+                raise self.proto.error(f"{where}: {word!r} is not a reference prefix")
+            if word in self.vocab["reference_prefixes"] or word in self.vocab["refused_prefixes"]:
+                raise self.proto.error(f"{where}: more_prefixes names {word!r}, which the file's "
+                                       "vocabulary already admits or refuses")
+        if len(set(words)) != len(words):
+            raise self.proto.error(f"{where}: more_prefixes names a word twice")
+        self.field_prefixes[key] = words
+        return "reference_" + "_".join(words)
 
     def message(self, name: str, key: str = "", policy: bool = False) -> dict[str, Any]:
         properties: dict[str, Any] = {}
@@ -108,7 +128,10 @@ class _Builder:
         if rule.reference:
             if item.get("type") != "string":
                 raise proto.error(f"{where}: (rule).reference is for string fields")
-            item = {"$ref": "#/$defs/reference"}
+            name = self.more_prefixes(where, key, rule.more_prefixes) if rule.more_prefixes else "reference"
+            item = {"$ref": f"#/$defs/{name}"}
+        elif rule.more_prefixes:
+            raise proto.error(f"{where}: (rule).more_prefixes is for a reference field")
         for option, keyword, value in (("pattern", "pattern", whole(rule.pattern)), ("const", "const", rule.const),
                                        ("format", "format", rule.format), ("min_length", "minLength", rule.min_length)):
             if getattr(rule, option):
@@ -161,19 +184,21 @@ def build(proto: Proto) -> dict[str, dict[str, Any]]:
     vocab = vocabulary(proto)
     note = comment(proto.path.name)
     records = _Builder(proto, vocab)
+    body = records.message(f".{PACKAGE}.Knowledge")
+    defs = {"reference": _reference_def(vocab)}
+    for words in records.field_prefixes.values():
+        more = {**vocab, "reference_prefixes": vocab["reference_prefixes"] + words}
+        defs["reference_" + "_".join(words)] = _reference_def(more)
     knowledge = {"$comment": note, "$schema": DIALECT, "$id": f"urn:{PACKAGE}:knowledge",
                  "title": "knowledge/v1 record front matter",
                  "description": proto.comments[f".{PACKAGE}.Knowledge"],
-                 **records.message(f".{PACKAGE}.Knowledge"),
-                 "$defs": {"reference": {"type": "string", "pattern": reference_pattern(vocab),
-                                         "description": "A typed reference, PREFIX:TARGET, PREFIX one of: "
-                                         + " ".join(vocab["reference_prefixes"])}}}
+                 **body, "$defs": defs}
     settings = _Builder(proto, vocab)
     policy = {"$comment": note, "$schema": DIALECT, "$id": f"urn:{PACKAGE}:policy",
               "title": "the policy (.ai/repo/policy.yaml)", "description": proto.comments[f".{PACKAGE}.Policy"],
               **settings.message(f".{PACKAGE}.Policy", policy=True)}
-    allowlist = {"$comment": note, **vocab, "kind": records.consts.get("kind", ""),
-                 "enums": records.enums, "policy": settings.policy}
+    allowlist = {"$comment": note, **vocab, "field_prefixes": records.field_prefixes,
+                 "kind": records.consts.get("kind", ""), "enums": records.enums, "policy": settings.policy}
     return {KNOWLEDGE_SCHEMA: knowledge, POLICY_SCHEMA: policy, ALLOWLIST: allowlist}
 
 

@@ -8,17 +8,21 @@ The human renderings are this projection's own; the data they render is the decl
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from majordomus.base import yamlio
+from majordomus.base.errors import OK
 from majordomus.base.output import emit_json, line, say, show, table
 from majordomus.knowledge.graph import TYPES
 from majordomus.knowledge.graph import edges as read
 from majordomus.readers.knowledge_base import CAPABILITIES, Capability, call
 from majordomus.store.workspace import open_workspace
 
+if TYPE_CHECKING:
+    import argparse
 
-def add_verbs(verbs: Any) -> None:
+
+def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     """Add every declared capability, then `edges`, to the `knowledge` verbs."""
     for cap in CAPABILITIES:
         p = verbs.add_parser(cap.verb, help=cap.summary, description=f"{cap.description} "
@@ -43,7 +47,7 @@ def add_verbs(verbs: Any) -> None:
     e.set_defaults(handler=lambda a: edges(a.type, a.id, a.json))
 
 
-def run(cap: Capability, args: Any) -> int:
+def run(cap: Capability, args: argparse.Namespace) -> int:
 
     ws = open_workspace()
     result = call(ws, cap, {p.name: getattr(args, p.name, None) for p in cap.parameters})
@@ -51,7 +55,7 @@ def run(cap: Capability, args: Any) -> int:
         emit_json(result)
     else:
         RENDER.get(cap.verb, lambda r: emit_json(r))(result)
-    return 0
+    return OK
 
 
 def _candidates(items: list[dict[str, Any]]) -> None:
@@ -91,7 +95,7 @@ def _status(st: dict[str, Any]) -> None:
            f"(measured from {oldest['detail']})") if oldest else "no queue age"
     out.append(f"queue: {q['length']} waiting (cap {q['max_files']}{', OVER' if q['over_cap'] else ''}); "
                f"{age}; {len(q['overdue'])} over {q['max_age_minutes']} min")
-    out.append("last derivation: " + (f"{last['ts']} episode {last['episode']}: {last['written']} written, "
+    out.append("last derivation: " + (f"{last['ts']} episode {last['episode'] or '(none named)'}: {last['written']} written, "
                                       f"{last['unchanged']} unchanged, {last['skipped']} skipped"
                                       if last else "none (`majordomus knowledge derive` runs one)"))
     out.append(f"writer: {w['reason']}" + ("" if w["fresh"] else " (fix: majordomus knowledge derive "
@@ -109,7 +113,7 @@ def edges(edge_type: str | None, rid: str | None, as_json: bool) -> int:
     graph = read(open_workspace(), edge_type, rid)
     if as_json:
         emit_json(graph)
-        return 0
+        return OK
     for e in graph["edges"]:
         mark = "" if e["target"] == "record" else f"  ({e['target']})"
         show(line(f"{e['from']}  {e['type']}  {e['to']}{mark}") + "\n")
@@ -118,4 +122,8 @@ def edges(edge_type: str | None, rid: str | None, as_json: bool) -> int:
     if graph["dangling"]:
         say(f"{graph['dangling']} dangling edge(s): a knowledge: target names no record "
             "(`majordomus knowledge check` names the fix)")
-    return 0
+    refused = sum(1 for e in graph["edges"] if e["target"] == "refused")
+    if refused:
+        say(f"{refused} refused edge(s): the schema admits no such reference there (knowledge:<id> is a "
+            "relation's target, never a derived_from entry); `majordomus knowledge check` names the fix")
+    return OK

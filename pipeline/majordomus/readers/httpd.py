@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from majordomus.base.errors import FatalError
+from majordomus.base.errors import OK, FatalError
 from majordomus.base.output import line, say
 from majordomus.readers import openapi
 from majordomus.readers.knowledge_base import call
@@ -171,4 +171,4 @@ def serve(root: Path, host: str, port: int, allow: tuple[str, ...] = ()) -> int:
             httpd.serve_forever()
         except KeyboardInterrupt:
             pass
-    return 0
+    return OK

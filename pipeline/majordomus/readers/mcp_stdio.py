@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from majordomus import __version__
-from majordomus.base.errors import REFUSED, UNKNOWN, FatalError
+from majordomus.base.errors import OK, REFUSED, UNKNOWN, FatalError
 from majordomus.readers.knowledge_base import CAPABILITIES, Capability, call
 from majordomus.store.workspace import Workspace
 
@@ -95,4 +95,4 @@ def serve(root: Path) -> int:
             await server.run(read, write, server.create_initialization_options())
 
     anyio.run(main)
-    return 0
+    return OK

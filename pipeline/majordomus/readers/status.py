@@ -15,7 +15,7 @@ from typing import Any
 from majordomus.knowledge import accumulation, freshness
 from majordomus.knowledge import queue as candidates
 from majordomus.store import listing as kstore
-from majordomus.store.ledger import parse_line
+from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
 
@@ -23,17 +23,9 @@ def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
 
 
-def ledger_lines(ws: Workspace) -> list[Any]:
-    """The session.closed and knowledge.derived lines, in order: one pass, a substring pre-filter
-    before any JSON is parsed."""
-
-    found = []
-    for number, text in ws.ledger.raw_lines():
-        if '"session.closed"' in text or '"knowledge.derived"' in text:
-            line = parse_line(number, text)
-            if line is not None and line.event in ("session.closed", "knowledge.derived"):
-                found.append(line)
-    return found
+def ledger_lines(ws: Workspace) -> list[Line]:
+    """The session.closed and knowledge.derived lines, in order."""
+    return ws.ledger.events("session.closed", "knowledge.derived")
 
 
 def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
@@ -80,9 +72,15 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
             "overdue": [rid for minutes, rid, _ in ages if minutes > max_age],
         },
         "last_derivation": None if last is None else {
-            "ts": last.ts, "episode": last.get("episode"), "written": last.get("written", 0),
-            "unchanged": last.get("unchanged", 0), "skipped": last.get("skipped", 0)},
+            "ts": last.ts, "episode": last.get("episode") if isinstance(last.get("episode"), str) else None,
+            "written": _count(last.get("written")), "unchanged": _count(last.get("unchanged")),
+            "skipped": _count(last.get("skipped"))},
         "writer": {"judged": verdict.judged, "fresh": verdict.fresh, "reason": verdict.reason,
                    "episode": verdict.episode,
                    "stale_minutes": int(ws.policy["session.freshness.stale_minutes"])},
     }
+
+
+def _count(value: Any) -> int:
+    """A count from a ledger line: a whole number, or 0 when the line carries none (or junk)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0

@@ -75,7 +75,6 @@ def _machinery(ws: Workspace, ruleset: RuleSet, command: str, everything: bool) 
 
 
 def _notes(ws: Workspace, ctx: Context) -> list[Finding]:
-
     notes = []
     read = ctx.ledger()
     if read.malformed:

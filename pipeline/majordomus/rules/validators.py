@@ -12,11 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from majordomus.base.findings import Finding
+from majordomus.evidence import episodes
 from majordomus.knowledge import accumulation as acc
 from majordomus.knowledge import freshness, integrity
 from majordomus.knowledge.freshness import read_events
 from majordomus.rules import wiring
 from majordomus.rules.ruleset import Rule
+from majordomus.store import agents
 from majordomus.store.ledger import Line, ReadResult
 from majordomus.store.workspace import Workspace
 
@@ -51,7 +53,6 @@ class Context:
         if self._full is not None:
             return [l for l in self._full.lines if l.event in names]
         if names not in self._some:
-
             self._some[names] = read_events(self.ws, names)
         return self._some[names]
 
@@ -69,21 +70,29 @@ def validator(name: str) -> Callable[[Validator], Validator]:
 
 @validator("knowledge_lifecycle")
 def knowledge_lifecycle(ctx: Context, rule: Rule) -> Verdict:
-    """majordomus.knowledge-observed: a stopped knowledge writer, or a close path not wired to it."""
+    """majordomus.knowledge-observed: a stopped knowledge writer, or a close path not wired to it.
+
+    Only the freshness half is gated (not judged until the first derivation). The wiring half is
+    not: a close path that never calls the deriver never writes the first knowledge.derived line,
+    so a gated wiring check would stay a skip for ever in exactly the repository it is for. When
+    the wiring is broken and freshness is not judged yet, the rule reports one finding that says
+    both, not an ERROR and a SKIP side by side."""
 
     ws, verdict = ctx.ws, Verdict()
     wired = ws.policy.on("session.knowledge_on_end")
+    judged = freshness.judge(ws, ctx.events("session.closed", "knowledge.derived"), now=ctx.now)
     if wired:
         problem, source = wiring.check()
         if problem:
+            pending = "" if judged.judged else f" (freshness is not judged yet: {judged.reason})"
             verdict.findings.append(rule.finding(
-                f"session.knowledge_on_end is on but the close path does not derive: {problem}",
+                f"session.knowledge_on_end is on but the close path does not derive: {problem}{pending}",
                 "reinstall majordomus (`pip install --force-reinstall majordomus`): every close must "
                 "call the deriver before it appends session.closed",
                 reproduce=f"grep -n 'derive_on_close\\|session.closed' {source}"))
-    judged = freshness.judge(ws, ctx.events("session.closed", "knowledge.derived"), now=ctx.now)
     if not judged.judged:
-        verdict.skipped = judged.reason
+        if not verdict.findings:
+            verdict.skipped = judged.reason
     elif not judged.fresh:
         verdict.findings.append(rule.finding(
             judged.reason + f" (session.freshness.stale_minutes is "
@@ -144,12 +153,41 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
                 file=ws.rel(path), reproduce=f"majordomus knowledge record {path.stem}"))
     held = acc.tracked(ws)
     for path in acc.records(ws):
-        if path.name not in held:
+        if ws.rel(path) not in held:
             verdict.findings.append(rule.finding(
                 "git does not track this candidate: a record git does not hold is discovered by "
                 "nothing and reviewed by nobody",
                 f"git add {ws.rel(path)} && git commit (beside its session record)",
                 file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.candidates)}/"))
+    for path in acc.session_records(ws):
+        if ws.rel(path) not in held:
+            verdict.findings.append(rule.finding(
+                "git does not track this session record: the episode it closes is placed on its "
+                "branch by no other checkout, and its candidates are unattributed there",
+                f"git add {ws.rel(path)} && git commit (beside the episode's candidates)",
+                file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.sessions)}/"))
     if not verdict.findings:
-        verdict.detail = f"{len(waiting)} candidate(s) await review, all tracked, none overdue"
+        verdict.detail = (f"{len(waiting)} candidate(s) await review, none overdue; candidates and "
+                          "session records all tracked")
+    return verdict
+
+
+@validator("agent_hooks_fired")
+def agent_hooks_fired(ctx: Context, rule: Rule) -> Verdict:
+    """majordomus.agents-fired: an agent whose hooks wait for the user's trust, installed here,
+    that has never opened an episode in this checkout (its hooks are likely skipped, silently)."""
+
+    ws, verdict = ctx.ws, Verdict()
+    fired = episodes.agents_seen(ws) | {line.get("agent") for line in ctx.events("session.opened")}
+    gated = [a for a in agents.AGENTS.values() if a.trust and agents.installed(ws.root, a)]
+    for agent in gated:
+        if agent.name in fired:
+            continue
+        verdict.findings.append(rule.finding(
+            f"{agent.title}'s hooks are installed but have never fired in this checkout: no episode "
+            f"was opened by {agent.name}", agent.trust or "", file=agent.registration,
+            reproduce="majordomus history --event session.opened"))
+    if not verdict.findings:
+        verdict.detail = (f"{len(gated)} installed agent(s) behind a trust step, each has opened an "
+                          "episode here" if gated else "no installed agent waits for a trust step")
     return verdict

@@ -17,6 +17,7 @@ from majordomus.base.ids import check_id
 from majordomus.derive.table import Outcome
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
+from majordomus.session import pending
 from majordomus.store import templates
 from majordomus.store.ledger import utc_now
 from majordomus.store.workspace import Workspace
@@ -34,6 +35,7 @@ class Closed:
     drain_error: str | None = None  # why the drain failed; the close still happened
 
 
+@episodes.serialised(remove=True)
 def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = "cli") -> Closed:
     """The one close path: publish the session record, derive, then append `session.closed`.
 
@@ -76,8 +78,10 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
 
 
 def derive_on_close(ws: Workspace, episode: str) -> Outcome:
-    """The deriver, as the close path calls it (named so the wiring can be checked)."""
-    return derive.derive(ws, episode)
+    """The deriver, as the close path calls it (named so the wiring can be checked). A lock held
+    past the wait leaves the derivation to the next boundary."""
+    with pending.kept_on_busy(ws, episode):
+        return derive.derive(ws, episode)
 
 
 def drain_on_close(ws: Workspace) -> Drained | None:

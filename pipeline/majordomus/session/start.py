@@ -25,11 +25,12 @@ class Opened:
     others_open: tuple[str, ...]
 
 
+@episodes.serialised()
 def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
-                 errors: list[str] | None = None) -> Opened:
-    """Open `episode` (or resume it when it is open already), recording it in the ledger. Without
-    git (not on PATH, a broken repository) the episode still opens, with no branch or head, and
-    why goes to `errors`."""
+                 agent: str | None = None, errors: list[str] | None = None) -> Opened:
+    """Open `episode` (or resume it when it is open already), recording it in the ledger, with
+    the agent whose hook opened it. Without git (not on PATH, a broken repository) the episode
+    still opens, with no branch or head, and why goes to `errors`."""
     check_id(episode, "episode id", written=True)
     existing = episodes.open_record(ws, episode)
     if existing is not None:
@@ -43,10 +44,15 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
         _note(errors, "git", exc)
     others = tuple(e for e in episodes.open_episodes(ws) if e != episode)
     extra: dict[str, Any] = {"others_open": list(others)} if others else {}
+    if agent:
+        extra["agent"] = agent
     line = ws.ledger.append("session.opened", episode, episode=episode, source=source,
                             branch=head.branch, head=head.sha, reflog=head.reflog, by=by, **extra)
     record = {"episode": episode, "opened": line["ts"], "source": source, "by": by,
               "branch": head.branch, "head": head.sha, "reflog": head.reflog}
+    if agent:
+        record["agent"] = agent
+        episodes.note_agent(ws, agent, episode)
     atomic_write(episodes.open_dir(ws) / f"{episode}.json", json.dumps(record, indent=2) + "\n",
                  root=ws.root)
     atomic_write(ws.state / "current", episode + "\n", root=ws.root)
@@ -70,12 +76,13 @@ def _note(errors: list[str] | None, step: str, exc: BaseException) -> str:
     return why
 
 
-def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli") -> Started:
+def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
+          agent: str | None = None) -> Started:
     """Open, drain, snapshot, brief: what every session start does, whoever calls it. Each step
     after the open fails alone (git missing, a full disk, a broken record): the others still run,
     and `Started.errors` says what failed."""
     errors: list[str] = []
-    opened = open_episode(ws, episode, source=source, by=by, errors=errors)
+    opened = open_episode(ws, episode, source=source, by=by, agent=agent, errors=errors)
     drained, drain_error = None, None
     try:  # a branch episode carries what trunk episodes left in the outbox; never at the briefing's cost
         drained = drain.drain_at_boundary(ws)

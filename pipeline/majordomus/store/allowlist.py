@@ -17,7 +17,6 @@ NAME = "allowlist.v1.json"
 
 
 def path() -> Path:
-
     return data_dir("schemas") / NAME
 
 
@@ -42,6 +41,11 @@ def load() -> dict[str, Any]:
 def reference_prefixes() -> tuple[str, ...]:
     """The prefixes a typed reference may carry, in the proto's order."""
     return tuple(load()["reference_prefixes"])
+
+
+def field_prefixes(field: str) -> tuple[str, ...]:
+    """Prefixes the field `field` (dotted, e.g. `relations.target`) admits beyond the vocabulary."""
+    return tuple(load().get("field_prefixes", {}).get(field, ()))
 
 
 def refused_prefixes() -> tuple[str, ...]:

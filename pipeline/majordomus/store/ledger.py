@@ -12,7 +12,7 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +23,7 @@ from majordomus.base.fsio import append_line, atomic_write, locked
 
 # The registry: event name -> what its payload carries (documentation and the check below).
 EVENTS: dict[str, tuple[str, ...]] = {
-    "session.opened": ("episode", "source", "branch", "head", "reflog"),
+    "session.opened": ("episode", "source", "branch", "head", "reflog", "agent"),
     "session.resumed": ("episode", "source"),
     "session.closed": ("episode", "reason", "branch", "head"),
     "session.refused": ("episode", "why"),
@@ -32,7 +32,8 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "decision.recorded": ("task", "text", "why"),
     "question.opened": ("question", "task", "text"),
     "question.resolved": ("question", "task", "text", "answer"),
-    "checkpoint.recorded": ("task", "note", "head"),
+    "checkpoint.recorded": ("task", "note", "head", "changed_files", "changed_total",
+                            "changed_error"),
     "handover.recorded": ("task", "next"),
     "knowledge.derived": ("episode", "written", "unchanged", "skipped", "kept", "edited", "paths", "provenance"),
     "knowledge.promoted": ("id", "class", "evidence_lines", "path", "by", "sha256"),
@@ -74,16 +75,17 @@ class ReadResult:
 class Ledger:
     """The ledger of one checkout."""
 
-    def __init__(self, local_dir: Path, root: Path | None = None) -> None:
+    def __init__(self, local_dir: Path, wait: Callable[[], float | None] | None = None,
+                 root: Path | None = None) -> None:
         self.path = local_dir / LEDGER
         self.lock_path = local_dir / "state" / "ledger.lock"
+        self.wait = wait  # how long the lock may be waited for (the workspace's bound), None: unbounded
         # the repository whose real folders alone are written (`.ai/local` is two below it)
         self.root = root if root is not None else local_dir.parent.parent
 
     @contextmanager
     def locked(self) -> Iterator[None]:
-
-        with locked(self.lock_path, root=self.root):
+        with locked(self.lock_path, self.wait() if self.wait else None, root=self.root):
             yield
 
     def append(self, event: str, session: str | None, ts: str | None = None, **data: Any) -> dict[str, Any]:
@@ -145,6 +147,37 @@ class Ledger:
                 continue
             result.lines.append(parsed)
         return result
+
+    def matching(self, *needles: str) -> list[Line]:
+        """The one event reader: every parseable line holding one of `needles` (an event name in
+        quotes, an episode id as JSON), in ledger order, with its line number. The file is read once
+        and searched at C speed; only the lines that hold a needle are parsed."""
+        try:
+            with open(self.path, "rb") as handle:
+                data = handle.read().decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            return []
+        hits: dict[int, str] = {}
+        for needle in needles:
+            pos = data.find(needle)
+            while pos >= 0:
+                start = data.rfind("\n", 0, pos) + 1
+                end = data.find("\n", pos)
+                end = len(data) if end < 0 else end
+                hits[start] = data[start:end]
+                pos = data.find(needle, end)
+        found, number, last = [], 1, 0
+        for offset in sorted(hits):
+            number += data.count("\n", last, offset)  # line numbers as the ledger counts them
+            last = offset
+            line = parse_line(number, hits[offset])
+            if line is not None:
+                found.append(line)
+        return found
+
+    def events(self, *names: str) -> list[Line]:
+        """The lines whose event is one of `names`, in order."""
+        return [line for line in self.matching(*(json.dumps(n) for n in names)) if line.event in names]
 
     def window(self, episode: str) -> list[Line]:
         """The lines stamped with `episode`, in order."""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from majordomus.base import yamlio
-from majordomus.base.errors import FatalError
+from majordomus.base.errors import REFUSED, FatalError
 from majordomus.store import allowlist
 
 
@@ -75,21 +75,21 @@ def coerce(key: str, value: Any, where: str) -> Any:
             return "on"
         if value is False or value == "off":
             return "off"
-        raise FatalError(f"{where}: {key} is {value!r}, not on|off: {fix}", 5)
+        raise FatalError(f"{where}: {key} is {value!r}, not on|off: {fix}", REFUSED)
     if kind == "integer":
         low = spec.get("minimum")
         if isinstance(value, bool) or not isinstance(value, int) or (low is not None and value < low):
             bound = f" >= {low}" if low is not None else ""
-            raise FatalError(f"{where}: {key} is {value!r}, not a whole number{bound}: {fix}", 5)
+            raise FatalError(f"{where}: {key} is {value!r}, not a whole number{bound}: {fix}", REFUSED)
         return value
     if kind == "enum":
         if value not in spec.get("values", ()):
-            raise FatalError(f"{where}: {key} is {value!r}, not one of {'|'.join(spec['values'])}: {fix}", 5)
+            raise FatalError(f"{where}: {key} is {value!r}, not one of {'|'.join(spec['values'])}: {fix}", REFUSED)
         return value
     if kind == "boolean" and not isinstance(value, bool):
-        raise FatalError(f"{where}: {key} is {value!r}, not true|false: {fix}", 5)
+        raise FatalError(f"{where}: {key} is {value!r}, not true|false: {fix}", REFUSED)
     if kind == "string" and not isinstance(value, str):
-        raise FatalError(f"{where}: {key} is {value!r}, not a string: {fix}", 5)
+        raise FatalError(f"{where}: {key} is {value!r}, not a string: {fix}", REFUSED)
     return value
 
 
@@ -104,7 +104,7 @@ def unknown_key(key: str, where: str) -> FatalError:
     near = difflib.get_close_matches(key, known, n=1)
     hint = f"did you mean {near[0]}? rename or remove it" if near else "remove it"
     return FatalError(f"{where}: unknown policy key {key!r}: {hint} (the keys are declared in "
-                      f"schemas/knowledge.v1.proto, message Policy: {', '.join(known)})", 5)
+                      f"schemas/knowledge.v1.proto, message Policy: {', '.join(known)})", REFUSED)
 
 
 POLICY_LIMIT = 1 << 20  # a policy is a page of keys; a megabyte is not one
@@ -155,9 +155,9 @@ def load(path: Path) -> Policy:
     try:
         tree = yamlio.load(text, str(path)) or {}
     except yamlio.YamlError as exc:
-        raise FatalError(f"policy unreadable: {exc}: fix the YAML or run `majordomus init` to restore it", 5) from None
+        raise FatalError(f"policy unreadable: {exc}: fix the YAML or run `majordomus init` to restore it", REFUSED) from None
     if not isinstance(tree, dict):
-        raise FatalError(f"{path}: the policy is not a mapping of keys: restore it with `majordomus init`", 5)
+        raise FatalError(f"{path}: the policy is not a mapping of keys: restore it with `majordomus init`", REFUSED)
     flat = flatten(tree)
     values = dict(defaults().values)
     for key, value in flat.items():

@@ -1,18 +1,21 @@
 """Knowledge records (knowledge/v1): Markdown with YAML front matter, one assertion each.
 
 References are typed: `session:`, `decision:<task-id>`, `task:`, `commit:<sha>`, `issue:`,
-`file:`, `test:`. `question:` is refused, and so is any reference to nothing (`…:none`).
+`file:`, `test:`. `question:` is refused, and so is any reference to nothing (`…:none`). A
+relation's target may also name another record, `knowledge:<id>`; provenance never does (it names
+the ledger objects and commits a record came from). The proto says which field admits what.
 """
 from __future__ import annotations
 
-import re
+import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from majordomus.base import yamlio
 from majordomus.base.fsio import read_regular
-from majordomus.store import allowlist
+from majordomus.store import allowlist, frontmatter
 
 KIND = "knowledge/v1"
 CLASSES = ("fact", "convention", "constraint", "memory", "lesson")
@@ -28,8 +31,12 @@ def reference_prefixes() -> tuple[str, ...]:
     return allowlist.reference_prefixes()
 
 
-def reference_problem(ref: Any) -> str | None:
-    """Why `ref` is not an admissible reference, or None when it is."""
+RELATION_TARGET = "relations.target"  # the field whose references may name a record
+
+
+def reference_problem(ref: Any, field: str | None = None) -> str | None:
+    """Why `ref` is not an admissible reference in `field` (dotted, e.g. `relations.target`; None
+    for provenance's derived_from), or None when it is."""
     if not isinstance(ref, str):
         return f"{ref!r} is not a string"
     prefix, sep, target = ref.partition(":")
@@ -37,8 +44,14 @@ def reference_problem(ref: Any) -> str | None:
         return f"{ref!r} is not PREFIX:TARGET"
     if prefix == "question":
         return f"{ref!r}: question: is not a reference; the task that owns the question is (task:<id>)"
-    if prefix not in reference_prefixes():
-        return f"{ref!r}: unknown prefix {prefix!r} (admitted: {' '.join(reference_prefixes())})"
+    admitted = reference_prefixes() + (allowlist.field_prefixes(field) if field else ())
+    if prefix not in admitted:
+        elsewhere = [f for f in (RELATION_TARGET,) if f != field and prefix in allowlist.field_prefixes(f)]
+        if elsewhere:
+            return (f"{ref!r}: {prefix}: names a record, admitted only as a relation's target "
+                    f"(relations: - type: relates_to, target: {ref}); provenance names the ledger "
+                    "objects and commits a record came from")
+        return f"{ref!r}: unknown prefix {prefix!r} (admitted: {' '.join(admitted)})"
     if target == "none":
         return f"{ref!r} refers to nothing"
     if any(c < "\x20" or c == "\x7f" for c in target):  # as the schema's pattern: [^\x00-\x1f\x7f]
@@ -72,20 +85,45 @@ class RecordError(ValueError):
 
 
 def parse(text: str, where: str) -> tuple[dict[str, Any], str]:
+    """The one front-matter reader: (front matter, body) of a record's text. The front matter this
+    tool writes is read by a small exact parser (`frontmatter.load`); anything else (a comment, a
+    flow collection, a hand edit) by full safe YAML, so every reader agrees with `knowledge check`."""
     parts = yamlio.split_front_matter(text)
     if parts is None:
         raise RecordError(f"{where}: no front matter (a record starts with '---' and closes it with '---')")
+    return _meta(parts[0], where), parts[1]
+
+
+def _meta(text: str, where: str) -> dict[str, Any]:
+    meta = frontmatter.load(text)
+    if meta is not None:
+        return meta
     try:
-        meta = yamlio.load(parts[0], where)
+        meta = yamlio.load(text, where)
     except yamlio.YamlError as exc:
         raise RecordError(str(exc)) from None
     if not isinstance(meta, dict):
         raise RecordError(f"{where}: the front matter is not a mapping")
-    return meta, parts[1]
+    return meta
+
+
+def front(path: Path, limit: int = 1 << 16) -> dict[str, Any] | None:
+    """The front matter of the record at `path` (read bounded, never through a symbolic link), or
+    None when there is no readable record there. For scans that need a few keys, not the body."""
+    try:
+        head = read_regular(path, limit).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    parts = yamlio.split_front_matter(head)
+    if parts is None:
+        return None
+    try:
+        return _meta(parts[0], str(path))
+    except RecordError:
+        return None
 
 
 def load(path: Path) -> Record:
-
     try:  # bytes, then decode: a carriage return in a body is text, not a line ending to translate
         text = read_regular(path).decode("utf-8")
     except UnicodeDecodeError:
@@ -98,15 +136,86 @@ def load(path: Path) -> Record:
     return Record(path, meta, body)
 
 
-_STATUS_LINE = re.compile(r"^status: *(\S+)", re.M)
+def files(folder: Path, strays: list[Path] | None = None) -> list[Path]:
+    """The one folder listing: the record files of `folder` (regular `*.md` files, never a README
+    contract or a `.tmp.` leftover), sorted by name. The `*.md` entries that are neither a regular
+    file nor a folder are appended to `strays` when it is given (a symbolic link, even to a record, is never followed: it could lead out of the store,
+    or in a loop; a pipe would block its reader). A folder is simply not a record."""
+    try:
+        entries = os.scandir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    names: list[str] = []
+    odd: list[str] = []
+    with entries:
+        for e in entries:
+            if not e.name.endswith(".md") or e.name == "README.md" or e.name.startswith(".tmp."):
+                continue
+            try:
+                regular, folder_entry = e.is_file(follow_symlinks=False), e.is_dir(follow_symlinks=False)
+            except OSError:
+                regular = folder_entry = False
+            if not folder_entry:
+                (names if regular else odd).append(e.name)
+    if strays is not None:
+        strays.extend(folder / n for n in sorted(odd))
+    return [folder / n for n in sorted(names)]
 
 
 def quick_status(path: Path) -> str | None:
-    """The `status:` of a record read without a YAML parse (for skips on the hot path)."""
+    """The `status:` of the record at `path`, or None when there is no readable record there."""
+    meta = front(path)
+    status = meta.get("status") if meta is not None else None
+    return status if isinstance(status, str) else None
 
-    try:
-        head = read_regular(path, 4096).decode("utf-8", errors="replace")
-    except OSError:  # missing, or no regular file: no record there
-        return None
-    found = _STATUS_LINE.search(head)
-    return found.group(1).strip("\"'") if found else None
+
+# The one writer: every record's text, derived or acted on, is composed here, in knowledge/v1's
+# key order. A key outside it keeps its place at the end, so `majordomus knowledge check` can
+# name it rather than a writer silently dropping it.
+KEY_ORDER = ("id", "kind", "class", "status", "epistemics", "title", "date", "description",
+             "provenance", "relations", "superseded_by")
+_PLAIN_KEYS = frozenset(("id", "kind", "class", "status", "epistemics", "origin", "type", "superseded_by"))
+
+
+def compose(meta: dict[str, Any], body: str) -> str:
+    """A record's text: `---`, the front matter in knowledge/v1 order, `---`, then `body` as is.
+    Identifiers (id, kind, class, status, epistemics, origin, type) are written plain when YAML
+    reads them back as the same string; every other scalar through `yamlio.scalar`, which any
+    text survives."""
+    ordered = [k for k in KEY_ORDER if k in meta] + [k for k in meta if k not in KEY_ORDER]
+    lines = ["---"]
+    for key in ordered:
+        _emit(lines, str(key), meta[key], 0)
+    lines.append("---")
+    return "\n".join(lines) + "\n" + body
+
+
+def _emit(lines: list[str], key: str, value: Any, indent: int) -> None:
+    pad = " " * indent
+    if isinstance(value, dict) and value:
+        lines.append(f"{pad}{key}:")
+        for sub, item in value.items():
+            _emit(lines, str(sub), item, indent + 2)
+    elif isinstance(value, list) and value:
+        lines.append(f"{pad}{key}:")
+        for item in value:
+            if isinstance(item, dict) and item and all(not isinstance(v, (dict, list)) for v in item.values()):
+                first = True
+                for sub, leaf in item.items():
+                    lead = "- " if first else "  "
+                    lines.append(f"{pad}  {lead}{sub}: {_scalar(str(sub), leaf)}")
+                    first = False
+            else:
+                lines.append(f"{pad}  - {_scalar('', item)}")
+    else:
+        lines.append(f"{pad}{key}: {_scalar(key, value)}")
+
+
+def _scalar(key: str, value: Any) -> str:
+    if isinstance(value, (dict, list)):  # empty, or nested beyond what records use: JSON is YAML
+        return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    if hasattr(value, "isoformat"):  # a date YAML read unquoted
+        value = value.isoformat()
+    if key in _PLAIN_KEYS and isinstance(value, str) and frontmatter.scalar(value) == value:
+        return value
+    return yamlio.scalar(value)

@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import datetime
 import json
+import re
 from functools import lru_cache
 from typing import Any
 
 from majordomus.base.errors import FatalError
 from majordomus.base.resources import data_dir
-from majordomus.store.records import reference_problem
+from majordomus.store.records import RELATION_TARGET, reference_problem
 
 NAME = "knowledge.v1.schema.json"
 
 
 @lru_cache(maxsize=1)
 def schema() -> dict[str, Any]:
-
     where = data_dir("schemas") / NAME
     try:
         data: dict[str, Any] = json.loads(where.read_text(encoding="utf-8"))
@@ -28,6 +28,12 @@ def schema() -> dict[str, Any]:
         raise FatalError(f"{where} is missing: it is generated from schemas/knowledge.v1.proto; run "
                          "`majordomus generate` in a source checkout, or reinstall majordomus") from None
     return data
+
+
+def _reference_patterns() -> set[str]:
+    """The patterns of every typed-reference definition (`reference`, `reference_knowledge`, …)."""
+    return {d["pattern"] for name, d in schema().get("$defs", {}).items()
+            if name == "reference" or name.startswith("reference_")}
 
 
 @lru_cache(maxsize=1)
@@ -72,9 +78,9 @@ def _message(error: Any) -> tuple[str, str]:
         return where, f"{value!r} is not one of {'|'.join(map(str, error.validator_value))}"
     if keyword == "const":
         return where, f"{value!r} must be {error.validator_value!r}"
-    if keyword == "pattern" and error.validator_value == schema()["$defs"]["reference"]["pattern"]:
-
-        return where, reference_problem(value) or f"{value!r} is not a typed reference"
+    if keyword == "pattern" and error.validator_value in _reference_patterns():
+        field = RELATION_TARGET if re.fullmatch(r"relations\[\d+\]\.target", where) else None
+        return where, reference_problem(value, field) or f"{value!r} is not a typed reference"
     if keyword == "pattern":
         return where, f"{value!r} does not have the form {error.validator_value}"
     if keyword in ("minLength", "minItems"):

@@ -2,7 +2,6 @@
 escaping filter (`yaml`) for every free-text scalar, so a quotation mark never cuts a record."""
 from __future__ import annotations
 
-import hashlib
 from functools import lru_cache
 from typing import Any
 
@@ -28,9 +27,3 @@ def environment() -> Any:
 
 def render(name: str, context: dict[str, Any]) -> str:
     return str(environment().get_template(name).render(**context))
-
-
-@lru_cache(maxsize=16)
-def template_digest(name: str) -> str:
-    """A digest of a template's source: a changed template makes its renderings stale."""
-    return hashlib.sha256((data_dir("templates") / name).read_bytes()).hexdigest()[:16]

@@ -1,12 +1,26 @@
-"""The one `Workspace`: a checkout's root, its paths, and (lazily) its policy and ledger."""
+"""The one `Workspace`: a checkout's root, its paths, (lazily) its policy and ledger, and how long
+its locks may be waited for.
+
+Every lock is waited for a bounded time: a process stopped while holding one (a `knowledge
+derive` suspended with Ctrl-Z) must not hang every hook behind it. A command waits up to
+`COMMAND_WAIT_S` for each lock; a hook has one deadline for all its waits, `HOOK_WAIT_S` after
+it started (`MAJORDOMUS_LOCK_WAIT=SECONDS` sets either). Past it, `Busy` is raised: the hook
+records `provider.event.failed` and exits 0, and a derivation it could not run is left to the
+next boundary (`session/pending.py`).
+"""
 from __future__ import annotations
 
+import math
 import os
+import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from majordomus.base.errors import NOT_INITIALISED, FatalError
+from majordomus.base.fsio import locked
 from majordomus.store.ledger import Ledger
 from majordomus.store.policycache import load_cached
 
@@ -14,11 +28,49 @@ if TYPE_CHECKING:
     from majordomus.store.ledger import Ledger
     from majordomus.store.policy import Policy
 
+COMMAND_WAIT_S = 60.0  # a command's wait for any one lock
+HOOK_WAIT_S = 20.0  # a hook's wait for all its locks together (Claude Code gives a hook 60 s)
+
+
+def wait_bound(default: float) -> float:
+    """`MAJORDOMUS_LOCK_WAIT` when it is a number of seconds (0 to a day), else `default`."""
+    try:
+        value = float(os.environ.get("MAJORDOMUS_LOCK_WAIT", ""))
+    except ValueError:
+        return default
+    return value if math.isfinite(value) and 0 <= value <= 86_400 else default
+
+
 @dataclass
 class Workspace:
     root: Path
     _policy: Policy | None = field(default=None, repr=False)
     _ledger: Ledger | None = field(default=None, repr=False)
+    deadline: float | None = field(default=None, repr=False)  # a hook's: every wait ends by it
+
+    # --- locks, each waited for a bounded time -------------------------------------------------
+    def wait_s(self) -> float:
+        """How long the next lock may be waited for: what is left before the deadline (a hook),
+        else a command's bound."""
+        if self.deadline is None:
+            return wait_bound(COMMAND_WAIT_S)
+        return max(self.deadline - time.monotonic(), 0.0)
+
+    def lock(self, path: Path, remove: bool = False) -> AbstractContextManager[None]:
+        """Hold the lock `path` for the block, waiting `wait_s()` at most (`Busy` past it)."""
+        return locked(path, self.wait_s(), remove, root=self.root)
+
+    @contextmanager
+    def waiting_at_most(self, seconds: float) -> Iterator[None]:
+        """Within the block, no lock is waited for longer than `seconds` (work a boundary may
+        leave for the next one)."""
+        saved = self.deadline
+        soon = time.monotonic() + seconds
+        self.deadline = soon if saved is None else min(saved, soon)
+        try:
+            yield
+        finally:
+            self.deadline = saved
 
     # --- paths -------------------------------------------------------------------------------
     @property
@@ -73,15 +125,13 @@ class Workspace:
     @property
     def policy(self) -> Policy:
         if self._policy is None:
-
             self._policy = load_cached(self.policy_path, self.state / "policy.cache.json", self.root)
         return self._policy
 
     @property
     def ledger(self) -> Ledger:
         if self._ledger is None:
-
-            self._ledger = Ledger(self.local, self.root)
+            self._ledger = Ledger(self.local, self.wait_s, self.root)
         return self._ledger
 
     def rel(self, path: Path) -> str:

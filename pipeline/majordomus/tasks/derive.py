@@ -1,9 +1,16 @@
-"""derive:<episode> and render:<record-id>.
+"""evidence:<episode>, render:<record-id> and derive:<episode>: the derivation as doit's data flow.
 
-`render:<id>` writes one record; it is up to date while the record's evidence digest (its
-draft and the template) is unchanged and its file exists. `derive:<episode>` depends on the
-episode's renders and always runs, to append `knowledge.derived` with what they did, so a re-run
-over unchanged evidence writes nothing, says so, and leaves its line in the ledger.
+    ledger + git ──evidence:<episode>──▶ .ai/local/state/evidence/<episode>.json
+    evidence file + the record writer ──render:<id>──▶ candidates/<id>.md (or the trunk outbox)
+    renders ──derive:<episode>──▶ the `knowledge.derived` ledger line
+
+`evidence:<episode>` reads what doit cannot track as files (the ledger's lines of the episode,
+the task notes, git's commits), so it always runs, and rewrites its file only when the evidence
+changed. `render:<id>` has `file_dep` on that file and on the record writer's source
+(`store/records.py`, which is the record's template), so doit (its md5 check)
+decides whether a record is up to date. `derive:<episode>` is bookkeeping: it always runs, to
+say what the renders did, so a re-run over unchanged evidence writes nothing, says so, and
+leaves its line in the ledger.
 """
 from __future__ import annotations
 
@@ -11,13 +18,14 @@ import os
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from majordomus.base import fsio
-from majordomus.base.errors import UNKNOWN, FatalError
-from majordomus.base.fsio import atomic_write, locked, sweep_tmp
+from majordomus.base.errors import UNKNOWN, Busy, FatalError
+from majordomus.base.fsio import atomic_write, sweep_tmp, write_if_changed
 from majordomus.base.output import say
 from majordomus.base.resources import data_dir
 from majordomus.derive import handedit, table
@@ -25,6 +33,7 @@ from majordomus.derive.table import Draft, Outcome, Plan
 from majordomus.evidence import episodes
 from majordomus.knowledge.review import lock_path
 from majordomus.outbox import staging as outbox
+from majordomus.store import records
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import engine
 
@@ -37,6 +46,7 @@ class RunState:
     edited: set[str] = field(default_factory=set)  # changed by a person: left alone
     acted: set[str] = field(default_factory=set)  # promoted or rejected since the plan
     outcomes: dict[str, Outcome] = field(default_factory=dict)
+    busy: Busy | None = None  # a lock an action could not get in time (doit reports it as a failure)
 
 
 def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]:
@@ -44,7 +54,7 @@ def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]
     plan, or a person's edit (bytes other than the deriver last wrote), which is left alone."""
     data = table.render(draft)
     seed_contract(ws, draft.path.parent)
-    with locked(lock_path(ws), root=ws.root):
+    with _busy_kept(state), ws.lock(lock_path(ws)):
         if table.acted_on(ws, draft.id, draft.path.parent):
             state.acted.add(draft.id)
             return {"path": ws.rel(draft.path), "kept": True}
@@ -60,6 +70,16 @@ def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]
             state.written.add(draft.id)
         handedit.remember(ws, draft.id, data)
     return {"path": ws.rel(draft.path)}
+
+
+def as_last_written(task: Any, values: Any, ws: Workspace, draft: Draft) -> bool:
+    """Up to date only while the file holds the bytes the deriver last wrote: the evidence digest
+    alone would call a hand-edited file unchanged, and the edit must be reported and counted."""
+    try:
+        current = draft.path.read_bytes()
+    except FileNotFoundError:
+        return False
+    return handedit.last_written(ws, draft.id) == handedit.digest(current)
 
 
 def seed_contract(ws: Workspace, folder: Path) -> None:
@@ -93,36 +113,68 @@ def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, A
     if plan.provenance:
         data["provenance"] = plan.provenance
     stamp = plan.episode if episodes.open_record(ws, plan.episode) else episodes.current(ws)
-    ws.ledger.append("knowledge.derived", stamp, **data)
+    with _busy_kept(state):
+        ws.ledger.append("knowledge.derived", stamp, **data)
     return {"written": len(outcome.written)}
 
 
+@contextmanager
+def _busy_kept(state: RunState) -> Iterator[None]:
+    """Keep a `Busy` raised in an action, which doit turns into a task failure, for `run` to
+    raise as what it is: a derivation a lock kept from running, to be run again."""
+    try:
+        yield
+    except Busy as exc:
+        state.busy = exc
+        raise
+
+
+def evidence_path(ws: Workspace, episode: str) -> Path:
+    return ws.state / "evidence" / f"{episode}.json"
+
+
+def write_evidence(ws: Workspace, plan: Plan) -> dict[str, Any]:
+    """The action of `evidence:<episode>`: the file changes only when the evidence did."""
+    return {"changed": write_if_changed(evidence_path(ws, plan.episode), plan.evidence_json(), root=ws.root)}
+
+
 def creators(ws: Workspace, plans: list[Plan], state: RunState) -> dict[str, Callable[[], Any]]:
-    from doit.tools import config_changed
+    writer = str(Path(records.__file__ or "").resolve())  # the one record writer is the template
+
+    def task_evidence() -> Iterator[dict[str, Any]]:
+        """Write an episode's evidence (its ledger lines, notes and commits) as a file."""
+        for plan in plans:
+            yield {"name": plan.episode, "actions": [(write_evidence, (ws, plan))],
+                   "targets": [str(evidence_path(ws, plan.episode))], "uptodate": [False],
+                   "meta": {engine.BOOKKEEPING: True}, "doc": f"the evidence of {plan.episode}"}
 
     def task_render() -> Iterator[dict[str, Any]]:
-        """Render one candidate record from its draft."""
+        """Render one candidate record from its episode's evidence and the template."""
         for plan in plans:
             for draft in plan.drafts:
                 yield {"name": draft.id, "actions": [(write_record, (ws, draft, state))],
-                       "targets": [str(draft.path)], "uptodate": [config_changed(draft.digest())],
-                       "doc": f"render {draft.id}"}
+                       "file_dep": [str(evidence_path(ws, plan.episode)), writer],
+                       "uptodate": [(as_last_written, (ws, draft))],
+                       "targets": [str(draft.path)], "doc": f"render {draft.id}"}
 
     def task_derive() -> Iterator[dict[str, Any]]:
         """Derive an episode's candidates and record that it ran."""
         for plan in plans:
             yield {"name": plan.episode, "actions": [(finish_derivation, (ws, plan, state))],
-                   "task_dep": [f"render:{d.id}" for d in plan.drafts],
-                   "uptodate": [False], "meta": {"bookkeeping": True},
+                   "task_dep": [f"evidence:{plan.episode}", *(f"render:{d.id}" for d in plan.drafts)],
+                   "uptodate": [False], "meta": {engine.BOOKKEEPING: True},
                    "doc": f"derive {plan.episode}"}
 
-    return {"task_render": task_render, "task_derive": task_derive}
+    return {"task_evidence": task_evidence, "task_render": task_render, "task_derive": task_derive}
 
 
 def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
     state = RunState()
     code, report, text = engine.run_quietly(creators(ws, plans, state),
-                                             [f"derive:{p.episode}" for p in plans], ws.dep_file, ws.root)
+                                             [f"derive:{p.episode}" for p in plans], ws.dep_file, ws.root,
+                                             wait_s=ws.wait_s())
+    if state.busy is not None:
+        raise state.busy
     if code != 0:
         why = engine.cause(text) or f"doit exit {code}"
         raise FatalError(f"derive failed ({why}; tasks {', '.join(report.failed) or '-'}): fix that, then "
@@ -174,5 +226,4 @@ def derive(ws: Workspace, episode: str, dry_run: bool = False) -> table.Outcome:
 
 
 def _timing() -> bool:
-
     return os.environ.get("MJ_TIMING") == "1"

@@ -1,92 +1,86 @@
-"""What `dodo.py` exposes when doit is run by hand: the same creators the CLI runs.
+"""The package's task graph as one doit namespace: what `majordomus doit …` shows and runs in an
+adopter repository, and what this repository's `dodo.py` loads.
 
-In an initialised repository `doit derive` derives every episode in the ledger that has
-evidence (`doit derive:<episode>` one of them), and `doit drain` moves the trunk outbox into
-the tracked sections; elsewhere they have nothing to do.
+`derive` derives every episode in the ledger that has evidence (`derive:<episode>` one of
+them), through `evidence:<episode>` and `render:<id>`; `drain` moves the trunk outbox into the
+tracked sections through `move:<section>/<name>`. (`generate`, which regenerates the shipped
+schemas from the proto, belongs to this project's own `dodo.py`, not to an adopter's.) Nothing is read and no state is kept when this module is imported: `namespace` builds it
+all for one run.
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
-from functools import lru_cache
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from majordomus.base.errors import FatalError
-from majordomus.derive import table as derive
+from majordomus.derive import table
 from majordomus.derive.table import Plan
 from majordomus.outbox import staging as outbox
-from majordomus.store.workspace import open_workspace
-from majordomus.tasks import derive as derive_tasks
-from majordomus.tasks import drain as drain_tasks
-from majordomus.tasks import engine as doitrun
-
-_REPORT = doitrun.RunReport()
-_STATE = derive_tasks.RunState()
-_DRAINED = drain_tasks.Drained()
+from majordomus.store.ledger import Line
+from majordomus.store.workspace import Workspace
+from majordomus.tasks import derive, drain, engine
 
 
-def _dep_file() -> str:
-    ws = _workspace()
-    return str(ws.dep_file) if ws is not None else ".doit.db"
-
-
-@lru_cache(maxsize=1)
-def _workspace() -> Any:
-
-    try:
-        return open_workspace()
-    except FatalError:
-        return None
-
-
-@lru_cache(maxsize=1)
-def _plans() -> tuple[Plan, ...]:
-
-    ws = _workspace()
-    if ws is None:
-        return ()
-    windows: dict[str, list[Any]] = {}
-    for line in ws.ledger.read().lines:  # one pass, grouped by episode
+def plans(ws: Workspace) -> list[Plan]:
+    """One plan per episode with evidence, from one pass over the ledger."""
+    windows: dict[str, list[Line]] = {}
+    for line in ws.ledger.read().lines:
         if line.session:
             windows.setdefault(line.session, []).append(line)
     target = outbox.candidates_dir(ws)
-    plans = [derive.plan(ws, episode, target, window) for episode, window in windows.items()]
-    return tuple(p for p in plans if p.evidence)
+    found = [table.plan(ws, episode, target, window) for episode, window in windows.items()]
+    return [p for p in found if p.evidence]
 
 
-def _creators() -> dict[str, Any]:
-    return derive_tasks.creators(_workspace(), drain_tasks.unclaimed(_workspace(), _plans()), _STATE)
+DOCS = {
+    "task_evidence": "Write each episode's evidence file (its ledger lines, notes and commits).",
+    "task_render": "Render candidate records from their episode's evidence and the template.",
+    "task_derive": "Derive candidates for every episode with evidence, and record that it ran.",
+    "task_move": "Copy each trunk-outbox record into its tracked section.",
+    "task_drain": "Drain the trunk outbox into the tracked sections (on a branch, not the trunk).",
+}
 
 
-def task_render() -> Iterator[dict[str, Any]]:
-    """Render candidate records (one sub-task per record)."""
-    if _workspace() is not None:  # doit wants a generator here, even an empty one
-        yield from _creators()["task_render"]()
+def _lazy(make: Callable[[], dict[str, Callable[[], Any]]], name: str) -> Callable[[], Any]:
+    """A task creator that builds its family on first use (doit loads every creator it lists)."""
+    made: list[dict[str, Callable[[], Any]]] = []
+
+    def creator() -> Any:
+        if not made:
+            made.append(make())
+        return made[0][name]()
+
+    creator.__doc__ = DOCS[name]
+    return creator
 
 
-def task_derive() -> Iterator[dict[str, Any]]:
-    """Derive candidates for every episode with evidence (one sub-task per episode)."""
-    if _workspace() is not None:  # doit wants a generator here, even an empty one
-        yield from _creators()["task_derive"]()
+def _empty() -> Iterator[dict[str, Any]]:
+    yield from ()
 
 
-@lru_cache(maxsize=1)
-def _drain_creators() -> dict[str, Any]:
-    return drain_tasks.creators(_workspace(), _DRAINED, _REPORT)
+def namespace(ws: Workspace | None, report: engine.RunReport,
+              quiet: bool = False) -> dict[str, Any]:
+    """Every task creator and the `DOIT_CONFIG` of one run over `ws` (None: no initialised
+    repository here, so the tasks have nothing to do)."""
+    found: dict[str, Any] = {}
+    if ws is not None:
+        state, drained = derive.RunState(), drain.Drained()
 
+        def derive_family() -> dict[str, Callable[[], Any]]:
+            return derive.creators(ws, drain.unclaimed(ws, plans(ws)), state)
 
-def task_move() -> Iterator[dict[str, Any]]:
-    """Copy one trunk-outbox record into its tracked section (one sub-task per record)."""
-    if _workspace() is not None:  # doit wants a generator here, even an empty one
-        yield from _drain_creators()["task_move"]()
+        def drain_family() -> dict[str, Callable[[], Any]]:
+            return drain.creators(ws, drained, report)
 
-
-def task_drain() -> Any:
-    """Drain the trunk outbox into the tracked sections, on a branch that is not the trunk."""
-    if _workspace() is None:
-        return {"actions": None, "doc": "no initialised repository here: nothing to drain"}
-    return _drain_creators()["task_drain"]()
-
-
-DOIT_CONFIG = {**doitrun.config(Path(_dep_file()), _REPORT),
-               "default_tasks": []}
+        for name in ("task_evidence", "task_render", "task_derive"):
+            found[name] = _lazy(derive_family, name)
+        for name in ("task_move", "task_drain"):
+            found[name] = _lazy(drain_family, name)
+        dep_file = ws.dep_file
+    else:
+        for name in ("task_evidence", "task_render", "task_derive", "task_move"):
+            found[name] = _empty
+        found["task_drain"] = lambda: {"actions": None, "doc": "no initialised repository here: nothing to drain"}
+        dep_file = Path(".doit.db")
+    found["DOIT_CONFIG"] = {**engine.config(dep_file, report, quiet), "default_tasks": []}
+    return found

@@ -10,13 +10,13 @@ up to date while neither file changes, so a re-run reports it without re-examini
 """
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from majordomus.base import fsio
 from majordomus.base.errors import FatalError
+from majordomus.derive.table import Plan
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
 from majordomus.outbox.staging import Staged
@@ -74,13 +74,6 @@ def _n(items: list[Any]) -> str:
     return f"{len(items)} record{'s' if len(items) != 1 else ''}"
 
 
-def _digest(path: Any) -> str:
-    try:
-        return hashlib.sha256(fsio.read_bytes(path)).hexdigest()
-    except FileNotFoundError:
-        return "-"
-
-
 def copy(ws: Workspace, item: Staged, state: Drained) -> None:
     """The action of `move:`: write the tracked file when nothing is tracked under its name."""
 
@@ -91,7 +84,7 @@ def copy(ws: Workspace, item: Staged, state: Drained) -> None:
         state.moved.append(ws.rel(item.dst))
 
 
-def finish(ws: Workspace, staged: list[Staged], state: Drained, report: Any) -> None:
+def finish(ws: Workspace, staged: list[Staged], state: Drained, report: doitrun.RunReport | None) -> None:
     """The action of `drain`: empty the outbox of what is tracked, record and say the run."""
     moved = set(state.moved)
     for item in staged:
@@ -106,8 +99,7 @@ def finish(ws: Workspace, staged: list[Staged], state: Drained, report: Any) -> 
         fsio.remove(item.src, root=ws.root)
         if ws.rel(item.dst) not in moved:
             (state.settled if what == outbox.SETTLED else state.same).append(ws.rel(item.src))
-    if state.examined:
-
+    if state.examined or not state.nothing_changed:
         ws.ledger.append("outbox.drained", episodes.current(ws), moved=len(state.moved),
                          same=len(state.same), settled=len(state.settled), kept=len(state.kept),
                          paths=state.moved, kept_paths=[s for s, _ in state.kept])
@@ -115,10 +107,8 @@ def finish(ws: Workspace, staged: list[Staged], state: Drained, report: Any) -> 
         report.messages.append(state.summary())
 
 
-def creators(ws: Workspace, state: Drained, report: Any = None) -> dict[str, Callable[[], Any]]:
+def creators(ws: Workspace, state: Drained, report: doitrun.RunReport | None = None) -> dict[str, Callable[[], Any]]:
     """`task_move` and `task_drain`; the outbox is listed when doit loads them (inside the run's lock)."""
-    from doit.tools import config_changed
-
     listed: list[list[Staged]] = []
 
     def staged() -> list[Staged]:
@@ -131,11 +121,9 @@ def creators(ws: Workspace, state: Drained, report: Any = None) -> dict[str, Cal
 
     def task_move() -> Iterator[dict[str, Any]]:
         """Copy one outbox record into its tracked section, byte for byte."""
-        for item in staged():
-            differs = outbox.classify(ws, item) == outbox.DIFFERS
+        for item in staged():  # doit decides from the outbox file and the tracked target
             yield {"name": f"{item.section}/{item.name}", "actions": [(copy, (ws, item, state))],
                    "file_dep": [str(item.src)], "targets": [str(item.dst)],
-                   "uptodate": [config_changed(_digest(item.dst))] if differs else [False],
                    "doc": f"move {ws.rel(item.src)} to {ws.rel(item.dst)}"}
 
     def task_drain() -> dict[str, Any]:
@@ -148,7 +136,7 @@ def creators(ws: Workspace, state: Drained, report: Any = None) -> dict[str, Cal
     return {"task_move": task_move, "task_drain": task_drain}
 
 
-def unclaimed(ws: Workspace, plans: Any) -> list[Any]:
+def unclaimed(ws: Workspace, plans: list[Plan]) -> list[Plan]:
     """`plans` without the drafts whose file a `move:` task writes (doit allows one task a target):
     run by hand on a branch, `doit derive` leaves a staged record's tracked copy to the drain."""
 
@@ -169,7 +157,7 @@ def run(ws: Workspace) -> Drained:
     state = Drained()
     report = doitrun.RunReport()
     code, report, text = doitrun.run_quietly(creators(ws, state, report), ["drain"], ws.dep_file, ws.root,
-                                               report=report)
+                                             report=report, wait_s=ws.wait_s())
     if code != 0:
         raise FatalError(f"drain failed ({doitrun.cause(text) or f'doit exit {code}'}): what moved before it stays; "
                          "fix that, then rerun `majordomus drain` (MJ_DEBUG=1 shows doit's report)")

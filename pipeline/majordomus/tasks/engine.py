@@ -78,36 +78,56 @@ def config(dep_file: Path, report: RunReport, quiet: bool = False, out: TextIO |
             "reporter": reporter_class(report, out=out, quiet=quiet)}
 
 
-def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path, root: Path,
-        report: RunReport | None = None, quiet: bool = False) -> tuple[int, RunReport]:
-    """Run the `selection` of tasks made by `creators`; returns doit's exit code and the report."""
+def lock_path(dep_file: Path) -> Path:
+    """The lock every run over `dep_file` holds: the CLI's, `majordomus doit`'s and `doit`'s."""
+    return dep_file.with_name(dep_file.name + ".lock")
+
+
+def main(namespace: dict[str, Any], argv: list[str], dep_file: Path, wait_s: float | None = None,
+         root: Path | None = None, report: RunReport | None = None, quiet: bool = True) -> int:
+    """doit's own command line (`run`, `list`, `info`, `forget` …) over the tasks of
+    `namespace`, under the dep file's lock (waited for `wait_s` at most); doit's exit code.
+
+    The dep file and its journals must be real files inside `root` (sqlite follows links). After
+    a failed `run`, the dep file is checked: one another process's sqlite transaction holds is
+    named locked; a corrupted one is a cache to rebuild: it is removed, the run repeated once,
+    and `report.rebuilt` says so."""
     from doit.cmd_base import ModuleTaskLoader
     from doit.doit_cmd import DoitMain
 
-    report = report or RunReport()
-    namespace: dict[str, Any] = dict(creators)
-    # doit's own default stream is the sys.stdout of the moment it was first imported: name the
-    # one in force now, so a captured run (`run_quietly`) captures doit's report too
-    namespace["DOIT_CONFIG"] = config(dep_file, report, quiet, out=sys.stdout)
-
-    with locked(dep_file.with_name(dep_file.name + ".lock"), root=root):
+    root = root if root is not None else dep_file.parent
+    with locked(lock_path(dep_file), wait_s, root=root):
         _refuse_links(dep_file, root)
-        code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(["run", *selection])
-        if code:
+        code: int = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(argv)
+        if code and argv[:1] == ["run"]:
             trouble = dep_file_trouble(dep_file)
             if trouble == "locked":
                 raise FatalError(f"{dep_file.name} (doit's dep file) is locked by another process's "
                                  "sqlite transaction; nothing was run to its end: rerun when that "
                                  "process is done (the next session boundary does)")
             if trouble is not None:
-                # the dep file is a cache of what ran: rebuild it, say so, and run once more
                 discard(dep_file)
-                for done in (report.executed, report.uptodate, report.failed):
-                    done.clear()
-                report.rebuilt = f"doit's dep file {dep_file.name} was {trouble}: rebuilt it"
+                rebuilt = f"doit's dep file {dep_file.name} was {trouble}: rebuilt it"
+                if report is not None:
+                    for done in (report.executed, report.uptodate, report.failed):
+                        done.clear()
+                    report.rebuilt = rebuilt
                 if not quiet:
-                    print(f"majordomus: {report.rebuilt}", file=sys.stderr)
-                code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(["run", *selection])
+                    print(f"majordomus: {rebuilt}", file=sys.stderr)
+                code = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(argv)
+    return code
+
+
+def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path,
+        root: Path | None = None, report: RunReport | None = None, quiet: bool = False,
+        wait_s: float | None = None) -> tuple[int, RunReport]:
+    """Run the `selection` of tasks made by `creators`; returns doit's exit code and the report."""
+    report = report or RunReport()
+    namespace: dict[str, Any] = dict(creators)
+    # doit's own default stream is the sys.stdout of the moment it was first imported: name the
+    # one in force now, so a captured run (`run_quietly`) captures doit's report too
+    namespace["DOIT_CONFIG"] = config(dep_file, report, quiet, out=sys.stdout)
+    code = main(namespace, ["run", *selection], dep_file, wait_s, root=root, report=report, quiet=quiet)
     if code and not report.failed:
         print(f"majordomus: doit exited {code}", file=sys.stderr)
     return code, report
@@ -160,7 +180,8 @@ def discard(dep_file: Path) -> None:
 
 
 def run_quietly(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file: Path,
-                root: Path, report: RunReport | None = None) -> tuple[int, RunReport, str]:
+                root: Path | None = None, report: RunReport | None = None,
+                wait_s: float | None = None) -> tuple[int, RunReport, str]:
     """`run`, with doit's own output captured: at session start stdout is the briefing, and no
     doit report or traceback reaches a person. Returns the code, the report and the text."""
     import contextlib
@@ -168,7 +189,7 @@ def run_quietly(creators: dict[str, Callable[..., Any]], selection: list[str], d
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code, report = run(creators, selection, dep_file, root, report=report, quiet=True)
+        code, report = run(creators, selection, dep_file, root, report=report, quiet=True, wait_s=wait_s)
     text = err.getvalue() + out.getvalue()
     if report.rebuilt:
         print(f"majordomus: {report.rebuilt}", file=sys.stderr)
@@ -180,11 +201,13 @@ def run_quietly(creators: dict[str, Callable[..., Any]], selection: list[str], d
 def cause(text: str) -> str | None:
     """The last exception line of doit's report (`NotADirectoryError: [Errno 20] ...`)."""
 
-    raised = re.findall(r"^[\w.]+(?:Error|Exception): .*$", text, re.M)
+    raised = [line for line in re.findall(r"^[\w.]+(?:Error|Exception): .*$", text, re.M)
+              if not line.startswith("TaskError")]
     if raised:  # an exception's own line says more than doit's "TaskError - taskid:..."
         last = str(raised[-1]).strip()
         if last.startswith("majordomus.base.errors.FatalError: "):
             last = last.split(": ", 1)[1]  # our own refusal says what and the fix already
         return last[:300]
-    found = re.findall(r"^(?:[\w.]+(?:Error|Exception)|ERROR)\b:? .*$", text, re.M)
+    found = [line for line in re.findall(r"^(?:[\w.]+(?:Error|Exception)|ERROR)\b:? .*$", text, re.M)
+             if not line.startswith("TaskError")]  # doit's wrapper names the task, not the cause
     return found[-1].strip()[:300] if found else None

@@ -1,16 +1,16 @@
 """majordomus context: the repository context."""
 from __future__ import annotations
 
-from typing import Any
-
+from majordomus.base.errors import OK
 from majordomus.base.output import emit_json, show
+from majordomus.cli.commands import Subparsers
 from majordomus.context import repository
 from majordomus.store.workspace import open_workspace
 
 NAMES = ("context",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("context", help="the repository context",
                        description="The repository context, resolved now: policy in force, rules in effect, "
                        "knowledge counts by status, active task, open questions, the last handover's Next "
@@ -27,4 +27,4 @@ def context(as_json: bool) -> int:
         emit_json(data)
     else:
         show(repository.render(data))
-    return 0
+    return OK

@@ -1,9 +1,8 @@
 """majordomus check | doctor | watch: rule dispatch over the effective set (vendor + project)."""
 from __future__ import annotations
 
-from typing import Any
-
 from majordomus.base.output import emit_json, say, show
+from majordomus.cli.commands import Subparsers
 from majordomus.rules import dispatch as rules_dispatch
 from majordomus.store.workspace import open_workspace
 
@@ -24,7 +23,7 @@ HELP = {
 }
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     for command, (short, long) in HELP.items():
         p = sub.add_parser(command, help=short, description=long + " MJ_TIMING=1 prints each "
                            "rule's time.")

@@ -1,10 +1,9 @@
 """majordomus drain: the trunk outbox, moved into the tracked sections (the doit task `drain`)."""
 from __future__ import annotations
 
-from typing import Any
-
-from majordomus.base.errors import refused
+from majordomus.base.errors import OK, refused
 from majordomus.base.output import emit_json, show
+from majordomus.cli.commands import Subparsers
 from majordomus.outbox import staging as outbox
 from majordomus.store.workspace import open_workspace
 from majordomus.tasks import drain as drain_tasks
@@ -12,7 +11,7 @@ from majordomus.tasks import drain as drain_tasks
 NAMES = ("drain",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("drain", help="move the trunk outbox into the tracked sections (doit drain)",
                        description="On a branch that is not the trunk, move the session records and "
                        "candidates a trunk episode left in .ai/local/state/outbox/ into .ai/repo/sessions/ "
@@ -36,4 +35,4 @@ def drain(as_json: bool) -> int:
         emit_json(drained.as_json())
     else:
         show(drained.summary() + "\n")
-    return 0
+    return OK

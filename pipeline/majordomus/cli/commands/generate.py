@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from majordomus.base.errors import BLOCKING, REFUSED, FatalError
+from majordomus.base.errors import BLOCKING, OK, REFUSED, FatalError
 from majordomus.base.output import say
+from majordomus.cli.commands import Subparsers
 from majordomus.proto import generate as generator
 from majordomus.store.workspace import open_workspace
 from majordomus.tasks import engine as doitrun
@@ -14,7 +14,7 @@ from majordomus.tasks import generate as tasks
 NAMES = ("generate",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("generate", help="regenerate the JSON Schemas and the allow-list from the proto",
                        description="Compile schemas/knowledge.v1.proto with protoc and regenerate, beside it, "
                        "knowledge.v1.schema.json, policy.v1.schema.json and allowlist.v1.json: the same doit "
@@ -47,7 +47,6 @@ def generate(proto: Path | None = None, out: Path | None = None, check: bool = F
         raise FatalError(f"no proto at {proto}: give one with --proto PATH", REFUSED)
     out_dir = (out or proto.parent).resolve()
     if check:
-
         stale = generator.stale(proto, out_dir)
         for name in stale:
             say(f"stale {out_dir / name}: run `majordomus generate` and commit the result")
@@ -63,4 +62,4 @@ def generate(proto: Path | None = None, out: Path | None = None, check: bool = F
     if code != 0:
         raise FatalError(f"generate failed (doit exit {code}): see the error above, then rerun "
                          "`majordomus generate`")
-    return 0
+    return OK

@@ -2,27 +2,28 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from majordomus.base.errors import USAGE, FatalError
+from majordomus.base.errors import OK, USAGE, FatalError
 from majordomus.base.output import emit_json, line, say, show
+from majordomus.cli.commands import Subparsers
+from majordomus.cli.options import count
 from majordomus.store.ledger import EVENTS
 from majordomus.store.workspace import open_workspace
 
 NAMES = ("history",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("history", help="read the ledger",
                        description="The ledger's lines, oldest first, filtered by event and episode.")
     p.add_argument("--event", action="append", help="only this event (repeatable)")
     p.add_argument("--episode", help="only lines stamped with, or about, this episode")
-    p.add_argument("--limit", type=int, default=0, help="only the newest N lines")
+    p.add_argument("--limit", type=count, default=None, metavar="N", help="only the newest N lines (1 or more)")
     p.add_argument("--json", action="store_true", help="print the lines as a JSON array")
     p.set_defaults(handler=lambda a: history(a.event, a.episode, a.limit, a.json))
 
 
-def history(events: list[str] | None, episode: str | None, limit: int, as_json: bool) -> int:
+def history(events: list[str] | None, episode: str | None, limit: int | None, as_json: bool) -> int:
 
     ws = open_workspace()
     for event in events or []:
@@ -33,7 +34,7 @@ def history(events: list[str] | None, episode: str | None, limit: int, as_json: 
     lines = [l for l in result.lines
              if (not events or l.event in events)
              and (episode is None or l.session == episode or l.get("episode") == episode)]
-    if limit > 0:
+    if limit is not None:
         lines = lines[-limit:]
     if as_json:
         emit_json([{"line": l.number, "ts": l.ts, "event": l.event, "session": l.session, **l.data}
@@ -48,4 +49,4 @@ def history(events: list[str] | None, episode: str | None, limit: int, as_json: 
     if result.malformed:
         say(f"({result.malformed} malformed ledger line(s) skipped, first at line {result.first_malformed}; "
             "`majordomus doctor` reports them)")
-    return 0
+    return OK

@@ -2,18 +2,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from majordomus.base.errors import NOT_INITIALISED, FatalError
+from majordomus.base.errors import NOT_INITIALISED, OK, FatalError
 from majordomus.base.git import toplevel
 from majordomus.base.output import say
+from majordomus.cli.commands import Subparsers
 from majordomus.store import scaffold
 from majordomus.store.workspace import Workspace
 
 NAMES = ("init",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("init", help="lay .ai/ from the skeleton (idempotent)",
                        description="Lay .ai/ into this git repository from the shipped skeleton: the "
                        "policy, the knowledge source classes and the candidates contract, the empty "
@@ -35,4 +35,4 @@ def init() -> int:
         say(f"left alone {rel} (it differs from the skeleton: yours is kept)")
     say(f"majordomus initialised in {root}: {len(laid.written)} written, {len(laid.unchanged)} unchanged, "
         f"{len(laid.left_alone)} left alone. Next: `majordomus capture install`.")
-    return 0
+    return OK

@@ -1,10 +1,10 @@
 """majordomus knowledge: derive, and the readers and acts of the knowledge store."""
 from __future__ import annotations
 
-from typing import Any
-
+from majordomus.base.errors import OK
 from majordomus.base.ids import check_id
 from majordomus.base.output import emit_json, show
+from majordomus.cli.commands import Subparsers
 from majordomus.cli.commands.review import review_verbs
 from majordomus.evidence import episodes
 from majordomus.readers.cli import add_verbs
@@ -14,7 +14,7 @@ from majordomus.tasks import derive as deriver
 NAMES = ("knowledge",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("knowledge", help="derive, read and review knowledge records",
                        description="The knowledge store: candidates derived at episode boundaries, "
                        "promoted or rejected by a person.")
@@ -34,7 +34,6 @@ def add_parsers(sub: Any) -> None:
 
 
 def derive(episode: str | None, dry_run: bool, as_json: bool) -> int:
-
     ws = open_workspace()
     episode = check_id(episode, "episode id") if episode is not None else episodes.require_current(ws)
     outcome = deriver.derive(ws, episode, dry_run=dry_run)
@@ -50,5 +49,5 @@ def derive(episode: str | None, dry_run: bool, as_json: bool) -> int:
                                 "derived_from": list(d.derived_from)} for d in outcome.drafts]})
     else:
         show(outcome.summary(ws) + "\n")
-    return 0
+    return OK
 

@@ -2,10 +2,10 @@
 projected to MCP on stdio, to a read-only HTTP server, and to its OpenAPI document."""
 from __future__ import annotations
 
-from typing import Any
-
-from majordomus.base.errors import USAGE, FatalError
+from majordomus.base.errors import OK, USAGE, FatalError
 from majordomus.base.output import emit_json
+from majordomus.cli.commands import Subparsers
+from majordomus.cli.options import port as port_number
 from majordomus.readers import httpd, mcp_stdio
 from majordomus.readers.openapi import document
 from majordomus.store.workspace import open_workspace
@@ -13,7 +13,7 @@ from majordomus.store.workspace import open_workspace
 NAMES = ("mcp", "serve", "openapi")
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     m = sub.add_parser("mcp", help="serve the knowledge readers as MCP tools on stdio",
                        description="An MCP server on stdin/stdout (the official MCP Python SDK): one tool "
                        "per reader capability. Needs the SDK: pip install 'majordomus[mcp]'.")
@@ -23,7 +23,7 @@ def add_parsers(sub: Any) -> None:
                        description="A read-only HTTP server: GET /openapi.json and one route per reader "
                        "capability. Bound to 127.0.0.1 unless --host says otherwise.")
     s.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    s.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    s.add_argument("--port", type=port_number, default=8765, help="port (default 8765; 0 picks a free one)")
     s.add_argument("--allow-host", action="append", default=[], metavar="NAME",
                    help="answer requests whose Host header is NAME too (repeatable; localhost, "
                    "127.0.0.1, ::1 and --host are always answered, any other Host is refused: 421)")
@@ -39,13 +39,12 @@ def mcp(list_only: bool) -> int:
 
     if list_only:
         emit_json(mcp_stdio.tools())
-        return 0
+        return OK
 
     root = open_workspace().root  # refuse before the SDK loads when the repository is not set up
     try:
         import mcp as _sdk  # noqa: F401 - only to tell a missing SDK from a failing server
     except ImportError:
-
         raise FatalError("the MCP Python SDK is not installed: pip install 'majordomus[mcp]'") from None
     return mcp_stdio.serve(root)
 
@@ -67,4 +66,4 @@ def openapi() -> int:
     """Print the OpenAPI document."""
 
     emit_json(document())
-    return 0
+    return OK

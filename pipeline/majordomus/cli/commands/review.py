@@ -2,16 +2,16 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from majordomus.base.errors import BLOCKING, OK
 from majordomus.base.output import emit_json, say, show
+from majordomus.cli.commands import Subparsers
 from majordomus.knowledge import integrity, review
 from majordomus.store.records import CLASSES
 from majordomus.store.workspace import open_workspace
 
 
-def review_verbs(verbs: Any) -> None:
+def review_verbs(verbs: Subparsers) -> None:
     """Add the acts and the check to `majordomus knowledge`'s verbs."""
 
     p = verbs.add_parser("promote", help="promote a candidate to verified, evidence on stdin",
@@ -41,12 +41,12 @@ def promote(rid: str, cls: str | None) -> int:
     ws = open_workspace()
     if sys.stdin is None or sys.stdin.isatty():
         say("reading the evidence from standard input (end it with Ctrl-D)")
-    evidence = sys.stdin.read() if sys.stdin is not None else ""
+    evidence = sys.stdin.buffer.read() if sys.stdin is not None else b""  # bytes: checked as text there
     act = review.promote(ws, rid, evidence, cls)
     under = f"episode {act.episode}" if act.episode else "terminal (no episode open)"
     show(ws.rel(act.path) + "\n")
     say(f"promoted {act.id} to {ws.rel(act.path)} (verified, under {under})")
-    return 0
+    return OK
 
 
 def reject(rid: str, reason: str | None, by_id: str | None) -> int:
@@ -57,7 +57,7 @@ def reject(rid: str, reason: str | None, by_id: str | None) -> int:
     what = f"superseded by {by_id}" if by_id else "rejected"
     show(ws.rel(act.path) + "\n")
     say(f"{act.id} {what} in place ({ws.rel(act.path)})")
-    return 0
+    return OK
 
 
 def check(as_json: bool) -> int:

@@ -1,9 +1,9 @@
 """majordomus rules list | vendor update."""
 from __future__ import annotations
 
-from typing import Any
-
+from majordomus.base.errors import OK
 from majordomus.base.output import emit_json, line, say, show, table
+from majordomus.cli.commands import Subparsers
 from majordomus.rules import ruleset as rules
 from majordomus.rules import vendor
 from majordomus.rules.validators import REGISTRY
@@ -12,7 +12,7 @@ from majordomus.store.workspace import open_workspace
 NAMES = ("rules",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("rules", help="the effective rule set; refresh the vendored standard package",
                        description="Rules are data: one YAML file a rule, vendored under "
                        ".ai/repo/rules/vendor/ (never edited by hand) and the project's own under "
@@ -45,7 +45,7 @@ def list_rules(as_json: bool) -> int:
                               "origin": r.origin, "path": ws.rel(r.path)} for r in ruleset.rules],
                    "validators": sorted(REGISTRY),
                    "problems": [f.as_dict() for f in ruleset.problems]})
-        return 0
+        return OK
     rows = [[line(c) for c in (r.id, r.cls, r.validator + ("" if r.validator in REGISTRY else " (missing)"),
                                 ",".join(r.dispatch), r.origin)] for r in ruleset.rules]
     if rows:
@@ -57,7 +57,7 @@ def list_rules(as_json: bool) -> int:
         say(f"validators no rule declares: {', '.join(undeclared)}")
     for problem in ruleset.problems:
         say(problem.line())
-    return 0
+    return OK
 
 
 def vendor_update() -> int:
@@ -74,4 +74,4 @@ def vendor_update() -> int:
     else:
         say(f"rules vendor update: {len(done.written)} written, {len(done.removed)} removed, "
             f"{len(done.unchanged)} unchanged. Commit .ai/repo/rules/vendor/.")
-    return 0
+    return OK

@@ -1,13 +1,13 @@
 """majordomus session start|close|context."""
 from __future__ import annotations
 
-from typing import Any
-
+from majordomus.base.errors import INTERNAL, OK
 from majordomus.base.ids import check_id
 from majordomus.base.output import emit_json, say, show
+from majordomus.cli.commands import Subparsers
 from majordomus.context import working as session_context
 from majordomus.evidence import episodes
-from majordomus.session import end
+from majordomus.session import end, pending
 from majordomus.session import start as session_start
 from majordomus.store.ledger import utc_now
 from majordomus.store.workspace import open_workspace
@@ -15,7 +15,7 @@ from majordomus.store.workspace import open_workspace
 NAMES = ("session",)
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("session", help="open, close or read an episode",
                        description="Episodes by hand: what the hooks call, usable from a terminal.")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
@@ -55,9 +55,12 @@ def start(episode: str | None, source: str) -> int:
         + (f" (also open: {', '.join(opened.others_open)})" if opened.others_open else "")
         + f"; export MAJORDOMUS_EPISODE={episode} to stamp this shell's commands with it")
     show(started.briefing)
+    late = pending.pick_up(ws)  # derivations an earlier boundary could not run
+    for problem in late:
+        say(f"majordomus: {problem}")
     for error in started.errors:
         say(f"majordomus: {error}")
-    return 1 if started.errors else 0
+    return INTERNAL if late or started.errors else OK
 
 
 def close(episode: str | None, reason: str, as_json: bool) -> int:
@@ -83,9 +86,12 @@ def close(episode: str | None, reason: str, as_json: bool) -> int:
         say(f"derivation failed: {closed.error}")
     if closed.drain_error:
         say(f"majordomus: {closed.drain_error}")
-    if closed.error or closed.drain_error:
-        return 1
-    return 0
+    late = pending.pick_up(ws)  # derivations an earlier boundary could not run
+    for problem in late:
+        say(f"majordomus: {problem}")
+    if closed.error or closed.drain_error or late:
+        return INTERNAL
+    return OK
 
 
 def context(episode: str | None, path: bool, as_json: bool) -> int:
@@ -103,10 +109,10 @@ def context(episode: str | None, path: bool, as_json: bool) -> int:
             emit_json({"episode": episode, "path": where})
         else:
             show(where + "\n")
-        return 0
+        return OK
     ctx = session_context.compose(ws, episode)
     if as_json:
         emit_json(ctx.as_json())
     else:
         show(session_context.render(ctx))
-    return 0
+    return OK

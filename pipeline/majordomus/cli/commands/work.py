@@ -3,15 +3,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from majordomus.base.errors import REFUSED
+from majordomus.base.errors import OK, REFUSED
 from majordomus.base.output import emit_json, line, say, show
+from majordomus.cli.commands import Subparsers
 from majordomus.evidence import work
 from majordomus.store.workspace import open_workspace
 
 NAMES = ("start", "finish", "decision", "question", "checkpoint", "handover")
 
 
-def add_parsers(sub: Any) -> None:
+def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("start", help="start a task", description="Start a task; one is active at a time.")
     p.add_argument("title")
     p.add_argument("--scope", help="the path the task is about")
@@ -69,7 +70,7 @@ def start(title: str, scope: str | None) -> int:
     task = work.start(_ws(), title, scope)
     print(task["task"])
     say(f"task {task['task']} started: {title}")
-    return 0
+    return OK
 
 
 def finish(outcome: str, reason: str | None, verify: str | None) -> int:
@@ -84,28 +85,28 @@ def finish(outcome: str, reason: str | None, verify: str | None) -> int:
             "majordomus finish --outcome failed --reason \"why\"")
         return REFUSED
     say(f"task {data['task']} finished {data['outcome']}: note at {data['note']}")
-    return 0
+    return OK
 
 
 def decision_add(text: str, why: str | None) -> int:
 
     line = work.decision_add(_ws(), text, why)
     say(f"decision recorded{' under task ' + line['task'] if line.get('task') else ' (no active task: it derives from the session alone)'}")
-    return 0
+    return OK
 
 
 def question_add(text: str) -> int:
 
     q = work.question_add(_ws(), text)
     print(q["question"])
-    return 0
+    return OK
 
 
 def question_resolve(qid: str, answer: str) -> int:
 
     work.question_resolve(_ws(), qid, answer)
     say(f"question {qid} resolved")
-    return 0
+    return OK
 
 
 def question_list(as_json: bool) -> int:
@@ -113,23 +114,23 @@ def question_list(as_json: bool) -> int:
     questions = work.open_questions(_ws())
     if as_json:
         emit_json(questions)
-        return 0
+        return OK
     if not questions:
         say("no open questions (majordomus question add \"…\" asks one)")
     for q in questions:
         show(line(f"{q.get('question')}  {q.get('text')}" + (f"  (task {q['task']})" if q.get("task") else "")) + "\n")
-    return 0
+    return OK
 
 
 def checkpoint(note: str | None) -> int:
 
     work.checkpoint(_ws(), note)
     say("checkpoint recorded")
-    return 0
+    return OK
 
 
 def handover(next_action: str) -> int:
 
     work.handover(_ws(), next_action)
     say("handover recorded")
-    return 0
+    return OK

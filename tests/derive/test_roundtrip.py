@@ -67,7 +67,7 @@ def ws(repo: Repo) -> Workspace:
 @given(text=TEXT, why=TEXT)
 def test_any_decision_round_trips(ws: Workspace, text: str, why: str) -> None:
     write_ledger(ws, [("decision.recorded", {"task": "t-1", "text": text, "why": why or None})])
-    plan = derive.plan(ws, "e1")
+    plan = derive.plan(ws, "e1", ws.candidates)
     if not text.strip():
         assert plan.drafts == [] and plan.skipped == []
         return
@@ -76,7 +76,7 @@ def test_any_decision_round_trips(ws: Workspace, text: str, why: str) -> None:
         return
     (draft,) = plan.drafts
     meta, body = rendered(draft)
-    assert meta["title"] == text
+    assert meta["title"] == first_line(text)  # one assertion in one line; the whole text is the body
     assert body == text + (f"\n\nWhy: {why}" if why else "") + "\n"
     assert meta["id"] == draft.id == derive.record_id("e1", "decision.recorded", text)
     assert meta["provenance"] == {"origin": "extracted", "derived_from": ["session:e1", "decision:t-1"]}
@@ -94,7 +94,7 @@ def test_any_question_reason_and_command_round_trip(ws: Workspace, question: str
         ("task.started", {"task": "t-3", "title": "proofs", "scope": None}),
         ("task.finished", {"task": "t-3", "title": "proofs", "outcome": "completed", "verify": command}),
     ])
-    plan = derive.plan(ws, "e1")
+    plan = derive.plan(ws, "e1", ws.candidates)
     by_class: dict[str, list[tuple[dict[str, object], str]]] = {}
     for draft in plan.drafts:
         meta, body = rendered(draft)
@@ -108,12 +108,13 @@ def test_any_question_reason_and_command_round_trip(ws: Workspace, question: str
     facts = {str(m["provenance"]["derived_from"][1]): (m, b) for m, b in by_class.get("fact", [])}  # type: ignore[index]
     if answer.strip() and not (marker_in(question) or marker_in(answer)):
         meta, body = facts["task:t-1"]
-        assert meta["title"] == (f"{question} {answer}" if question else answer)
+        assert meta["title"] == (f"{first_line(question)} {first_line(answer)}" if question.strip()
+                                 else first_line(answer))
         assert body == f"Question: {question}\n\nAnswer: {answer}\n"
         assert meta["id"] == derive.record_id("e1", "question.resolved", question, answer)
     if command.strip() and not marker_in(command):
         meta, body = facts["task:t-3"]
-        assert meta["title"] == f"`{command}` passes"
+        assert meta["title"] == f"`{first_line(command)}` passes"
         assert body == f"The verification command `{command}` exited 0 when task proofs completed.\n"
     lessons = by_class.get("lesson", [])
     if first_line(reason) and not marker_in(reason):
@@ -143,7 +144,7 @@ def test_nasty_text_through_the_command(episode: Repo, text: str) -> None:
     episode.mj("knowledge", "derive", check=True)
     (path,) = episode.candidates()
     record = records.load(path)
-    assert record.meta["title"] == text
+    assert record.meta["title"] == first_line(text)
     assert record.body == f'{text}\n\nWhy: a "why": #2\n'
     assert record.id == path.stem == derive.record_id("e1", "decision.recorded", text)
 

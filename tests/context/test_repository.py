@@ -13,6 +13,7 @@ def test_a_fresh_repository_says_what_is_absent(repo: Repo) -> None:
     assert text.startswith("# Repository context\n")
     assert "- session.briefing_budget_lines: 40\n" in text
     assert section(text, "## Rules in effect") == [
+        "- majordomus.agents-fired (vendor, advisory; from doctor)",
         "- majordomus.candidates-reviewed (vendor, advisory; from doctor)",
         "- majordomus.knowledge-integrity (vendor, blocking; from check, doctor)",
         "- majordomus.knowledge-observed (vendor, blocking; from doctor, watch)"]
@@ -53,11 +54,12 @@ def test_every_part_of_the_repository_context(episode: Repo) -> None:
     assert "- session.briefing_budget_lines: 12\n" in text
     assert "- ledger.retention_lines: 50000 (default: the file does not declare it)\n" in text
     rules = section(text, "## Rules in effect")
-    assert rules[:3] == ["- majordomus.candidates-reviewed (vendor, advisory; from doctor)",
+    assert rules[:4] == ["- majordomus.agents-fired (vendor, advisory; from doctor)",
+                         "- majordomus.candidates-reviewed (vendor, advisory; from doctor)",
                          "- majordomus.knowledge-integrity (vendor, blocking; from check, doctor)",
                          "- project.local (project, advisory; from doctor)"]
-    assert rules[3].startswith("- not in effect: .ai/repo/rules/project/broken.yaml: rule file unreadable")
-    assert len(rules) == 4
+    assert rules[4].startswith("- not in effect: .ai/repo/rules/project/broken.yaml: rule file unreadable")
+    assert len(rules) == 5
     assert section(text, "## Knowledge by status") == ["- candidates/: 1 candidate, 1 superseded",
                                                        "- curated/: 1 verified"]
     assert section(text, "## Active task") == [f"{task}: Context task"]
@@ -73,6 +75,7 @@ def test_every_part_of_the_repository_context(episode: Repo) -> None:
     assert data["policy"]["values"]["session.briefing_budget_lines"] == {"value": 12, "declared": True}
     assert data["policy"]["values"]["ledger.retention_lines"]["declared"] is False
     assert [(r["id"], r["origin"], r["class"]) for r in data["rules"]] == [
+        ("majordomus.agents-fired", "vendor", "advisory"),
         ("majordomus.candidates-reviewed", "vendor", "advisory"),
         ("majordomus.knowledge-integrity", "vendor", "blocking"), ("project.local", "project", "advisory")]
     assert [p["file"] for p in data["rule_problems"]] == [".ai/repo/rules/project/broken.yaml"]
@@ -100,7 +103,7 @@ def test_the_policy_cache_never_serves_a_changed_policy(repo: Repo) -> None:
     policy.write_text(original.replace("briefing_budget_lines: 40", "briefing_budget_lines: many"),
                       encoding="utf-8")
     broken = repo.mj("context")
-    assert broken.returncode == 5 and "session.briefing_budget_lines" in broken.stderr
+    assert broken.returncode == 4 and "session.briefing_budget_lines" in broken.stderr
     policy.write_text(original.replace("briefing_budget_lines: 40", "briefing_budget_lines: 7"),
                       encoding="utf-8")
     assert "- session.briefing_budget_lines: 7\n" in repo.mj("context", check=True).stdout

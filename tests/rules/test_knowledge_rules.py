@@ -95,7 +95,7 @@ def test_wiring_is_read_from_the_close_paths_own_source() -> None:
 
     assert wiring.check_source(WIRED) is None
     assert wiring.check()[0] is None
-    assert wiring.check()[1].name == "episodes.py"
+    assert wiring.check()[1].name == "end.py"
 
     unwired = WIRED.replace("outcome = derive_on_close(ws, episode)", "outcome = None")
     assert "never calls derive_on_close" in (wiring.check_source(unwired) or "")
@@ -255,7 +255,7 @@ def test_derived_candidates_are_warned_untracked_then_clean(episode: Repo, monke
     (path,) = episode.candidates()
     code, data = run_json(episode, "doctor")
     assert code == 0 and data["findings"] and all(f["rule"] == REVIEWED for f in data["findings"])
-    assert [f["file"] for f in data["findings"]] == [rel(path, episode)]
+    assert [f["file"] for f in data["findings"]] == [rel(path, episode), ".ai/repo/sessions/e1.md"]
     episode.git("add", "-A", ".ai/repo")
     episode.commit("session e1")
     code, data = run_json(episode, "doctor")

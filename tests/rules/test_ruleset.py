@@ -11,7 +11,7 @@ from conftest import PROJECT, Repo
 from rules_helpers import findings_of, project_rule, run_json, status_of
 
 VENDOR = ".ai/repo/rules/vendor"
-STANDARD = ("majordomus.candidates-reviewed", "majordomus.knowledge-integrity",
+STANDARD = ("majordomus.agents-fired", "majordomus.candidates-reviewed", "majordomus.knowledge-integrity",
             "majordomus.knowledge-observed")
 
 
@@ -26,6 +26,7 @@ def test_init_vendors_the_standard_package_with_its_readme(repo: Repo) -> None:
         ("majordomus.knowledge-observed", "blocking", "knowledge_lifecycle", ("doctor", "watch")),
         ("majordomus.knowledge-integrity", "blocking", "knowledge_integrity", ("check", "doctor")),
         ("majordomus.candidates-reviewed", "advisory", "knowledge_accumulation", ("doctor",)),
+        ("majordomus.agents-fired", "advisory", "agent_hooks_fired", ("doctor",)),
     }
     assert listed["problems"] == []
 
@@ -37,7 +38,7 @@ def test_fresh_repository_is_clean_under_all_three_commands(repo: Repo) -> None:
         code, data = run_json(repo, command)
         assert code == 0 and data["exit"] == 0 and data["findings"] == [], (command, data)
         assert sorted(r["id"] for r in data["rules"]) == sorted(ran)
-    assert repo.mj("doctor").stdout.count("\n") == 3
+    assert repo.mj("doctor").stdout.count("\n") == len(STANDARD)
 
 
 def test_vendor_update_restores_an_edited_deleted_or_extra_file(repo: Repo) -> None:

@@ -144,8 +144,11 @@ def test_doit_generate_in_a_copy_of_the_project(tmp_path: Path) -> None:
                     ignore=shutil.ignore_patterns("__pycache__", "_data"))
     shutil.copytree(SCHEMAS, project / "schemas")
 
+    # the copy's own package, not the checkout's installed one: its shipped data is the copy's
+    env = dict(os.environ, PYTHONPATH=str(project / "pipeline"))
+
     def doit() -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([DOIT, "generate"], cwd=project, capture_output=True, text=True)
+        proc = subprocess.run([DOIT, "generate"], cwd=project, capture_output=True, text=True, env=env)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         return proc
 
@@ -164,7 +167,7 @@ def test_doit_generate_in_a_copy_of_the_project(tmp_path: Path) -> None:
 
     proto.write_text(proto.read_text().replace("message Relation {", "message Relation {{"))
     before = snapshot(project / "schemas")
-    broken = subprocess.run([DOIT, "generate"], cwd=project, capture_output=True, text=True)
+    broken = subprocess.run([DOIT, "generate"], cwd=project, capture_output=True, text=True, env=env)
     assert broken.returncode != 0
     assert re.search(r"knowledge\.v1\.proto:\d+:\d+: ", broken.stdout + broken.stderr)
     assert snapshot(project / "schemas") == before

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Repo, make_repo
+from conftest import PROJECT, Repo, make_repo
 
 
 def test_start_opens_and_briefs(repo: Repo, tmp_path: Path) -> None:
@@ -83,7 +83,7 @@ def test_start_while_another_is_open_keeps_both(episode: Repo) -> None:
 def test_uninitialised_repository_says_one_line(bare_repo: Repo) -> None:
     hooks = bare_repo.root / ".claude/hooks"
     hooks.mkdir(parents=True)
-    source = Path(__file__).resolve().parent.parent / "templates/hooks/majordomus-session-start"
+    source = PROJECT / "templates/hooks/majordomus-session-start"
     shutil.copy(source, hooks / source.name)
     proc = bare_repo.hook("session-start", {"session_id": "e1"})
     assert proc.returncode == 0

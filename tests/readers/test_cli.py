@@ -137,7 +137,7 @@ def test_edges(store: Store) -> None:
     graph = json.loads(repo.mj("knowledge", "edges", "--json", check=True).stdout)
     edges = {(e["from"], e["type"], e["to"], e["target"]) for e in graph["edges"]}
     tabs = "knowledge:c-tabs"
-    assert (tabs, "derived_from", f"knowledge:{store.decision}", "record") in edges
+    assert (tabs, "relates_to", f"knowledge:{store.decision}", "record") in edges
     assert (tabs, "relates_to", f"knowledge:{store.lesson}", "record") in edges
     assert (tabs, "derived_from", "session:e1", "external") in edges
     assert (tabs, "relates_to", "file:README.md", "external") in edges

@@ -45,13 +45,13 @@ def test_promote_moves_the_candidate_to_curated_as_verified(episode: Repo) -> No
         "class: constraint\n"
         "status: verified\n"
         "epistemics: decided\n"
-        "title: Tabs are refused in the parser\n"
-        f"date: '{day}'\n"
+        "title: \"Tabs are refused in the parser\"\n"
+        f"date: \"{day}\"\n"
         "provenance:\n"
         "  origin: extracted\n"
         "  derived_from:\n"
-        "  - session:e1\n"
-        f"  - decision:{task}\n"
+        "    - \"session:e1\"\n"
+        f"    - \"decision:{task}\"\n"
         "---\n"
         "Tabs are refused in the parser\n\n"
         "Why: two encodings of one thing\n\n"
@@ -70,7 +70,7 @@ def test_promote_adds_the_promoting_episode(episode: Repo) -> None:
     assert episode.hook("session-start", {"session_id": "e2", "source": "startup"}).returncode == 0
     episode.mj("knowledge", "promote", rid, input="reviewed in e2\n", check=True)
     text = (episode.root / CURATED / f"{rid}.md").read_text(encoding="utf-8")
-    assert f"  derived_from:\n  - session:e1\n  - decision:{task}\n  - session:e2\n---\n" in text
+    assert f'  derived_from:\n    - "session:e1"\n    - "decision:{task}"\n    - "session:e2"\n---\n' in text
     assert "class: convention\n" in text
     assert episode.events("knowledge.promoted")[0]["session"] == "e2"
     assert episode.mj("knowledge", "check").returncode == 0
@@ -83,7 +83,7 @@ def test_promote_at_a_terminal_with_no_episode_open(episode: Repo) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "under terminal (no episode open)" in proc.stderr
     text = (episode.root / CURATED / f"{rid}.md").read_text(encoding="utf-8")
-    assert f"  derived_from:\n  - session:e1\n  - decision:{task}\n---\n" in text
+    assert f'  derived_from:\n    - "session:e1"\n    - "decision:{task}"\n---\n' in text
     (line,) = episode.events("knowledge.promoted")
     assert (line["session"], line["by"]) == (None, "terminal")
 
@@ -146,7 +146,7 @@ def test_reject_with_a_reason_rewrites_in_place(episode: Repo) -> None:
     text = path.read_text(encoding="utf-8")
     assert "status: superseded\n" in text and "superseded_by" not in text
     assert text.endswith("Why: two encodings of one thing\n\n# Rejected\n\nthe parser accepts tabs again\n")
-    assert f"  - decision:{task}\n" in text and original.count("\n") < text.count("\n")
+    assert f'    - "decision:{task}"\n' in text and original.count("\n") < text.count("\n")
     (line,) = episode.events("knowledge.rejected")
     assert (line["id"], line["superseded_by"], line["reason"], line["by"]) == (
         rid, None, "the parser accepts tabs again", "episode")

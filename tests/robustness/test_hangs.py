@@ -1,0 +1,102 @@
+"""Nothing waits for ever, and no signal gives a traceback: a lock held by a stopped process, a
+hook interrupted with Ctrl-C."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import MAJORDOMUS, Repo, make_repo
+from crashkit import held, rng
+
+GUARD_S = 120  # a hang fails the test here; no timing is asserted
+
+
+def hook(repo: Repo, name: str, episode: str, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    full = dict(os.environ, PATH=f"{Path(MAJORDOMUS).parent}{os.pathsep}{os.environ['PATH']}", **env)
+    return subprocess.run([str(repo.root / ".claude/hooks" / f"majordomus-{name}")], cwd=repo.root,
+                          input=json.dumps({"session_id": episode, "cwd": str(repo.root)}).encode(),
+                          capture_output=True, env=full, timeout=GUARD_S)
+
+
+def test_a_hook_behind_a_stopped_derivation_records_it_and_the_next_boundary_derives(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    state = repo.root / ".ai/local/state"
+    env = {"MAJORDOMUS_LOCK_WAIT": "2"}
+    hook(repo, "session-start", "e1", env)
+    repo.mj("decision", "add", "decided while a derivation hangs", env={"MAJORDOMUS_EPISODE": "e1"}, check=True)
+    with held(state / "doit.sqlite3.lock"):
+        end = hook(repo, "session-end", "e1", env)
+        assert end.returncode == 0 and b"Traceback" not in end.stderr, end.stderr
+        assert b"held by another process" in end.stderr
+        failed = repo.events("provider.event.failed")
+        assert failed and "held by another process" in failed[-1]["error"], failed
+        assert [l["session"] for l in repo.events("session.closed")] == ["e1"]
+        assert not [l for l in repo.events("knowledge.derived") if l.get("episode") == "e1"]
+        assert (state / "pending" / "e1").exists()
+        # a command behind it waits its bound too, and says so in one line
+        derive = repo.mj("knowledge", "derive", "--episode", "e1", env={"MAJORDOMUS_LOCK_WAIT": "1"})
+        assert derive.returncode == 1 and derive.stderr.count("\n") == 1, derive.stderr
+        assert "held by another process" in derive.stderr
+    start = hook(repo, "session-start", "e2", env)
+    assert start.returncode == 0 and start.stderr == b"", start.stderr
+    derived = [l for l in repo.events("knowledge.derived") if l.get("episode") == "e1"]
+    assert len(derived) == 1 and derived[0]["written"] == 1, derived
+    assert not (state / "pending" / "e1").exists()
+    assert len(repo.candidates()) == 1
+
+
+def test_a_hook_behind_a_held_ledger_exits_and_says_why(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    with held(repo.root / ".ai/local/state/ledger.lock"):
+        start = hook(repo, "session-start", "e1", {"MAJORDOMUS_LOCK_WAIT": "1"})
+    assert start.returncode == 0 and b"Traceback" not in start.stderr
+    assert b"held by another process" in start.stderr and start.stderr.count(b"\n") <= 2, start.stderr
+
+
+def test_sigint_to_a_hook_is_recorded_and_exits_0(tmp_path: Path) -> None:
+    """Ctrl-C reaches the hook's whole process group at a moment within an uninterrupted run."""
+    repo = make_repo(tmp_path / "repo")
+    env = dict(os.environ, PATH=f"{Path(MAJORDOMUS).parent}{os.pathsep}{os.environ['PATH']}")
+    pick = rng("sigint")
+
+    def run(name: str, episode: str, delay: float | None) -> tuple[subprocess.CompletedProcess[bytes], float]:
+        began = time.monotonic()
+        proc = subprocess.Popen([str(repo.root / ".claude/hooks" / f"majordomus-{name}")], cwd=repo.root,
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                                start_new_session=True)
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps({"session_id": episode, "cwd": str(repo.root)}).encode())
+        proc.stdin.close()  # as the provider does: the payload at once
+        proc.stdin = None
+        if delay is not None:
+            time.sleep(delay)
+            try:
+                os.killpg(proc.pid, signal.SIGINT)
+            except ProcessLookupError:
+                pass
+        out, err = proc.communicate(timeout=GUARD_S)
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), time.monotonic() - began
+
+    whole = {"session-start": run("session-start", "ref", None)[1]}  # uninterrupted runs, measured now
+    repo.mj("decision", "add", "the reference decision", env={"MAJORDOMUS_EPISODE": "ref"})
+    whole["session-end"] = run("session-end", "ref", None)[1]
+    interrupted = 0
+    for trial in range(5):
+        for name in ("session-start", "session-end"):
+            if name == "session-end":
+                repo.mj("decision", "add", f"decision {trial}", env={"MAJORDOMUS_EPISODE": f"s{trial}"})
+            done, _ = run(name, f"s{trial}", pick.uniform(0.6, 1.0) * whole[name])
+            assert done.returncode == 0, (name, trial, done.returncode, done.stderr)
+            assert b"Traceback" not in done.stderr and done.stderr.count(b"\n") <= 2, done.stderr
+            if b"interrupted by SIGINT" in done.stderr:
+                interrupted += 1
+                assert any("interrupted by SIGINT" in l["error"] for l in repo.events("provider.event.failed"))
+    print(f"SIGINT: {interrupted} of 10 hook runs interrupted mid-way")
+    assert interrupted >= 3, "the signals all landed outside the hooks' work: nothing was tried"
+    for line in repo.ledger():
+        assert isinstance(line["event"], str)
+    assert not [p for p in (repo.root / ".ai").rglob(".tmp.*") if time.time() - p.stat().st_mtime > 60]
