@@ -11,6 +11,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -125,15 +126,16 @@ def test_the_retention_trim_keeps_an_open_episodes_window(repo: Repo) -> None:
     # 19 more decisions of the long episode, then 50 short episodes closed meanwhile, as their
     # ledger lines (opened, a decision, a checkpoint, derived, closed: 250 lines), then one
     # short episode closed for real, which trims
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())  # after the open, as written
     with open(repo.root / LEDGER, "a", encoding="utf-8") as handle:
         for n in range(1, 20):
-            handle.write(json.dumps({"ts": "2026-01-02T00:00:00Z", "event": "decision.recorded",
+            handle.write(json.dumps({"ts": now, "event": "decision.recorded",
                                      "session": "long", "task": None, "text": f"long decision {n}",
                                      "why": "the long episode"}) + "\n")
         for n in range(50):
             for event in ("session.opened", "decision.recorded", "checkpoint.recorded",
                           "knowledge.derived", "session.closed"):
-                handle.write(json.dumps({"ts": "2026-01-02T00:00:00Z", "event": event,
+                handle.write(json.dumps({"ts": now, "event": event,
                                          "session": f"short{n}", "episode": f"short{n}"}) + "\n")
     repo.mj("session", "start", "--id", "short-last", check=True)
     close = repo.mj("session", "close", "--id", "short-last")

@@ -191,8 +191,8 @@ class Ledger:
 
         if keep <= 0:
             return 0
-        needles = [b'"session":' + json.dumps(e, ensure_ascii=False).encode("utf-8")
-                   for e in open_episodes]
+        keep_sessions = set(open_episodes)
+        needles = [json.dumps(e, ensure_ascii=False).encode("utf-8") for e in keep_sessions]
         with self.locked():
             # under the lock no other trim runs: any temporary ledger is a killed trim's leftover
             for leftover in self.path.parent.glob(".tmp.ledger.jsonl.*"):
@@ -205,23 +205,20 @@ class Ledger:
             excess = len(lines) - keep
             if excess <= 0:
                 return 0
-            kept = [line for line in lines[:excess] if needles and _stamped(line, needles)]
+            kept = [line for line in lines[:excess] if needles and _stamped(line, needles, keep_sessions)]
             if len(kept) == excess:
                 return 0
             atomic_write(self.path, b"".join(kept + lines[excess:]), root=self.root)
         return excess - len(kept)
 
 
-def _stamped(line: bytes, needles: list[bytes]) -> bool:
-    """True when `line` is stamped with one of the sessions `needles` name (a cheap substring
-    test first; the parse decides)."""
+def _stamped(line: bytes, needles: list[bytes], sessions: set[str]) -> bool:
+    """True when `line` is stamped with one of `sessions` (a cheap substring test for the quoted
+    name first, whatever the line's spacing; the parse decides)."""
     if not any(needle in line for needle in needles):
         return False
     parsed = parse_line(0, line.decode("utf-8", errors="replace"))
-    if parsed is None or parsed.session is None:
-        return False
-    return any(needle == b'"session":' + json.dumps(parsed.session, ensure_ascii=False).encode("utf-8")
-               for needle in needles)
+    return parsed is not None and parsed.session in sessions
 
 
 def parse_line(number: int, text: str) -> Line | None:
