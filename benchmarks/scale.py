@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Issue 17's table: every command that grows with history, at two store sizes, against the floor.
 
-    .venv/bin/python benchmarks/scale.py [--size small|large|both] [--runs N] [--budget S] [--json] [--keep]
+    .venv/bin/python benchmarks/scale.py [--size small|large|both] [--runs N] [--budget S]
+                                         [--json] [--json-file PATH] [--keep]
 
 Sizes: small is 20,000 ledger lines and 500 knowledge records; large is 1,000,000 lines and 20,000
 records, with `ledger.retention_lines` raised so the cap trims nothing. The store is written
@@ -530,7 +531,9 @@ def judge(row: Row, tgt: Target | None, floor: float, growth: tuple[float, float
     if tgt.git is not None and row.git is not None and row.git > tgt.git:
         misses.append(f"{row.git} git > {tgt.git}")
     if tgt.linear and growth is not None and growth[0] > growth[1]:
-        misses.append(f"time ×{growth[0]:.0f} for a ×{growth[1]:.0f} store")
+        misses.append(f"time ×{growth[0]:.0f} for a ×{growth[1]:.0f} ledger")
+    if tgt.linear and growth is None:
+        return not misses, "; ".join(misses + ["linearity not judged: it needs --size both"])
     return not misses, "; ".join(misses)
 
 
@@ -686,6 +689,7 @@ def summarise(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for res in results:
         rows: dict[str, Row] = res["rows"]
         floor = statistics.median(rows[FLOOR].ms)
+        floor_cpu = statistics.median(rows[FLOOR].cpu_ms)
         lines_small, _ = SIZES["small"]
         table = []
         for name in ORDER:
@@ -699,12 +703,14 @@ def summarise(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
             med = statistics.median(row.ms) if row.ms else None
             table.append({"row": name, "runs": len(row.ms), "median_ms": med,
                           "median_cpu_ms": statistics.median(row.cpu_ms) if row.cpu_ms else None,
+                          "cpu_ratio": statistics.median(row.cpu_ms) / floor_cpu if row.cpu_ms else None,
                           "ratio": med / floor if med is not None else None,
                           "peak_rss_mib": row.rss_kib / 1024 if row.rss_kib is not None else None,
                           "git": row.git, "git_commands": row.git_cmds, "target": tgt.text() if tgt else "—",
                           "holds": holds, "misses": misses,
                           "growth": growth[0] if growth else None})
         out.append({"size": res["size"], "store": res["store"], "runs_asked": res["runs"], "floor_ms": floor,
+                    "floor_cpu_ms": floor_cpu,
                     "candidates_at_end": res["candidates_at_end"],
                     "ledger_lines_at_end": res["ledger_lines_at_end"], "table": table})
     return out
@@ -731,35 +737,37 @@ def render(summary: list[dict[str, Any]], meta: dict[str, Any], budget: float) -
     out = [f"scale benchmark, {meta['date']}: {meta['cpus']} × {meta['cpu'] or 'cpu'}, Python {meta['python']}, "
            f"load {meta['loadavg_before']} before, {meta['loadavg_after']} after",
            "medians of the timed runs (wall, and CPU: user + system of the process tree); × floor against "
-           "`python -c pass` of the same interpreter in the same run; peak RSS (largest process of the tree, " + ("/usr/bin/time" if TIME_BIN else
-                                                              "wait4, which counts this process's own RSS") +
-           ") and git processes from the untimed warm-up run"]
+           "`python -c pass` of the same interpreter in the same run; peak RSS (largest process of the tree, "
+           + ("/usr/bin/time" if TIME_BIN else "wait4, which counts this process's own RSS")
+           + ") and git processes from the untimed warm-up run"]
     for s in summary:
         st = s["store"]
         out += ["", f"### {s['size']}: {st['lines']:,} ledger lines ({st['ledger_bytes'] / 2**20:.0f} MiB), "
                     f"{st['records']:,} records ({st['waiting']:,} waiting, {st['rejected']:,} rejected, "
                     f"{st['curated']:,} curated), "
                     f"{st['sessions']:,} session records",
-                f"floor `python -c pass` {s['floor_ms']:.1f} ms; store built in {st['build_s']:.0f} s; "
+                f"floor `python -c pass` {s['floor_ms']:.1f} ms wall, {s['floor_cpu_ms']:.1f} ms CPU; store built in {st['build_s']:.0f} s; "
                 f"at the end: {s['candidates_at_end']:,} candidates, {s['ledger_lines_at_end']:,} ledger lines",
                 "",
-                "| command | runs | median ms | × floor | CPU ms | peak RSS MiB | git | target | holds |",
-                "|---|---:|---:|---:|---:|---:|---:|---|---|"]
+                "| command | runs | median ms | × floor | CPU ms | CPU × floor | peak RSS MiB | git | target | holds |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
         short = False
         for r in s["table"]:
             runs = str(r["runs"])
             if r["row"] != FLOOR and r["runs"] < s["runs_asked"]:
                 runs += "*"
                 short = True
-            verdict = "" if r["holds"] is None else ("yes" if r["holds"] else f"**no**: {r['misses']}")
+            verdict = "" if r["holds"] is None else ("yes" if r["holds"] else "**no**") + \
+                (f": {r['misses']}" if r["misses"] else "")
             if r["growth"] is not None and r["holds"] is not None and "linear" in r["target"]:
                 verdict += f" (×{r['growth']:.0f} from small)"
             med, cpu = (("—" if v is None else f"{v:.0f}" if v >= 100 else f"{v:.1f}")
                         for v in (r["median_ms"], r["median_cpu_ms"]))
-            ratio = "—" if r["ratio"] is None else f"{r['ratio']:.1f}"
+            ratio, cpu_ratio = ("—" if v is None else f"{v:.1f}" for v in (r["ratio"], r["cpu_ratio"]))
             rss = "—" if r["peak_rss_mib"] is None else f"{r['peak_rss_mib']:.0f}"
             git = "—" if r["git"] is None else str(r["git"])
-            out.append(f"| {r['row']} | {runs} | {med} | {ratio} | {cpu} | {rss} | {git} | {r['target']} | {verdict} |")
+            out.append(f"| {r['row']} | {runs} | {med} | {ratio} | {cpu} | {cpu_ratio} | {rss} | {git} | {r['target']} "
+                       f"| {verdict} |")
         if short:
             out.append(f"\n\\* fewer runs than asked: the row's time budget ({budget:g} s; hook cycles {3 * budget:g} s) "
                        "ran out")
@@ -787,6 +795,7 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=20.0,
                         help="seconds a row may spend on timed runs before it stops early (default 20)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--json-file", type=Path, help="also write the results as JSON to this file")
     parser.add_argument("--keep", action="store_true", help="keep the synthetic repositories")
     args = parser.parse_args()
     if not MJ.exists():
@@ -810,8 +819,11 @@ def main() -> int:
         meta["loadavg_before"] = meta.pop("loadavg")
         meta["loadavg_after"] = machine()["loadavg"]
         summary = summarise(results)
+        answer = json.dumps({"meta": meta, "budget_s": args.budget, "sizes": summary}, indent=2)
+        if args.json_file:
+            args.json_file.write_text(answer + "\n", encoding="utf-8")
         if args.json:
-            print(json.dumps({"meta": meta, "budget_s": args.budget, "sizes": summary}, indent=2), flush=True)
+            print(answer, flush=True)
         else:
             print(render(summary, meta, args.budget), flush=True)
     finally:
