@@ -151,26 +151,28 @@ def _episode(k: int, budget: int, head: str, ts: Any, start: int) -> tuple[list[
     filler_n = budget - 5 - (0 if fate == "waiting" else 1)
     if filler_n < 0:
         raise SystemExit(f"an episode needs at least 6 ledger lines, not {budget}")
+    # the filler: per 5 units two checkpoints, two small tasks and a question (7 lines); the
+    # episode's one handover ends it
     filler: list[dict[str, Any]] = []
     j = 0
-    while len(filler) < filler_n:
+    while len(filler) < filler_n - 1:
         unit = j % 5
-        if unit in (0, 3):
+        if unit in (0, 2):
             filler.append({"event": "checkpoint.recorded", "task": t1,
                            "note": f"checkpoint {j} of episode {k}: {area} half done", "head": head})
-        elif unit == 1:
+        elif unit == 3:
             filler.append({"event": "question.opened", "question": "q-" + _hex("q", k, j)[:8], "task": t1,
                            "text": f"does {area} need {CHOICES[(k + j) % len(CHOICES)]}?"})
-        elif unit == 2:
+        else:
             t2 = "t-" + _hex("task", k, j + 2)[:8]
             filler.append({"event": "task.started", "task": t2, "title": f"tidy {area} ({j})",
                            "scope": f"src/mod{(k + j) % 50}.py"})
             filler.append({"event": "task.finished", "task": t2, "title": f"tidy {area} ({j})",
                            "outcome": "completed", "note": f".ai/local/state/completed/{t2}.md"})
-        else:
-            filler.append({"event": "handover.recorded", "task": None, "next": f"continue {area} after {j}"})
         j += 1
-    filler = filler[:filler_n]
+    filler = filler[:filler_n - 1]
+    if filler_n:
+        filler.append({"event": "handover.recorded", "task": None, "next": f"continue {area} after episode {k}"})
 
     cand_path = f".ai/repo/knowledge/candidates/{rid}.md"
     acted_path = f".ai/repo/knowledge/curated/{rid}.md" if fate == "promoted" else cand_path
