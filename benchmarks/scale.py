@@ -377,7 +377,7 @@ def render(summary: list[dict[str, Any]], meta: dict[str, Any], budget: float) -
                 short = True
             verdict = "" if r["holds"] is None else ("yes" if r["holds"] else "**no**") + \
                 (f": {r['misses']}" if r["misses"] else "")
-            if r["growth"] is not None and r["holds"] is not None and "linear" in r["target"]:
+            if r["growth"] is not None and "linear" in r["target"] and "CPU ×" not in r["misses"]:
                 verdict += f" (CPU ×{r['growth']:.0f} from small)"
             med, cpu = (("—" if v is None else f"{v:.0f}" if v >= 100 else f"{v:.1f}")
                         for v in (r["median_ms"], r["median_cpu_ms"]))
