@@ -353,6 +353,7 @@ def machine() -> dict[str, Any]:
 def render(summary: list[dict[str, Any]], meta: dict[str, Any], budget: float) -> str:
     out = [f"scale benchmark, {meta['date']}: {meta['cpus']} × {meta['cpu'] or 'cpu'}, Python {meta['python']}, "
            f"load {meta['loadavg_before']} before, {meta['loadavg_after']} after",
+           "",
            "medians of the timed runs (wall, and CPU: user + system of the process tree); × floor against "
            "`python -c pass` of the same interpreter in the same run; peak RSS (largest process of the tree, "
            + ("/usr/bin/time" if TIME_BIN else "wait4, which counts this process's own RSS")
