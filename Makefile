@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test e2e bench soak lint venv clean
+.PHONY: demo test e2e bench bench-scale soak lint venv clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/generate.py
 	$(BIN)/python benchmarks/readers.py
 	$(BIN)/python benchmarks/outbox.py
+	$(BIN)/python benchmarks/scale.py
+
+# issue 17's table at both sizes (20,000 and 1,000,000 ledger lines): a few minutes on 2 cores
+bench-scale: $(STAMP)
+	$(BIN)/python benchmarks/scale.py
 
 lint: $(STAMP)
 	$(BIN)/mypy

@@ -27,8 +27,8 @@ def test_candidates_are_the_queue_with_tracking_flagged(store: Store) -> None:
     assert not {"old-rule", "older-rule"} & {c["id"] for c in listed}
     human = repo.mj("knowledge", "candidates", check=True)
     header, *rows = human.stdout.splitlines()
-    assert header.split() == ["ID", "CLASS", "BRANCH", "TITLE"]
-    assert any(r.split()[:3] == [store.decision, "convention", "main"] for r in rows)
+    assert header.split() == ["ID", "CLASS", "BRANCH", "WAITING", "TITLE"]
+    assert any(r.split()[:3] == [store.decision, "convention", "main"] and " min " in r for r in rows)
     assert f"git add {KB}/candidates/{store.lesson}.md" in human.stderr
 
 

@@ -169,3 +169,19 @@ def changed_since(root: Path, sha: str | None) -> list[str]:
     if results[0][0] != 0:
         raise GitError(f"git {' '.join(tracked)}: exit {results[0][0]}")
     return sorted({path for _, out in results for path in out.split("\0") if path})
+
+
+def subjects(root: Path, shas: list[str]) -> dict[str, str]:
+    """Full sha -> subject of each commit `shas` names (full or abbreviated), in one git call; a
+    sha naming no commit here is simply absent from the answer."""
+    asked = [s for s in shas if s and all(c in "0123456789abcdefABCDEF" for c in s)]
+    if not asked:
+        return {}
+    out = run(root, "log", "--no-walk=unsorted", "--ignore-missing", "--format=%H%x09%s", *asked,
+              "--", check=False)
+    found = {}
+    for row in out.splitlines():
+        sha, tab, subject = row.partition("\t")
+        if tab:
+            found[sha] = subject
+    return found

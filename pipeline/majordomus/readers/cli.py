@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from majordomus.base import yamlio
 from majordomus.base.errors import OK
 from majordomus.base.output import emit_json, line, say, show, table
+from majordomus.knowledge.accumulation import minutes as waited
 from majordomus.knowledge.graph import TYPES
 from majordomus.knowledge.graph import edges as read
 from majordomus.readers.knowledge_base import CAPABILITIES, Capability, call
@@ -62,13 +63,17 @@ def _candidates(items: list[dict[str, Any]]) -> None:
     if not items:
         say("no candidates await review")
         return
-    rows = [[line(c["id"]), line(c["class"]), line(c["branch"] or "(unattributed)"), line(c["title"])]
-            for c in items]
-    show(table(rows, ["ID", "CLASS", "BRANCH", "TITLE"]))
+    rows = [[line(c["id"]), line(c["class"]), line(c["branch"] or "(unattributed)"), _waited(c["age_minutes"]),
+             line(c["title"])] for c in items]
+    show(table(rows, ["ID", "CLASS", "BRANCH", "WAITING", "TITLE"]))
     untracked = [c["path"] for c in items if not c["tracked"]]
     if untracked:
         say(f"{len(untracked)} candidate(s) not tracked by git, so reviewed on no other checkout: "
             f"git add {' '.join(untracked)}")
+
+
+def _waited(minutes: int | None) -> str:
+    return "-" if minutes is None else waited(minutes * 60.0)
 
 
 def _record(rec: dict[str, Any]) -> None:
@@ -79,6 +84,13 @@ def _record(rec: dict[str, Any]) -> None:
         say(f"unreadable: {rec['problem']}")
         return
     show("---\n" + yamlio.dump(rec["meta"]) + "---\n" + (rec["body"] or ""))
+    for ref in rec["references"]:  # talk: what each reference names, in words
+        if ref["label"]:
+            say(line(f"{ref['field']} {ref['ref']}: {ref['label']}"))
+    review = rec["review"]
+    if review:
+        say(line(f"in the review queue: {_waited(review['age_minutes'])}"
+                 + (f", measured from {review['age_detail']}" if review["age_detail"] else "")))
 
 
 def _counts(counts: dict[str, int]) -> str:

@@ -1,8 +1,11 @@
 """The reader module `knowledge_base`: each capability declared ONCE — name, summary,
 parameters, result JSON Schema, handler. The command line (`majordomus knowledge candidates |
 record | status`), the HTTP server and its OpenAPI document (`majordomus serve`, `majordomus
-openapi`) and the MCP server (`majordomus mcp`) are generated from `CAPABILITIES`; none of them
-restates a parameter, a schema or a handler.
+openapi`), the MCP server (`majordomus mcp`), the cockpit's pages (`readers.cockpit`) and the
+benchmark inventory (`benchmarks/inventory.json`) are generated from `CAPABILITIES`; none of them
+restates a parameter, a schema or a handler. Three annotations in the result schemas are for
+the cockpit's pages and mean nothing to a validator: `x-link` (this string is the positional
+argument of that capability), `x-unit` and `x-heading`; `contentMediaType` is JSON Schema's own.
 
 The module is named `knowledge_base`, not `knowledge`, as in seed 001: a reader module is not
 named like the kind it reads. Handlers take candidates from what git lists through the source
@@ -16,15 +19,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from majordomus.base import git
 from majordomus.base.errors import REFUSED, FatalError, unknown
 from majordomus.base.ids import ID_PATTERN, check_id
-from majordomus.knowledge import queue
+from majordomus.knowledge import agenda, provenance, queue
 from majordomus.readers.status import status as answer
 from majordomus.store import listing as store
 from majordomus.store import records
 from majordomus.store.workspace import Workspace
 
 MODULE = "knowledge_base"
+MODULE_SUMMARY = ("Reads the knowledge store (.ai/repo/knowledge/), the ledger and git: the review queue in "
+                  "the order a person reviews it, one record with its provenance resolved, and the store's "
+                  "status. Read-only.")
 
 
 @dataclass(frozen=True)
@@ -57,13 +64,17 @@ class Capability:
 
 # --- handlers: each reads through the module that owns the thing read -----------------------
 def candidates(ws: Workspace) -> list[dict[str, Any]]:
-    """The review queue: candidates with status candidate, with their branch and whether git
-    tracks them (an untracked one is listed and flagged: it is reviewed nowhere else)."""
+    """The review queue in review order (this branch first, oldest review age first): candidates
+    with status candidate, with their branch, how long each has waited and from what, and whether
+    git tracks them (an untracked one is listed and flagged: it is reviewed nowhere else)."""
 
     entries = {e.path: e for e in store.listing(ws).of("candidates") if e.readable}
-    return [{"id": c.id, "class": c.cls, "branch": c.branch, "episode": c.episode, "title": c.title,
-             "path": entries[c.path].rel, "tracked": entries[c.path].tracked}
-            for c in queue.waiting(ws, paths=list(entries))]
+    waiting = queue.waiting(ws, paths=list(entries))
+    ordered = agenda.ordered(ws, waiting, git.head(ws.root).branch) if waiting else []
+    return [{"id": w.candidate.id, "title": w.candidate.title, "class": w.candidate.cls,
+             "branch": w.candidate.branch, **w.as_dict(), "episode": w.candidate.episode,
+             "path": entries[w.candidate.path].rel, "tracked": entries[w.candidate.path].tracked}
+            for w in ordered]
 
 
 def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parameter's declared name
@@ -82,8 +93,15 @@ def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parame
         meta, body = store.jsonable(loaded.meta), loaded.body
     except records.RecordError as exc:
         problem = f"{exc} (run `majordomus knowledge check`)"
+    refs = [r.as_dict() for r in provenance.resolve(ws, meta)] if isinstance(meta, dict) else []
+    review = None
+    if entry.source == "candidates" and isinstance(meta, dict) and meta.get("status", "candidate") == "candidate":
+        (one,) = queue.waiting(ws, paths=[entry.path]) or (None,)
+        if one is not None:
+            (w,) = agenda.ordered(ws, [one], git.head(ws.root).branch)
+            review = {**w.as_dict(), "branch": one.branch, "episode": one.episode}
     return {"id": entry.id, "source": entry.source, "path": entry.rel, "tracked": entry.tracked,
-            "meta": meta, "body": body, "problem": problem}
+            "meta": meta, "body": body, "problem": problem, "references": refs, "review": review}
 
 
 def status(ws: Workspace) -> dict[str, Any]:
@@ -100,19 +118,54 @@ _COUNTS = {"type": "object", "additionalProperties": _COUNT}
 RECORD_ID = {"type": "string", "pattern": ID_PATTERN.pattern, "not": {"pattern": r"\.\."},
              "description": "a record id: the file name without .md, e.g. e1-0123456789ab"}
 
-CANDIDATE = {"type": "object", "additionalProperties": False,
-             "required": ["id", "class", "branch", "episode", "title", "path", "tracked"],
-             "properties": {"id": _TEXT, "class": _TEXT, "branch": _TEXT_OR_NULL, "episode": _TEXT_OR_NULL,
-                            "title": _TEXT, "path": _TEXT, "tracked": {"type": "boolean"}}}
+_LINKED_ID = {"type": "string", "x-link": f"{MODULE}.record"}
+_MINUTES = {"type": ["integer", "null"], "minimum": 0, "x-unit": "minutes",
+            "description": "how long the queue entry has waited, in whole minutes (null: nothing dates it)"}
+_WAITING = {
+    "age_minutes": _MINUTES,
+    "age_source": {"enum": ["ledger", "commit", "date", None],
+                   "description": "what the age is measured from: the oldest knowledge.derived line naming "
+                                  "the file, else the commit that added it, else the record's date"},
+    "age_detail": {**_TEXT_OR_NULL, "description": "which line, commit or date"},
+    "this_branch": {"type": "boolean", "description": "derived by an episode of this checkout's branch"},
+}
 
-RECORD = {"type": "object", "additionalProperties": False,
-          "required": ["id", "source", "path", "tracked", "meta", "body", "problem"],
+CANDIDATE = {"type": "object", "additionalProperties": False,
+             "required": ["id", "title", "class", "branch", *_WAITING, "episode", "path", "tracked"],
+             "properties": {"id": _LINKED_ID, "title": _TEXT, "class": _TEXT, "branch": _TEXT_OR_NULL,
+                            **_WAITING, "episode": _TEXT_OR_NULL, "path": _TEXT,
+                            "tracked": {"type": "boolean"}}}
+
+REFERENCE = {
+    "type": "object", "additionalProperties": False,
+    "required": ["field", "ref", "kind", "target", "resolved", "label", "record"],
+    "properties": {
+        "field": {**_TEXT, "description": "derived_from, or the relation's type, or superseded_by"},
+        "ref": {**_TEXT, "description": "the reference as written"},
+        "kind": {**_TEXT, "description": "its prefix: session, decision, task, commit, file, issue, test, knowledge"},
+        "target": _TEXT,
+        "resolved": {"type": ["boolean", "null"],
+                     "description": "false: nothing this checkout knows; null: not looked up (file:, issue:, test:)"},
+        "label": {**_TEXT_OR_NULL, "description": "what it names, in words: the episode and its branch, the "
+                                                  "task's title, the commit's subject, the record's title"},
+        "record": {"type": ["string", "null"], "x-link": f"{MODULE}.record",
+                   "description": "the record a knowledge: target or superseded_by names"}}}
+
+RECORD = {"type": "object", "additionalProperties": False, "x-heading": "/meta/title",
+          "required": ["id", "source", "path", "tracked", "meta", "body", "problem", "references", "review"],
           "properties": {
               "id": _TEXT, "source": {"type": "string", "description": "the source class: candidates | curated"},
               "path": _TEXT, "tracked": {"type": "boolean"},
               "meta": {"type": ["object", "null"], "description": "the front matter as written (knowledge/v1)"},
-              "body": _TEXT_OR_NULL,
-              "problem": {"type": ["string", "null"], "description": "why the file could not be parsed"}}}
+              "body": {**_TEXT_OR_NULL, "contentMediaType": "text/markdown"},
+              "problem": {"type": ["string", "null"], "description": "why the file could not be parsed"},
+              "references": {"type": "array", "items": REFERENCE,
+                             "description": "every derived_from entry, relation and superseded_by, resolved in words"},
+              "review": {"oneOf": [{"type": "null"}, {
+                  "type": "object", "additionalProperties": False,
+                  "required": [*_WAITING, "branch", "episode"],
+                  "properties": {**_WAITING, "branch": _TEXT_OR_NULL, "episode": _TEXT_OR_NULL}}],
+                  "description": "for a waiting candidate: its place in the review queue"}}}
 
 STATUS = {
     "type": "object", "additionalProperties": False,
@@ -129,10 +182,11 @@ STATUS = {
                   "required": ["length", "max_files", "over_cap", "max_age_minutes", "oldest", "overdue"],
                   "properties": {
                       "length": _COUNT, "max_files": _COUNT, "over_cap": {"type": "boolean"},
-                      "max_age_minutes": _COUNT, "overdue": {"type": "array", "items": _TEXT},
+                      "max_age_minutes": _COUNT, "overdue": {"type": "array", "items": _LINKED_ID},
                       "oldest": {"oneOf": [{"type": "null"}, {
                           "type": "object", "required": ["id", "age_minutes", "since", "source", "detail"],
-                          "properties": {"id": _TEXT, "age_minutes": _COUNT, "since": _TEXT,
+                          "properties": {"id": _LINKED_ID, "age_minutes": {**_COUNT, "x-unit": "minutes"},
+                                         "since": _TEXT,
                                          "source": {"enum": ["ledger", "commit", "date"]},
                                          "detail": _TEXT}}]}}},
         "last_derivation": {"oneOf": [{"type": "null"}, {
@@ -147,11 +201,14 @@ STATUS = {
 
 CAPABILITIES: tuple[Capability, ...] = (
     Capability(f"{MODULE}.candidates", "the candidates awaiting review",
-               "Every candidate with status candidate under the `candidates` source class: id, class, "
-               "branch (of the episode it names), title, and whether git tracks the file.",
+               "Every candidate with status candidate under the `candidates` source class, in review order "
+               "(this branch first, oldest review age first): id, title, class, branch (of the episode it "
+               "names), how long it has waited and measured from what, and whether git tracks the file.",
                (), {"type": "array", "items": CANDIDATE}, candidates),
     Capability(f"{MODULE}.record", "one knowledge record, parsed",
-               "The record named ID, from candidates/ or curated/: its front matter and body.",
+               "The record named ID, from candidates/ or curated/: its front matter and body, every "
+               "reference resolved in words (episode and branch, task, commit subject, record title), and "
+               "for a waiting candidate its place in the review queue.",
                (Param("id", "the record id", RECORD_ID, required=True, positional=True),),
                RECORD, record),
     Capability(f"{MODULE}.status", "counts, review queue, last derivation, writer freshness",

@@ -6,6 +6,7 @@ from majordomus.base.ids import check_id
 from majordomus.base.output import emit_json, show
 from majordomus.cli.commands import Subparsers
 from majordomus.cli.commands.review import review_verbs
+from majordomus.cli.commands.reviewing import add_review
 from majordomus.evidence import episodes
 from majordomus.readers.cli import add_verbs
 from majordomus.store.workspace import open_workspace
@@ -30,6 +31,7 @@ def add_parsers(sub: Subparsers) -> None:
     add_verbs(verbs)  # candidates | record | status, generated from pipeline.knowledge_base; edges
 
     review_verbs(verbs)
+    add_review(verbs)  # the walk through the queue at a terminal
     p.set_defaults(help_parser=p)
 
 
