@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from majordomus.base.errors import OK, USAGE, FatalError
-from majordomus.base.fsio import atomic_write
+from majordomus.base.fsio import atomic_write, read_bytes, remove
 from majordomus.base.output import emit_json
 from majordomus.knowledge import review as acts
 from majordomus.knowledge.agenda import waited
@@ -197,13 +197,14 @@ def _evidence(ws: Workspace, rid: str) -> str | None:
 def _evidence_in_editor(ws: Workspace, rid: str) -> str | None:
     path = ws.state / "review" / f"{rid}.evidence.md"
     atomic_write(path, (f"{DROPPED} The evidence for promoting {rid}, in your own words. Lines starting "
-                        f"with {DROPPED} are dropped;\n{DROPPED} an empty file cancels.\n").encode("utf-8"))
+                        f"with {DROPPED} are dropped;\n{DROPPED} an empty file cancels.\n").encode("utf-8"),
+                 root=ws.root)
     try:
         if not _run_editor(path):
             return None
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_bytes(path).decode("utf-8", errors="replace")
     finally:
-        path.unlink(missing_ok=True)
+        remove(path, root=ws.root)
     kept = [line for line in text.split("\n") if not line.startswith(DROPPED)]
     evidence = "\n".join(kept).strip("\n")
     return evidence + "\n" if evidence.strip() else None
