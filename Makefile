@@ -19,6 +19,11 @@ venv: $(STAMP)
 demo: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
+# The headless browser the cockpit's page tests drive (Debian's chromium and chromium-driver),
+# installed with apt-get when missing; where it cannot be, those tests skip and say why.
+browser:
+	bash scripts/browser.sh
+
 # The fast suite; the real agent clients run under `make e2e` (tests/e2e/, see docs/E2E.md).
 test: $(STAMP)
 	$(BIN)/python -m pytest --ignore=tests/e2e

@@ -9,7 +9,11 @@ opens a fresh `Workspace`, so a policy edit is read on the next one.
 A web page can reach a server on the fixed port through DNS rebinding (its own name resolving to
 127.0.0.1): the browser then sends the page's name as `Host`. So only a loopback `Host`
 (`localhost`, `127.0.0.0/8`, `::1`, with any port) or one the server was configured with
-(`--host`, `--allow-host`) is answered."""
+(`--host`, `--allow-host`) is answered.
+
+`/` and `/cockpit/…` are the cockpit's HTML pages (`readers.cockpit`), generated from the same
+declarations; they meet the same `Host` and method rules first, and answer their refusals as
+pages."""
 from __future__ import annotations
 
 import ipaddress
@@ -23,7 +27,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from majordomus.base.errors import OK, FatalError
 from majordomus.base.output import line, say
-from majordomus.readers import openapi
+from majordomus.readers import cockpit, openapi
 from majordomus.readers.knowledge_base import call
 from majordomus.store.workspace import Workspace
 
@@ -63,10 +67,9 @@ def admits(header: str | None, configured: Iterable[str] = ()) -> bool:
         return False
 
 
-def respond(root: Path, method: str, target: str, host: str | None = "127.0.0.1",
-            configured: Iterable[str] = ()) -> tuple[int, Any]:
-    """(status, JSON body) for one request: the whole server minus the sockets."""
-
+def refusal(method: str, host: str | None, configured: Iterable[str] = ()) -> tuple[int, dict[str, str]] | None:
+    """The refusal every request meets first, JSON route or cockpit page: a `Host` this server does
+    not answer for (421), a method that is not a read (405). None when the request may go on."""
     if not admits(host, configured):
         shown = "no Host header" if host is None else f"Host {line(host)[:100]!r}"
         return 421, {"error": "misdirected",
@@ -76,6 +79,16 @@ def respond(root: Path, method: str, target: str, host: str | None = "127.0.0.1"
     if method not in ("GET", "HEAD"):
         return 405, {"error": "method_not_allowed",
                      "message": f"{method} refused: this server is read-only; use GET"}
+    return None
+
+
+def respond(root: Path, method: str, target: str, host: str | None = "127.0.0.1",
+            configured: Iterable[str] = ()) -> tuple[int, Any]:
+    """(status, JSON body) for one request: the whole server minus the sockets."""
+
+    refused = refusal(method, host, configured)
+    if refused is not None:
+        return refused
     url = urlsplit(target)
     if url.path == "/openapi.json":
         return 200, openapi.document()
@@ -109,13 +122,21 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "majordomus"
     timeout = 30  # an idle connection is dropped, never held open for ever
 
-    def _answer(self, status: int, data: Any, body: bool) -> None:
-        payload = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    def _answer(self, status: int, data: Any, body: bool, page: str | None = None) -> None:
+        """Send JSON `data`, or the cockpit's HTML `page` with its security headers."""
+        if page is not None:
+            payload, kind = page.encode("utf-8"), cockpit.CONTENT_TYPE
+        else:
+            payload = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+            kind = "application/json; charset=utf-8"
         if self.request_version == "HTTP/0.9":  # http.server's guess for a line it cannot read:
             self.request_version = "HTTP/1.0"  # answer with a status line and headers all the same
         self.send_response(status)
-        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(payload)))
+        if page is not None:
+            for name, value in cockpit.HEADERS.items():
+                self.send_header(name, value)
         if status == 405:
             self.send_header("Allow", "GET, HEAD")
         if self.close_connection:
@@ -127,7 +148,17 @@ class Handler(BaseHTTPRequestHandler):
     def _send(self) -> None:
         if self.command not in ("GET", "HEAD"):
             self.close_connection = True  # its body, if any, is never read: nothing may follow it
-        status, data = respond(self.root, self.command, self.path, self.headers.get("Host"), self.configured)
+        host = self.headers.get("Host")
+        if cockpit.owns(urlsplit(self.path).path):
+            refused = refusal(self.command, host, self.configured)
+            if refused is not None:
+                status, data = refused
+                self._answer(status, data, self.command != "HEAD", cockpit.error_page(status, data["message"]))
+                return
+            status, page = cockpit.page(self.root, self.path)
+            self._answer(status, None, self.command != "HEAD", page)
+            return
+        status, data = respond(self.root, self.command, self.path, host, self.configured)
         self._answer(status, data, self.command != "HEAD")
 
     def __getattr__(self, name: str) -> Callable[[], None]:
@@ -161,7 +192,7 @@ def serve(root: Path, host: str, port: int, allow: tuple[str, ...] = ()) -> int:
     handler = type("BoundHandler", (Handler,), {"root": root, "configured": configured})
     with ThreadingHTTPServer((host, port), handler) as httpd:
         say(f"majordomus serve: listening on http://{host}:{httpd.server_port}/ "
-            "(GET /openapi.json for the routes; Ctrl-C stops)")
+            "(the cockpit's pages at /, GET /openapi.json for the JSON routes; Ctrl-C stops)")
         if host not in ("127.0.0.1", "localhost", "::1"):
             say(f"majordomus serve: bound to {host}, not 127.0.0.1: whoever reaches this "
                 "address can read the knowledge store")

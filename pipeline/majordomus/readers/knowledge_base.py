@@ -119,22 +119,24 @@ RECORD_ID = {"type": "string", "pattern": ID_PATTERN.pattern, "not": {"pattern":
              "description": "a record id: the file name without .md, e.g. e1-0123456789ab"}
 
 _LINKED_ID = {"type": "string", "x-link": f"{MODULE}.record"}
-_MINUTES = {"type": ["integer", "null"], "minimum": 0, "x-unit": "minutes",
+_MINUTES = {"type": ["integer", "null"], "minimum": 0, "x-unit": "minutes", "title": "waiting",
             "description": "how long the queue entry has waited, in whole minutes (null: nothing dates it)"}
 _WAITING = {
     "age_minutes": _MINUTES,
-    "age_source": {"enum": ["ledger", "commit", "date", None],
+    "age_source": {"enum": ["ledger", "commit", "date", None], "x-secondary": True,
                    "description": "what the age is measured from: the oldest knowledge.derived line naming "
                                   "the file, else the commit that added it, else the record's date"},
-    "age_detail": {**_TEXT_OR_NULL, "description": "which line, commit or date"},
-    "this_branch": {"type": "boolean", "description": "derived by an episode of this checkout's branch"},
+    "age_detail": {**_TEXT_OR_NULL, "x-secondary": True, "description": "which line, commit or date"},
+    "this_branch": {"type": "boolean", "x-secondary": True,
+                    "description": "derived by an episode of this checkout's branch"},
 }
 
 CANDIDATE = {"type": "object", "additionalProperties": False,
              "required": ["id", "title", "class", "branch", *_WAITING, "episode", "path", "tracked"],
              "properties": {"id": _LINKED_ID, "title": _TEXT, "class": _TEXT, "branch": _TEXT_OR_NULL,
-                            **_WAITING, "episode": _TEXT_OR_NULL, "path": _TEXT,
-                            "tracked": {"type": "boolean"}}}
+                            **_WAITING, "episode": {**_TEXT_OR_NULL, "x-secondary": True},
+                            "path": {**_TEXT, "x-secondary": True},
+                            "tracked": {"type": "boolean", "title": "tracked by git"}}}
 
 REFERENCE = {
     "type": "object", "additionalProperties": False,
@@ -142,13 +144,14 @@ REFERENCE = {
     "properties": {
         "field": {**_TEXT, "description": "derived_from, or the relation's type, or superseded_by"},
         "ref": {**_TEXT, "description": "the reference as written"},
-        "kind": {**_TEXT, "description": "its prefix: session, decision, task, commit, file, issue, test, knowledge"},
-        "target": _TEXT,
-        "resolved": {"type": ["boolean", "null"],
+        "kind": {**_TEXT, "x-secondary": True,
+                 "description": "its prefix: session, decision, task, commit, file, issue, test, knowledge"},
+        "target": {**_TEXT, "x-secondary": True},
+        "resolved": {"type": ["boolean", "null"], "x-secondary": True,
                      "description": "false: nothing this checkout knows; null: not looked up (file:, issue:, test:)"},
-        "label": {**_TEXT_OR_NULL, "description": "what it names, in words: the episode and its branch, the "
+        "label": {**_TEXT_OR_NULL, "title": "what it names", "description": "what it names, in words: the episode and its branch, the "
                                                   "task's title, the commit's subject, the record's title"},
-        "record": {"type": ["string", "null"], "x-link": f"{MODULE}.record",
+        "record": {"type": ["string", "null"], "x-link": f"{MODULE}.record", "title": "record",
                    "description": "the record a knowledge: target or superseded_by names"}}}
 
 RECORD = {"type": "object", "additionalProperties": False, "x-heading": "/meta/title",
