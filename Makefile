@@ -34,6 +34,7 @@ e2e: $(STAMP)
 	$(BIN)/python -m pytest tests/e2e
 
 bench: $(STAMP)
+	$(BIN)/python benchmarks/inventory.py
 	$(BIN)/python benchmarks/hooks.py
 	$(BIN)/python benchmarks/derive.py
 	$(BIN)/python benchmarks/check.py
