@@ -21,5 +21,6 @@ try:
 except FatalError:
     _ws = None
 globals().update(dodo.namespace(_ws, engine.RunReport()))
-_HOLD = locked(engine.lock_path(_ws.dep_file if _ws is not None else Path(".doit.db")))
+_ROOT = _ws.root if _ws is not None else Path.cwd()
+_HOLD = locked(engine.lock_path(_ws.dep_file if _ws is not None else _ROOT / ".doit.db"), root=_ROOT)
 _HOLD.__enter__()  # released when doit's process ends
