@@ -6,13 +6,13 @@ the conversation that held it has just been cut. The lists share `session.briefi
 absence is printed, never omitted; and the whole stays under Claude Code's 10,000-character cut
 of hook output, saying what it cut and the command that shows it all.
 
-This is the hook path, so it stays cheap: no jinja2, jsonschema or doit; one pass over the
-ledger (a substring pre-filter, then a parse of the few lines that pass); candidates read
-without a YAML parse; no git call when the caller already knows the branch.
+This is the hook path, so it stays cheap: no jinja2, jsonschema or doit; the ledger read through
+its index (the last handover, the branch of an episode no session record places, a compacted
+episode's window: a few lines each, whatever the ledger's length); candidates read without a
+YAML parse; no git call when the caller already knows the branch.
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,34 +31,23 @@ ALL_OF_IT = "majordomus context"
 
 @dataclass
 class Scan:
-    """What the briefing needs from the ledger, gathered in one pass."""
+    """What the briefing needs from the ledger."""
 
     handover: dict[str, Any] | None = None
-    opened_branches: dict[str, str | None] = field(default_factory=dict)
+    # each episode's branch at its open, when the caller has them (else the queue asks the index)
+    opened_branches: dict[str, str | None] | None = None
     window: list[Line] = field(default_factory=list)
 
 
 def scan(ws: Workspace, episode: str | None = None) -> Scan:
-    """One pass over the ledger: the last handover, each episode's branch at its open, and (when
-    `episode` is given) that episode's window. The file is read once and searched for the three
-    needles; only the lines that hold one are parsed."""
-    found = Scan()
-    handover = None
-    needles = ('"handover.recorded"', '"session.opened"', *([json.dumps(episode, ensure_ascii=False)] if episode else []))
-    for line in ws.ledger.matching(*needles):
-        if line.event == "handover.recorded":
-            handover = line if last_handover([line]) else handover
-        elif line.event == "session.opened" and line.session:
-            branch = line.get("branch")
-            found.opened_branches[line.session] = branch if isinstance(branch, str) else None
-        if episode is not None and line.session == episode:
-            found.window.append(line)
-    if handover is not None:
-        found.handover = last_handover([handover])
-    return found
+    """The last handover and (when `episode` is given) that episode's window, through the
+    ledger's index: the lines read are those, not the ledger."""
+    handover = ws.ledger.last_handover()
+    return Scan(last_handover([handover]) if handover is not None else None,
+                window=ws.ledger.window(episode) if episode else [])
 
 
-def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]) -> list[Block]:
+def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None] | None) -> list[Block]:
     queue = [c for c in candidates.placed(ws, opened) if c[2] is None or c[2] == branch]
     placed = [rid for rid, _, on in queue if on is not None]
     unplaced = [(rid, episode) for rid, episode, on in queue if on is None]

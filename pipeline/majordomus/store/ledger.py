@@ -4,12 +4,23 @@ Events are registered here before anything may write them. Appends hold an exclu
 separate lock file, so the retention trim (which rewrites the file through a rename) never races
 an appender holding the old inode. Readers are tolerant: a malformed line is skipped and counted,
 never fatal.
+
+Readers never hold the whole file: they read it in blocks (`CHUNK`), search each block for their
+needles at C speed and parse only the lines that hold one. What is recent is found through the
+index (`LedgerIndex`, `.ai/local/state/ledger.index.json`): derived from the ledger, extended by
+the bytes appended since it was written, and rebuilt from the file whenever it does not describe
+it (another file, a shorter one, other bytes where it stopped), so it is never a second source
+of truth. It knows how many lines the ledger has, where each episode's first line is, where each
+episode's newest `session.opened` is, and where the newest `handover.recorded` is: an episode's
+window is read from its first line on, the retention cap is checked without reading the file,
+and the start briefing reads a handful of lines.
 """
 from __future__ import annotations
 
 import errno
 import json
 import os
+import re
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -44,6 +55,16 @@ EVENTS: dict[str, tuple[str, ...]] = {
 }
 
 LEDGER = "ledger.jsonl"
+INDEX = "ledger.index.json"
+CHUNK = 1 << 22  # a reader holds at most this much of the ledger (plus one line) at once
+SAVE_AFTER = 1 << 18  # the index is rewritten once this many bytes were appended past it
+_CHECK = 64  # the bytes before the indexed end that must still be there for the index to hold
+# A line as `append` writes it: its session read without a JSON parse. A line of any other shape
+# (another key order, an escape in the id, a second "session" key) is parsed instead.
+_CANON = re.compile(rb'^\{"ts":"[^"\\\n]*","event":"[^"\\\n]*","session":(?:"([^"\\\n]*)"|null)[,}]', re.M)
+_SESSION_KEY = b'"session"'
+_OPENED = b'"session.opened"'
+_HANDOVER = b'"handover.recorded"'
 
 
 def utc_now() -> str:
@@ -66,6 +87,54 @@ class Line:
 
 
 @dataclass
+class LedgerIndex:
+    """What the ledger holds up to `size` bytes (a line boundary), derived from its bytes.
+
+    Per episode: [offset of its first line, that line's number, offset of its newest
+    `session.opened` line or -1]. The first offset is a lower bound (a line read there may turn
+    out malformed: the window reader parses what it reads). `handover` is the offset of the
+    newest parseable `handover.recorded` line, or -1. The saved map is parsed only when an
+    episode is looked up: the start hook mostly needs the header."""
+
+    dev: int
+    ino: int
+    size: int = 0
+    lines: int = 0
+    check: str = ""
+    handover: int = -1
+    saved: bytes = b"{}"  # the saved episodes map, as JSON text until it is needed
+    fresh: dict[str, list[int]] = field(default_factory=dict)  # episodes seen past the saved map
+    scanned: int = 0  # bytes scanned past what was loaded (not saved yet)
+    _known: dict[str, list[int]] | None = None
+
+    def known(self) -> dict[str, list[int]]:
+        if self._known is None:
+            try:
+                loaded = json.loads(self.saved)
+            except ValueError:
+                loaded = None
+            self._known = loaded if isinstance(loaded, dict) else {}
+        return self._known
+
+    def episode(self, episode: str) -> list[int] | None:
+        """[first offset, first number, newest session.opened offset] of `episode`, or None."""
+        old, new = self.known().get(episode), self.fresh.get(episode)
+        if old is None or new is None:
+            return old or new
+        return [old[0], old[1], new[2] if new[2] >= 0 else old[2]]
+
+    def episodes(self) -> dict[str, list[int]]:
+        merged = dict(self.known())
+        for episode in self.fresh:
+            merged[episode] = self.episode(episode) or self.fresh[episode]
+        return merged
+
+    def header(self) -> dict[str, Any]:
+        return {"v": 1, "dev": self.dev, "ino": self.ino, "size": self.size, "lines": self.lines,
+                "check": self.check, "handover": self.handover}
+
+
+@dataclass
 class ReadResult:
     lines: list[Line]
     malformed: int = 0
@@ -82,6 +151,7 @@ class Ledger:
         self.wait = wait  # how long the lock may be waited for (the workspace's bound), None: unbounded
         # the repository whose real folders alone are written (`.ai/local` is two below it)
         self.root = root if root is not None else local_dir.parent.parent
+        self._index: LedgerIndex | None = None  # this process's, extended as the file grows
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -125,52 +195,92 @@ class Ledger:
             return handle.read()
 
     def raw_lines(self) -> Iterator[tuple[int, str]]:
+        """(number, text) of every line, in order, read in blocks."""
+        for number, raw in self._blocks_lines():
+            yield number, raw.decode("utf-8", errors="replace")
+
+    def _blocks(self, start: int = 0) -> Iterator[tuple[int, bytes]]:
+        """(offset, block) from `start` on, each block a whole number of lines (the last one may
+        end without a newline); at most CHUNK bytes plus one line at a time; never through a link."""
         fd = self._open()
         if fd is None:
             return
-        with open(fd, encoding="utf-8", errors="replace", newline="\n") as handle:
-            for number, text in enumerate(handle, 1):
-                yield number, text
+        with open(fd, "rb") as handle:
+            handle.seek(start)
+            offset, rest = start, b""
+            while True:
+                data = handle.read(CHUNK)
+                if not data:
+                    break
+                data = rest + data
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:
+                    rest = data
+                    continue
+                rest = data[cut:]
+                yield offset, data[:cut]
+                offset += cut
+            if rest:
+                yield offset, rest
 
-    def read(self, contains: str | None = None) -> ReadResult:
-        """Every parseable line, in order; `contains` is a cheap substring pre-filter."""
-        result = ReadResult(lines=[])
-        for number, text in self.raw_lines():
-            if contains is not None and contains not in text:
-                continue
-            parsed = parse_line(number, text)
+    def _blocks_lines(self) -> Iterator[tuple[int, bytes]]:
+        number = 1
+        for _, block in self._blocks():
+            lines = block.split(b"\n")
+            if block.endswith(b"\n"):
+                lines.pop()
+            for raw in lines:
+                yield number, raw
+                number += 1
+
+    def stream(self, contains: str | None = None, result: ReadResult | None = None) -> Iterator[Line]:
+        """Every parseable line, in order, one at a time; `contains` is a substring pre-filter on
+        the line's text (searched at C speed, block by block: only the lines holding it are
+        parsed). Malformed lines among those read are counted into `result`."""
+        needle = contains.encode("utf-8") if contains is not None else None
+        for number, raw in (self._hits(needle) if needle is not None else self._blocks_lines()):
+            parsed = parse_line(number, raw.decode("utf-8", errors="replace"))
             if parsed is None:
-                if text.strip():
+                if result is not None and raw.strip():
                     result.malformed += 1
                     if result.first_malformed is None:
                         result.first_malformed = number
                 continue
-            result.lines.append(parsed)
+            yield parsed
+
+    def read(self, contains: str | None = None) -> ReadResult:
+        """Every parseable line, in order; `contains` is a cheap substring pre-filter."""
+        result = ReadResult(lines=[])
+        result.lines.extend(self.stream(contains, result))
         return result
+
+    def _hits(self, *needles: bytes, start: int = 0, number: int = 1) -> Iterator[tuple[int, bytes]]:
+        """(number, line) of every line from byte `start` (line `number`) that holds one of
+        `needles`, in order: each block searched at C speed, newlines counted only up to a hit."""
+        for offset, block in self._blocks(start):
+            hits: dict[int, int] = {}
+            for needle in needles:
+                pos = block.find(needle)
+                while pos >= 0:
+                    begin = block.rfind(b"\n", 0, pos) + 1
+                    end = block.find(b"\n", pos)
+                    end = len(block) if end < 0 else end
+                    hits[begin] = end
+                    pos = block.find(needle, end)
+            last = 0
+            for begin in sorted(hits):
+                number += block.count(b"\n", last, begin)
+                last = begin
+                yield number, block[begin:hits[begin]]
+            number += block.count(b"\n", last)
 
     def matching(self, *needles: str) -> list[Line]:
         """The one event reader: every parseable line holding one of `needles` (an event name in
-        quotes, an episode id as JSON), in ledger order, with its line number. The file is read once
-        and searched at C speed; only the lines that hold a needle are parsed."""
-        try:
-            with open(self.path, "rb") as handle:
-                data = handle.read().decode("utf-8", errors="replace")
-        except FileNotFoundError:
-            return []
-        hits: dict[int, str] = {}
-        for needle in needles:
-            pos = data.find(needle)
-            while pos >= 0:
-                start = data.rfind("\n", 0, pos) + 1
-                end = data.find("\n", pos)
-                end = len(data) if end < 0 else end
-                hits[start] = data[start:end]
-                pos = data.find(needle, end)
-        found, number, last = [], 1, 0
-        for offset in sorted(hits):
-            number += data.count("\n", last, offset)  # line numbers as the ledger counts them
-            last = offset
-            line = parse_line(number, hits[offset])
+        quotes, an episode id as JSON), in ledger order, with its line number. The file is read in
+        blocks and searched at C speed; only the lines that hold a needle are parsed."""
+        found = []
+        for number, raw in self._hits(*(n.encode("utf-8") for n in needles)):
+            line = parse_line(number, raw.decode("utf-8", errors="replace"))
             if line is not None:
                 found.append(line)
         return found
@@ -180,16 +290,130 @@ class Ledger:
         return [line for line in self.matching(*(json.dumps(n) for n in names)) if line.event in names]
 
     def window(self, episode: str) -> list[Line]:
-        """The lines stamped with `episode`, in order."""
-        needle = json.dumps(episode, ensure_ascii=False)
-        return [line for line in self.read(contains=needle).lines if line.session == episode]
+        """The lines stamped with `episode`, in order: read from the episode's first line on."""
+        where = self.index().episode(episode)
+        if where is None:
+            return []
+        needle = json.dumps(episode, ensure_ascii=False).encode("utf-8")
+        found = []
+        for number, raw in self._hits(needle, start=where[0], number=where[1]):
+            line = parse_line(number, raw.decode("utf-8", errors="replace"))
+            if line is not None and line.session == episode:
+                found.append(line)
+        return found
+
+    def line_at(self, offset: int) -> Line | None:
+        """The parseable line starting at byte `offset` (number 0: unknown), or None."""
+        if offset < 0:
+            return None
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(offset)
+                raw = handle.readline(1 << 24)
+        except FileNotFoundError:
+            return None
+        return parse_line(0, raw.decode("utf-8", errors="replace"))
+
+    def last_handover(self) -> Line | None:
+        """The newest `handover.recorded` line that names a next action, from the index: one
+        line read."""
+        return self.line_at(self.index().handover)
+
+    def opened_branches(self, episodes: Iterable[str]) -> dict[str, str | None]:
+        """Each of `episodes` the ledger holds a `session.opened` for: its branch at its newest
+        open (None when detached), from the index: one line read each."""
+        index = self.index()
+        found: dict[str, str | None] = {}
+        for episode in episodes:
+            where = index.episode(episode)
+            line = self.line_at(where[2]) if where is not None else None
+            if line is not None and line.event == "session.opened" and line.session == episode:
+                branch = line.get("branch")
+                found[episode] = branch if isinstance(branch, str) else None
+        return found
+
+    def count(self) -> int:
+        """How many lines the ledger has (a last line without its newline counts), from the
+        index and the bytes appended since."""
+        index = self.index()
+        try:
+            size = os.stat(self.path).st_size
+        except FileNotFoundError:
+            return 0
+        return index.lines + (1 if size > index.size else 0)
+
+    # --- the index ---------------------------------------------------------------------------
+
+    @property
+    def index_path(self) -> Path:
+        return self.lock_path.parent / INDEX
+
+    def index(self) -> LedgerIndex:
+        """The index of the ledger as it is now: loaded, checked against the file, extended over
+        what was appended since (and saved when that was much), or rebuilt from the file."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return LedgerIndex(0, 0)
+        index = self._index
+        if index is None or (index.dev, index.ino) != (st.st_dev, st.st_ino) or index.size > st.st_size \
+                or self._check(index.size) != index.check:
+            index = self._load(st) or LedgerIndex(st.st_dev, st.st_ino)
+        self._index = index
+        if st.st_size > index.size:
+            before = index.size
+            for offset, block in self._blocks(index.size):
+                if not block.endswith(b"\n"):
+                    break  # a line still being written, or torn: indexed once it ends
+                _scan(block, offset, index)
+            index.scanned += index.size - before
+            index.check = self._check(index.size)
+            if index.size and (index.scanned >= SAVE_AFTER or before == 0):
+                self._save(index)
+        return index
+
+    def _load(self, st: os.stat_result) -> LedgerIndex | None:
+        try:
+            with open(self.index_path, "rb") as handle:
+                head = json.loads(handle.readline())
+                if not (isinstance(head, dict) and head.get("v") == 1 and head.get("dev") == st.st_dev
+                        and head.get("ino") == st.st_ino and isinstance(head.get("size"), int)
+                        and 0 < head["size"] <= st.st_size):
+                    return None
+                saved = handle.readline()
+            index = LedgerIndex(st.st_dev, st.st_ino, head["size"], int(head["lines"]), str(head["check"]),
+                                int(head["handover"]), saved)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        if self._check(index.size) != index.check:
+            return None
+        return index
+
+    def _check(self, size: int) -> str:
+        start = max(0, size - _CHECK)
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(start)
+                return handle.read(size - start).hex()
+        except OSError:
+            return ""
+
+    def _save(self, index: LedgerIndex) -> None:
+        index.check = self._check(index.size)
+        data = (json.dumps(index.header(), separators=(",", ":")) + "\n"
+                + json.dumps(index.episodes(), separators=(",", ":"), ensure_ascii=False) + "\n")
+        try:
+            atomic_write(self.index_path, data, root=self.root)
+            index.scanned = 0
+        except OSError:
+            pass  # an index that cannot be written costs time, not correctness
 
     def trim(self, keep: int, open_episodes: Iterable[str] = ()) -> int:
         """Drop the oldest lines beyond `keep`, except the lines of `open_episodes`: an episode
         still open has not been derived yet, and its window is its evidence. Returns how many
-        lines were removed."""
+        lines were removed. Under the cap (the index knows the count) the file is not read."""
 
-        if keep <= 0:
+        if keep <= 0 or self.count() <= keep:
             return 0
         keep_sessions = set(open_episodes)
         needles = [json.dumps(e, ensure_ascii=False).encode("utf-8") for e in keep_sessions]
@@ -208,8 +432,31 @@ class Ledger:
             kept = [line for line in lines[:excess] if needles and _stamped(line, needles, keep_sessions)]
             if len(kept) == excess:
                 return 0
-            atomic_write(self.path, b"".join(kept + lines[excess:]), root=self.root)
+            rewritten = b"".join(kept + lines[excess:])
+            atomic_write(self.path, rewritten, root=self.root)
+            self._index = None
+            self._reindex(rewritten)
         return excess - len(kept)
+
+
+    def _reindex(self, data: bytes) -> None:
+        """Index a ledger just rewritten with `data` (by the trim), so no reader rebuilds it."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return
+        index = LedgerIndex(st.st_dev, st.st_ino)
+        whole = data[:data.rfind(b"\n") + 1]
+        pos = 0
+        while pos < len(whole):
+            end = whole.rfind(b"\n", pos, pos + CHUNK) + 1
+            if end <= pos:  # one line longer than a block
+                end = whole.index(b"\n", pos) + 1
+            _scan(whole[pos:end], pos, index)
+            pos = end
+        if index.size:
+            self._save(index)
+        self._index = index
 
 
 def _stamped(line: bytes, needles: list[bytes], sessions: set[str]) -> bool:
@@ -219,6 +466,59 @@ def _stamped(line: bytes, needles: list[bytes], sessions: set[str]) -> bool:
         return False
     parsed = parse_line(0, line.decode("utf-8", errors="replace"))
     return parsed is not None and parsed.session in sessions
+
+def _scan(block: bytes, offset: int, index: LedgerIndex) -> None:
+    """Extend `index` over `block` (whole lines, at byte `offset`, `index.size == offset`)."""
+    total = block.count(b"\n")
+    fresh = index.fresh
+    fast = block.count(_SESSION_KEY) == total
+    if fast:
+        sessions = [(m.start(), m.group(1)) for m in _CANON.finditer(block)]
+        fast = len(sessions) == total
+    if not fast:  # a line of another shape: each line on its own
+        sessions, pos = [], 0
+        while pos < len(block):
+            end = block.index(b"\n", pos)
+            raw = block[pos:end]
+            match = _CANON.match(raw)
+            if match is not None and raw.count(_SESSION_KEY) == 1:
+                sessions.append((pos, match.group(1)))
+            else:
+                parsed = parse_line(0, raw.decode("utf-8", errors="replace"))
+                if parsed is not None and parsed.session is not None:
+                    sessions.append((pos, parsed.session.encode("utf-8")))
+            pos = end + 1
+    number, last = index.lines + 1, 0
+    for pos, raw_session in sessions:
+        if raw_session is None:
+            continue
+        session = raw_session.decode("utf-8", errors="replace")
+        if session not in fresh:  # a later first line than the saved map's is ignored on lookup
+            number += block.count(b"\n", last, pos)
+            last = pos
+            fresh[session] = [offset + pos, number, -1]
+    for needle, slot in ((_OPENED, 2), (_HANDOVER, -1)):
+        pos = block.find(needle)
+        while pos >= 0:
+            begin = block.rfind(b"\n", 0, pos) + 1
+            end = block.index(b"\n", pos)
+            line = parse_line(0, block[begin:end].decode("utf-8", errors="replace"))
+            if line is not None and slot == -1 and line.event == "handover.recorded" and _names_next(line):
+                index.handover = offset + begin
+            elif line is not None and slot == 2 and line.event == "session.opened" and line.session:
+                entry = fresh.get(line.session)
+                if entry is None:  # not seen by the pass above (it sees every line: defensive)
+                    entry = fresh[line.session] = [offset + begin, index.lines + 1 + block.count(b"\n", 0, begin), -1]
+                entry[2] = offset + begin
+            pos = block.find(needle, end)
+    index.size = offset + len(block)
+    index.lines += total
+
+
+def _names_next(line: Line) -> bool:
+    """A handover that names a next action (one without is no handover to a reader)."""
+    value = line.get("next")
+    return isinstance(value, str) and bool(value.strip())
 
 
 def parse_line(number: int, text: str) -> Line | None:
