@@ -28,6 +28,7 @@ _BRANCH = re.compile(r"^branch:\s*(.*)$", re.M)
 CACHE = "queue.cache.json"
 _VERSION = 1  # of what an entry holds: raise it when the fields read change
 _FIELDS = ("class", "status", "title", "date")
+FEW = 16  # files read directly rather than through the cache
 _RACY_NS = 2_000_000_000  # a file changed this recently may change again within one clock tick
 
 
@@ -209,11 +210,13 @@ def fronts(folder: Path, paths: list[Path] | None = None, cache: _Cache | None =
 def waiting(ws: Workspace, folder: Path | None = None, paths: list[Path] | None = None,
             ledger_branches: dict[str, str | None] | None = None) -> list[Candidate]:
     """Every candidate with status candidate, sorted by id, placed on its branch. `paths` (the
-    files a source class lists) replaces the listing of `folder`."""
-    cache = _Cache(ws)
+    files a source class lists) replaces the listing of `folder`. A few `paths` are read, not
+    looked up in the cache (which costs more to load than they cost to read)."""
+    cache = _Cache(ws) if paths is None or len(paths) > FEW else None
     raw = fronts(folder or ws.candidates, paths, cache, ws.root)
     branches = episode_branches(ws, {e for *_, e in raw if e}, ledger_branches, cache)
-    cache.save()
+    if cache is not None:
+        cache.save()
     return [Candidate(rid, Path(where), f.get("class", "?"), f.get("status", "candidate"),
                       f.get("title", ""), episode, branches.get(episode) if episode else None)
             for rid, where, f, episode in raw]
