@@ -65,6 +65,39 @@ def head(root: Path) -> Head:
     return Head(branch or None, None, 0)
 
 
+@dataclass(frozen=True)
+class Refs:
+    """HEAD and the trunk, as one `git for-each-ref` states them."""
+
+    current: str | None  # the checked-out branch that has a commit; None when detached or unborn
+    head: Head  # branch and commit of HEAD (`reflog` not asked: None)
+    trunks: frozenset[str]  # the local names of the remotes' default branches
+
+
+def refs(root: Path) -> Refs:
+    """The checked-out branch and its commit, and the local names of the remotes' default branches
+    (`main` for `refs/remotes/origin/HEAD -> refs/remotes/origin/main`): one `git for-each-ref`.
+    Only a HEAD that is on no branch with a commit (detached, or before the first commit) costs
+    `head`'s process too."""
+    out = run(root, "for-each-ref", "--format=%(HEAD) %(objectname) %(refname) %(symref)", "refs/heads/",
+              "refs/remotes/*/HEAD", check=False)
+    current, sha, names = None, None, set()
+    for line in out.splitlines():
+        mark, _, rest = line.partition(" ")
+        parts = rest.split()
+        if len(parts) < 2:
+            continue
+        if parts[1].startswith("refs/heads/"):
+            if mark == "*":
+                current, sha = parts[1][len("refs/heads/"):], parts[0]
+        elif len(parts) == 3 and parts[1].startswith("refs/remotes/") and parts[1].endswith("/HEAD"):
+            prefix = parts[1][: -len("HEAD")]
+            if parts[2].startswith(prefix):
+                names.add(parts[2][len(prefix):])
+    where = Head(current, sha) if current is not None else head(root)
+    return Refs(current, where, frozenset(names))
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size

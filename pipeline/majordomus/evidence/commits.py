@@ -74,6 +74,8 @@ def episode_commits(ws: Workspace, window: list[Line]) -> Commits:
     if not _sha(end) and end != "HEAD":
         end = "HEAD"
     since = start if _sha(start) else None
+    if since is not None and (end if end != "HEAD" else ws.refs().head.sha) == since:
+        return Commits((), ())  # the head has not moved since the open: no commit, no git log
     span = git.touching(ws.root, end, since, WATCHED_PATHS)
     if span is None:
         which = f"opened on ({str(start)[:12]})" if end == "HEAD" else f"opened or closed on ({str(start)[:12]}, {end[:12]})"

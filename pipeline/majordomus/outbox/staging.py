@@ -19,7 +19,6 @@ import os
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from majordomus.base import git
 from majordomus.base.fsio import atomic_write, read_bytes, read_regular
 from majordomus.base.ids import ID_PATTERN
 from majordomus.store.records import quick_status
@@ -34,32 +33,17 @@ SETTLED = "settled"  # a candidate a person already promoted or rejected: remove
 DIFFERS = "differs"  # tracked with other bytes: keep it in the outbox and report it
 
 
-def trunk_state(root: Path) -> tuple[str | None, frozenset[str]]:
+def trunk_state(ws: Workspace) -> tuple[str | None, frozenset[str]]:
     """The checked-out branch (None when HEAD is detached or unborn) and the local names of the
     remotes' default branches (`main` for `refs/remotes/origin/HEAD -> refs/remotes/origin/main`),
-    in one git call."""
-
-    out = git.run(root, "for-each-ref", "--format=%(HEAD) %(refname) %(symref)", "refs/heads/",
-                  "refs/remotes/*/HEAD", check=False)
-    branch, names = None, set()
-    for line in out.splitlines():
-        mark, _, rest = line.partition(" ")
-        parts = rest.split()
-        if not parts:
-            continue
-        if parts[0].startswith("refs/heads/"):
-            if mark == "*":
-                branch = parts[0][len("refs/heads/"):]
-        elif len(parts) == 2 and parts[0].startswith("refs/remotes/") and parts[0].endswith("/HEAD"):
-            prefix = parts[0][: -len("HEAD")]
-            if parts[1].startswith(prefix):
-                names.add(parts[1][len(prefix):])
-    return branch, frozenset(names)
+    as git stated them once for this workspace (`Workspace.refs`)."""
+    refs = ws.refs()
+    return refs.current, refs.trunks
 
 
 def on_trunk(ws: Workspace, branch: str | None = None) -> bool:
     """Whether `branch` (default: the checked-out one) is the trunk."""
-    current, trunks = trunk_state(ws.root)
+    current, trunks = trunk_state(ws)
     branch = current if branch is None else branch
     return branch is not None and branch in trunks
 
@@ -133,7 +117,7 @@ def move_bytes(ws: Workspace, item: Staged) -> None:
 
 def refusal(ws: Workspace) -> str | None:
     """Why this checkout may not drain now (on the trunk, or no branch checked out), else None."""
-    branch, trunks = trunk_state(ws.root)
+    branch, trunks = trunk_state(ws)
     if branch is None:
         return ("HEAD is detached: the outbox drains into a branch that a pull request carries; "
                 "switch to one (`git switch -c NAME`) and rerun `majordomus drain`")

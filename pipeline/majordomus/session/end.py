@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import git
 from majordomus.base.errors import UNKNOWN, FatalError
 from majordomus.base.fsio import atomic_write, remove
 from majordomus.base.ids import check_id
@@ -50,7 +49,7 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
                          why="close for an episode that is not open")
         raise FatalError(f"episode {episode!r} is not open: nothing to close "
                          "(`majordomus history --event session.opened` lists episodes)", UNKNOWN)
-    head = git.head(ws.root)
+    head = ws.refs().head  # one git process routes the record, the derivation and the drain
     closed_ts = utc_now()
     path = publish_session_record(ws, record, closed_ts, reason, head.sha, head.branch)
     outcome, error = None, None

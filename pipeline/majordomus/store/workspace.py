@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from majordomus.base import git
 from majordomus.base.errors import NOT_INITIALISED, FatalError
 from majordomus.base.fsio import locked
 from majordomus.store.ledger import Ledger
@@ -46,6 +47,7 @@ class Workspace:
     root: Path
     _policy: Policy | None = field(default=None, repr=False)
     _ledger: Ledger | None = field(default=None, repr=False)
+    _refs: git.Refs | None = field(default=None, repr=False)
     deadline: float | None = field(default=None, repr=False)  # a hook's: every wait ends by it
 
     # --- locks, each waited for a bounded time -------------------------------------------------
@@ -133,6 +135,14 @@ class Workspace:
         if self._ledger is None:
             self._ledger = Ledger(self.local, self.wait_s, self.root)
         return self._ledger
+
+    def refs(self) -> git.Refs:
+        """HEAD and the trunk as git states them, asked once per Workspace (one command, one
+        request): the close, the derivation and the drain all route by them, through one git
+        process."""
+        if self._refs is None:
+            self._refs = git.refs(self.root)
+        return self._refs
 
     def rel(self, path: Path) -> str:
         """`path` relative to the root, with forward slashes."""

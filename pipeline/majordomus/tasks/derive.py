@@ -11,6 +11,10 @@ changed. `render:<id>` has `file_dep` on that file and on the record writer's so
 decides whether a record is up to date. `derive:<episode>` is bookkeeping: it always runs, to
 say what the renders did, so a re-run over unchanged evidence writes nothing, says so, and
 leaves its line in the ledger.
+
+A run that would change nothing (the evidence file holds this evidence, every record the bytes
+the writer renders) is told without doit (`settled`): doit, whose import alone costs several
+times an interpreter's start, runs only when a record or the evidence changes.
 """
 from __future__ import annotations
 
@@ -25,7 +29,7 @@ from typing import Any
 
 from majordomus.base import fsio
 from majordomus.base.errors import UNKNOWN, Busy, FatalError
-from majordomus.base.fsio import atomic_write, sweep_tmp, write_if_changed
+from majordomus.base.fsio import atomic_write, read_regular, sweep_tmp, write_if_changed
 from majordomus.base.output import say
 from majordomus.base.resources import data_dir
 from majordomus.derive import handedit, table
@@ -168,6 +172,29 @@ def creators(ws: Workspace, plans: list[Plan], state: RunState) -> dict[str, Cal
     return {"task_evidence": task_evidence, "task_render": task_render, "task_derive": task_derive}
 
 
+def settled(ws: Workspace, plan: Plan) -> Outcome | None:
+    """The outcome of a run that would change nothing, told without doit: the evidence file holds
+    this plan's evidence and every draft's file the bytes the writer renders, so every render is
+    up to date and the run is its bookkeeping (the deriver's bytes remembered, the
+    `knowledge.derived` line). None when anything would change: doit decides then. Under the dep
+    file's lock, as a run."""
+    with ws.lock(engine.lock_path(ws.dep_file)):
+        try:
+            if read_regular(evidence_path(ws, plan.episode)) != plan.evidence_json():
+                return None
+            rendered = [(draft, table.render(draft)) for draft in plan.drafts]
+            with ws.lock(lock_path(ws)):
+                if any(read_regular(draft.path) != data for draft, data in rendered):
+                    return None
+                for draft, data in rendered:
+                    handedit.remember(ws, draft.id, data)
+        except OSError:
+            return None
+        state = RunState()
+        finish_derivation(ws, plan, state)
+        return state.outcomes[plan.episode]
+
+
 def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
     state = RunState()
     code, report, text = engine.run_quietly(creators(ws, plans, state),
@@ -212,7 +239,7 @@ def derive(ws: Workspace, episode: str, dry_run: bool = False) -> table.Outcome:
             (outcome.unchanged if same else outcome.written).append(draft.path)
     else:
         swept = sum(sweep_tmp(folder) for folder in {ws.candidates, outbox.candidates_dir(ws)})
-        outcome = run(ws, [the_plan])[episode]
+        outcome = settled(ws, the_plan) or run(ws, [the_plan])[episode]  # doit only when something changes
     for path in outcome.edited:
         say(f"majordomus: left {ws.rel(path)} alone: it was edited by hand "
             "(delete it to derive it again)")
