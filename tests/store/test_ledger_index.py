@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from majordomus.store import ledger as ledger_module
-from majordomus.store.ledger import Ledger, parse_line
+from majordomus.store.ledger import Ledger, ReadResult, parse_line
 
 EPISODES = ("e1", "e2", "ep-\u00e9", 'q"uote', "e12")
 
@@ -149,6 +149,12 @@ def _agree(ledger: Ledger) -> None:
                 opened[l.session] = branch if isinstance(branch, str) else None
         assert reader.opened_branches(EPISODES + ("never",)) == opened
         assert reader.count() == _count(ledger.path)
+    # the block-parsing reader of every line agrees with a line-by-line parse, malformed count included
+    whole, blocks = ledger.read(), ReadResult(lines=[])
+    objects = list(ledger.objects(blocks))
+    assert [(o["ts"], o["event"], o.get("session"), {k: v for k, v in o.items() if k not in ("ts", "event", "session")})
+            for o in objects] == [(l.ts, l.event, l.session, l.data) for l in whole.lines]
+    assert (blocks.malformed, blocks.first_malformed) == (whole.malformed, whole.first_malformed)
 
 
 @pytest.mark.parametrize("chunk,save_after", [(64, 1), (257, 300), (1 << 22, 1 << 18)])

@@ -42,9 +42,14 @@ def show(text: str) -> None:
     sys.stdout.write(escape(text))
 
 
+def raw_in_json(text: str) -> str:
+    """JSON text with what JSON itself leaves raw (DEL, the C1 controls) escaped."""
+    return _RAW_IN_JSON.sub(_escaped, text)
+
+
 def emit_json(data: Any) -> None:
     text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
-    sys.stdout.write(_RAW_IN_JSON.sub(_escaped, text) + "\n")
+    sys.stdout.write(raw_in_json(text) + "\n")
 
 
 def say(message: str) -> None:

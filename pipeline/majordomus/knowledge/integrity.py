@@ -27,7 +27,7 @@ from majordomus.base.credentials import credential_in
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
-from majordomus.knowledge.references import Ref, Resolver
+from majordomus.knowledge.references import LedgerFacts, Ref, Resolver
 from majordomus.store import records
 from majordomus.store.schemafast import problems as record_problems
 from majordomus.store.workspace import Workspace
@@ -44,12 +44,13 @@ class Report:
     timing: bool = False
 
 
-def check(ws: Workspace) -> list[Finding]:
-    """Every finding about the knowledge store of `ws` (the rule's entry point)."""
-    return run(ws).findings
+def check(ws: Workspace, facts: LedgerFacts | None = None) -> list[Finding]:
+    """Every finding about the knowledge store of `ws` (the rule's entry point); `facts`: the
+    ledger's, when the caller has read them."""
+    return run(ws, facts).findings
 
 
-def run(ws: Workspace) -> Report:
+def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
     """The check, with its counters (printed on stderr under MJ_TIMING=1)."""
 
     report = Report(timing=os.environ.get("MJ_TIMING") == "1")
@@ -161,7 +162,7 @@ def run(ws: Workspace) -> Report:
             finding(rel, fld, f"{ref} does not resolve: no record with that id in candidates/ or curated/",
                     "name an existing record id (`majordomus knowledge candidates` lists the candidates), "
                     "or remove the relation")
-    resolver = Resolver(ws)
+    resolver = Resolver(ws, facts)
     for r, why in resolver.unresolved(refs):
         finding(r.rel, r.field, f"{r.ref} does not resolve: {why}",
                 "correct the reference, or remove it if the evidence is gone")

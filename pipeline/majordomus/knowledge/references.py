@@ -1,6 +1,7 @@
 """References resolved in bulk, for the integrity validator.
 
-One pass over the ledger (episodes seen and opened, tasks, tasks with a decision), one listing of
+One streamed pass over the ledger (episodes seen and opened, tasks, tasks with a decision: given by
+the caller when it has made that pass, as doctor does for its own note), one listing of
 the tracked session records, one `git cat-file --batch-check` for every commit reference, one
 `git ls-files` for every file reference and, only for paths the tree no longer holds, one
 `git log --all`. `issue:` and `test:` are external: checked for form only, by the caller.
@@ -9,12 +10,50 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from majordomus.base import git
+from majordomus.store.ledger import ReadResult
 from majordomus.store.workspace import Workspace
 
 _SHA = re.compile(r"^[0-9a-f]{4,64}$")
+
+
+@dataclass
+class LedgerFacts:
+    """What references are resolved against in the ledger: episodes seen, episodes opened, tasks
+    named, tasks with a decision (and the lines read)."""
+
+    sessions: set[str] = field(default_factory=set)
+    opened: set[str] = field(default_factory=set)
+    tasks: set[str] = field(default_factory=set)
+    decisions: set[str] = field(default_factory=set)
+    lines: int = 0
+
+    def add(self, line: dict[str, Any]) -> None:
+        """Count one ledger line (its JSON object, stamped keys included)."""
+        self.lines += 1
+        session, event, task = line.get("session"), line.get("event"), line.get("task")
+        if session:
+            self.sessions.add(session)
+        if event == "session.opened":
+            named = line.get("episode") or session
+            if isinstance(named, str):
+                self.opened.add(named)
+        if isinstance(task, str):
+            self.tasks.add(task)
+            if event == "decision.recorded":
+                self.decisions.add(task)
+
+
+def ledger_facts(ws: Workspace, result: ReadResult | None = None) -> LedgerFacts:
+    """The ledger's facts from one pass, streamed (no line is kept); the malformed lines are
+    counted into `result` when given."""
+    facts = LedgerFacts()
+    for line in ws.ledger.objects(result):
+        facts.add(line)
+    return facts
 
 
 @dataclass
@@ -28,8 +67,9 @@ class Ref:
 class Resolver:
     """Resolves references in bulk: one ledger pass, one git query per kind of question."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, facts: LedgerFacts | None = None) -> None:
         self.ws = ws
+        self.facts = facts  # the ledger's facts, when the caller has read them (doctor's one pass)
         self.git_processes = 0
         self.ledger_lines = 0
         self.commit_refs = 0
@@ -70,25 +110,11 @@ class Resolver:
         return bad
 
     def _ledger(self) -> tuple[set[str], set[str], set[str], set[str]]:
-        """One pass: episodes seen, episodes opened, tasks named, tasks with a decision."""
-        sessions: set[str] = set()
-        opened: set[str] = set()
-        tasks: set[str] = set()
-        decisions: set[str] = set()
-        for line in self.ws.ledger.read().lines:
-            self.ledger_lines += 1
-            if line.session:
-                sessions.add(line.session)
-            task = line.get("task")
-            if line.event == "session.opened":
-                named = line.get("episode") or line.session
-                if isinstance(named, str):
-                    opened.add(named)
-            if isinstance(task, str):
-                tasks.add(task)
-                if line.event == "decision.recorded":
-                    decisions.add(task)
-        return sessions, opened, tasks, decisions
+        """Episodes seen, episodes opened, tasks named, tasks with a decision: the facts given, else
+        one streamed pass."""
+        facts = self.facts if self.facts is not None else ledger_facts(self.ws)
+        self.ledger_lines = facts.lines
+        return facts.sessions, facts.opened, facts.tasks, facts.decisions
 
     def _session_records(self) -> set[str]:
         try:

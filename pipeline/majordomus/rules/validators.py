@@ -16,6 +16,7 @@ from majordomus.evidence import episodes
 from majordomus.knowledge import accumulation as acc
 from majordomus.knowledge import freshness, integrity
 from majordomus.knowledge.freshness import read_events
+from majordomus.knowledge.references import LedgerFacts, ledger_facts
 from majordomus.rules import wiring
 from majordomus.rules.ruleset import Rule
 from majordomus.store import agents
@@ -34,24 +35,28 @@ class Verdict:
 
 @dataclass
 class Context:
-    """What one run of the rules shares: the workspace, the ledger read once, the clock."""
+    """What one run of the rules shares: the workspace, one streamed pass over the ledger, the
+    clock."""
 
     ws: Workspace
     now: float = field(default_factory=time.time)
-    _full: ReadResult | None = None
+    _survey: tuple[ReadResult, LedgerFacts] | None = None
     _some: dict[tuple[str, ...], list[Line]] = field(default_factory=dict)
 
+    def survey(self) -> tuple[ReadResult, LedgerFacts]:
+        """One pass over the whole ledger, streamed (no line kept): its malformed lines counted,
+        and the facts references are resolved against."""
+        if self._survey is None:
+            read = ReadResult(lines=[])
+            self._survey = (read, ledger_facts(self.ws, read))
+        return self._survey
+
     def ledger(self) -> ReadResult:
-        """Every ledger line (and the malformed count), read once a run."""
-        if self._full is None:
-            self._full = self.ws.ledger.read()
-        return self._full
+        """The malformed count of the whole ledger (its lines are not kept)."""
+        return self.survey()[0]
 
     def events(self, *names: str) -> list[Line]:
-        """The lines of `names`, in order: from the full read when there is one, else from a
-        substring pre-filter (cheap for `watch`, which reads nothing else)."""
-        if self._full is not None:
-            return [l for l in self._full.lines if l.event in names]
+        """The lines of `names`, in order, from a substring pre-filter (only those are parsed)."""
         if names not in self._some:
             self._some[names] = read_events(self.ws, names)
         return self._some[names]
@@ -109,7 +114,7 @@ def knowledge_lifecycle(ctx: Context, rule: Rule) -> Verdict:
 def knowledge_integrity(ctx: Context, rule: Rule) -> Verdict:
     """majordomus.knowledge-integrity: the integrity validator of `knowledge check`."""
 
-    found = integrity.check(ctx.ws)
+    found = integrity.check(ctx.ws, ctx.survey()[1])
     return Verdict([replace(f, rule=rule.id, blocking=rule.blocking and f.blocking,
                             reproduce=f.reproduce or "majordomus knowledge check") for f in found],
                    detail=None if found else "every record is consistent")

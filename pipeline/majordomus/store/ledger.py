@@ -233,12 +233,14 @@ class Ledger:
                 yield number, raw
                 number += 1
 
-    def stream(self, contains: str | None = None, result: ReadResult | None = None) -> Iterator[Line]:
+    def stream(self, contains: str | None = None, result: ReadResult | None = None,
+               any_of: tuple[str, ...] = ()) -> Iterator[Line]:
         """Every parseable line, in order, one at a time; `contains` is a substring pre-filter on
-        the line's text (searched at C speed, block by block: only the lines holding it are
-        parsed). Malformed lines among those read are counted into `result`."""
-        needle = contains.encode("utf-8") if contains is not None else None
-        for number, raw in (self._hits(needle) if needle is not None else self._blocks_lines()):
+        the line's text, `any_of` one that any of its needles passes (searched at C speed, block
+        by block: only the lines holding one are parsed). Malformed lines among those read are
+        counted into `result`."""
+        needles = tuple(n.encode("utf-8") for n in ((contains,) if contains is not None else any_of))
+        for number, raw in (self._hits(*needles) if needles else self._blocks_lines()):
             parsed = parse_line(number, raw.decode("utf-8", errors="replace"))
             if parsed is None:
                 if result is not None and raw.strip():
@@ -247,6 +249,34 @@ class Ledger:
                         result.first_malformed = number
                 continue
             yield parsed
+
+    def objects(self, result: ReadResult | None = None) -> Iterator[dict[str, Any]]:
+        """Every parseable line as its JSON object (`ts`, `event`, `session` left in it), in order,
+        streamed, for a reader that wants every line and no line number (doctor, `knowledge
+        check`): a block of lines is parsed in one call, and only a block holding a line that is
+        not one stamped object is parsed line by line. Malformed lines are counted into `result`."""
+        number = 1
+        for _, block in self._blocks():
+            lines = block.split(b"\n")
+            if block.endswith(b"\n"):
+                lines.pop()
+            try:
+                objs = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
+                whole = len(objs) == len(lines) and all(map(_is_stamped, objs))
+            except ValueError:
+                whole = False
+            if whole:
+                yield from objs
+            else:
+                for n, raw in enumerate(lines, number):
+                    obj = _object(raw.decode("utf-8", errors="replace"))
+                    if obj is not None:
+                        yield obj
+                    elif result is not None and raw.strip():
+                        result.malformed += 1
+                        if result.first_malformed is None:
+                            result.first_malformed = n
+            number += len(lines)
 
     def read(self, contains: str | None = None) -> ReadResult:
         """Every parseable line, in order; `contains` is a cheap substring pre-filter."""
@@ -521,8 +551,16 @@ def _names_next(line: Line) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def parse_line(number: int, text: str) -> Line | None:
-    """A ledger line, or None when it is not a JSON object with the three stamped keys."""
+def _is_stamped(obj: Any) -> bool:
+    """A JSON object with the three stamped keys: `ts` and `event` text, `session` text or null."""
+    if not isinstance(obj, dict) or not isinstance(obj.get("ts"), str) or not isinstance(obj.get("event"), str):
+        return False
+    session = obj.get("session")
+    return session is None or isinstance(session, str)
+
+
+def _object(text: str) -> dict[str, Any] | None:
+    """A ledger line's JSON object, or None when it is not one with the three stamped keys."""
     text = text.strip()
     if not text.startswith("{"):
         return None
@@ -530,11 +568,13 @@ def parse_line(number: int, text: str) -> Line | None:
         obj = json.loads(text)
     except ValueError:
         return None
-    if not isinstance(obj, dict):
+    return obj if _is_stamped(obj) else None
+
+
+def parse_line(number: int, text: str) -> Line | None:
+    """A ledger line, or None when it is not a JSON object with the three stamped keys."""
+    obj = _object(text)
+    if obj is None:
         return None
-    ts, event, session = obj.pop("ts", None), obj.pop("event", None), obj.pop("session", None)
-    if not isinstance(ts, str) or not isinstance(event, str):
-        return None
-    if session is not None and not isinstance(session, str):
-        return None
+    ts, event, session = obj.pop("ts"), obj.pop("event"), obj.pop("session", None)
     return Line(number, ts, event, session, obj)

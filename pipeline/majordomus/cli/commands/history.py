@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections import deque
+from collections.abc import Iterable
 
 from majordomus.base.errors import OK, USAGE, FatalError
-from majordomus.base.output import emit_json, line, say, show
+from majordomus.base.output import line, raw_in_json, say, show
 from majordomus.cli.commands import Subparsers
 from majordomus.cli.options import count
-from majordomus.store.ledger import EVENTS
+from majordomus.store.ledger import EVENTS, Line, ReadResult
 from majordomus.store.workspace import open_workspace
 
 NAMES = ("history",)
@@ -30,21 +33,31 @@ def history(events: list[str] | None, episode: str | None, limit: int | None, as
         if event not in EVENTS:
 
             raise FatalError(f"unknown event {event!r}: one of {', '.join(EVENTS)}", USAGE)
-    result = ws.ledger.read(contains=json.dumps(episode) if episode else None)
-    lines = [l for l in result.lines
-             if (not events or l.event in events)
-             and (episode is None or l.session == episode or l.get("episode") == episode)]
+    # Filtered as text first (the episode's id, else the events' names, in quotes), then parsed,
+    # printed as read: only the newest `limit` lines are held.
+    result = ReadResult(lines=[])
+    needles = (json.dumps(episode),) if episode else tuple(json.dumps(e) for e in events or ())
+    lines: Iterable[Line] = (l for l in ws.ledger.stream(result=result, any_of=needles)
+                             if (not events or l.event in events)
+                             and (episode is None or l.session == episode or l.get("episode") == episode))
     if limit is not None:
-        lines = lines[-limit:]
+        lines = deque(lines, maxlen=limit)
+    shown = 0
     if as_json:
-        emit_json([{"line": l.number, "ts": l.ts, "event": l.event, "session": l.session, **l.data}
-                   for l in lines])
+        out = sys.stdout
+        for l in lines:
+            item = json.dumps({"line": l.number, "ts": l.ts, "event": l.event, "session": l.session, **l.data},
+                              indent=2, ensure_ascii=False)
+            out.write(("[\n  " if not shown else ",\n  ") + raw_in_json(item).replace("\n", "\n  "))
+            shown += 1
+        out.write("\n]\n" if shown else "[]\n")
     else:
         for l in lines:
             detail = " ".join(f"{line(k)}={line(json.dumps(v, ensure_ascii=False))}" for k, v in l.data.items()
                               if v is not None)
             show(f"{line(l.ts)}  {line(l.event):<22} {line(l.session or '-'):<14} {detail}\n")
-        if not lines:
+            shown += 1
+        if not shown:
             say("no ledger lines match")
     if result.malformed:
         say(f"({result.malformed} malformed ledger line(s) skipped, first at line {result.first_malformed}; "
