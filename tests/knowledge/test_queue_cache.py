@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from conftest import Repo, make_repo
 from majordomus.knowledge import queue
+from majordomus.store import filecache, records
 from majordomus.store.workspace import Workspace
 
 RECORD = """---
@@ -119,7 +120,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Repo:
 @given(actions=st.lists(ACTIONS, max_size=25))
 def test_the_queue_through_its_cache_is_the_queue_of_the_files(
         store: Repo, monkeypatch: pytest.MonkeyPatch, actions: list[tuple[Any, ...]]) -> None:
-    monkeypatch.setattr(queue, "_RACY_NS", 0)  # trust every stat at once: the stat key is what is tested
+    monkeypatch.setattr(filecache, "RACY_NS", 0)  # trust every stat at once: the stat key is what is tested
     ws = Workspace(store.root)
     for path in [*ws.candidates.glob("*.md"), *ws.sessions.glob("e*.md"), ws.state / queue.CACHE]:
         if path.name != "README.md":
@@ -127,6 +128,7 @@ def test_the_queue_through_its_cache_is_the_queue_of_the_files(
     for n, action in enumerate(actions):
         _act(ws, action, n)
         assert _cached(ws) == _uncached(ws)
+        assert queue.statuses(ws, ws.candidates) == {p: records.quick_status(p) for p in records.files(ws.candidates)}
 
 
 def test_an_edit_within_one_clock_tick_is_seen(repo: Repo) -> None:
@@ -149,7 +151,7 @@ def test_an_unchanged_file_is_not_read_again(repo: Repo, monkeypatch: pytest.Mon
         (ws.candidates / f"c{n}.md").write_text(
             RECORD.format(rid=f"c{n}", status="candidate", cls="fact", title=f"T {n}", episode="e1"))
         (ws.sessions / "e1.md").write_text(SESSION.format(episode="e1", branch="main"))
-    monkeypatch.setattr(queue, "_RACY_NS", 0)
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
     first = queue.waiting(ws)
     read: list[Path] = []
     front, branch = queue._front, queue._record_branch

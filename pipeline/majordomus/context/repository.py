@@ -14,9 +14,9 @@ from typing import Any
 from majordomus.context.blocks import Block
 from majordomus.context.blocks import render as render_blocks
 from majordomus.evidence import episodes, work
+from majordomus.knowledge import queue
 from majordomus.outbox import staging as staged
 from majordomus.rules import ruleset
-from majordomus.store import records
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
@@ -40,9 +40,10 @@ def rules(ws: Workspace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return found, problems
 
 
-def knowledge_counts(folder: Path) -> dict[str, int]:
-    """Records under `folder` counted by the `status` of their front matter."""
-    counts: Counter[str] = Counter(records.quick_status(path) or "unreadable" for path in records.files(folder))
+def knowledge_counts(ws: Workspace, folder: Path) -> dict[str, int]:
+    """Records under `folder` counted by the `status` of their front matter (read through the
+    queue's cache: a record unchanged since it was read is not read again)."""
+    counts: Counter[str] = Counter(status or "unreadable" for status in queue.statuses(ws, folder).values())
     return dict(sorted(counts.items()))
 
 
@@ -62,10 +63,10 @@ def resolve(ws: Workspace) -> dict[str, Any]:
                    "values": {k: {"value": v, "declared": policy.declares(k)} for k, v in policy.values.items()}},
         "rules": effective,
         "rule_problems": problems,
-        "knowledge": {"candidates": knowledge_counts(ws.candidates), "curated": knowledge_counts(ws.curated)},
+        "knowledge": {"candidates": knowledge_counts(ws, ws.candidates), "curated": knowledge_counts(ws, ws.curated)},
         "active_task": work.active_task(ws),
         "open_questions": work.open_questions(ws),
-        "last_handover": last_handover(ws.ledger.read(contains='"handover.recorded"').lines),
+        "last_handover": last_handover([line] if (line := ws.ledger.last_handover()) else []),
         "outbox": outbox(ws),
         "open_episodes": episodes.open_episodes(ws),
         "episode": episodes.current(ws),

@@ -16,9 +16,9 @@ from pathlib import Path
 
 from majordomus.base import git
 from majordomus.base.fsio import read_regular
+from majordomus.knowledge import queue
 from majordomus.store import records as store_records
 from majordomus.store.ledger import Line
-from majordomus.store.records import quick_status
 from majordomus.store.workspace import Workspace
 
 KEYS = ("knowledge.candidates_max_files", "knowledge.candidate_max_age_minutes")
@@ -122,7 +122,7 @@ def review_ages(ws: Workspace, paths: list[Path], lines: Iterable[Line]) -> dict
 def waiting(ws: Workspace) -> list[Path]:
     """The records under candidates/ whose status is candidate (read without a YAML parse)."""
 
-    return [p for p in records(ws) if (quick_status(p) or "candidate") == "candidate"]
+    return [p for p, status in queue.statuses(ws, ws.candidates).items() if (status or "candidate") == "candidate"]
 
 
 def records(ws: Workspace) -> list[Path]:

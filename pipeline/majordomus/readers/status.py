@@ -36,9 +36,9 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
     by_status: Counter[str] = Counter()
     by_class: Counter[str] = Counter()
     unreadable: list[dict[str, str]] = []
-    for _entry, meta in kstore.readable(ws, listed, unreadable):
-        by_status[str(meta.get("status", "(none)"))] += 1
-        by_class[str(meta.get("class", "(none)"))] += 1
+    for _entry, status_of, class_of in kstore.summaries(ws, listed, unreadable):
+        by_status[status_of] += 1
+        by_class[class_of] += 1
 
     lines = ledger_lines(ws)
     verdict = freshness.judge(ws, lines, now=now)

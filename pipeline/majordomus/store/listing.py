@@ -8,6 +8,7 @@ symbolic link, is not followed).
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import stat
@@ -19,6 +20,7 @@ from typing import Any
 from majordomus.base import fsio, git, yamlio
 from majordomus.base.errors import NOT_INITIALISED, FatalError
 from majordomus.store import records
+from majordomus.store.filecache import FileCache, lstat
 from majordomus.store.workspace import Workspace
 
 SOURCES = "sources.yaml"
@@ -54,19 +56,40 @@ class Store:
 
 
 def pathspecs(ws: Workspace) -> dict[str, str]:
-    """Source class -> pathspec, read from sources.yaml (the one declaration of the classes)."""
+    """Source class -> pathspec, read from sources.yaml (the one declaration of the classes). What
+    YAML made of the file is kept beside its text in `.ai/local/state/sources.cache.json`: the same
+    text is not parsed again (importing PyYAML costs more than the rest of a reader)."""
 
     path = ws.knowledge / SOURCES
+    cache = ws.state / "sources.cache.json"
     try:
-        tree = yamlio.load(fsio.read_text(path), str(path)) or {}
+        text = fsio.read_text(path)
     except FileNotFoundError:
         raise FatalError(f"{ws.rel(path)} is missing: run `majordomus init` to restore it", NOT_INITIALISED) from None
-    except yamlio.YamlError as exc:
-        raise FatalError(f"{exc}: fix the YAML or run `majordomus init` to restore it", NOT_INITIALISED) from None
     except (OSError, UnicodeDecodeError) as exc:  # a link, a pipe, a device, a huge or binary file
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
         raise FatalError(f"{ws.rel(path)} unreadable ({why}): run `majordomus init` to restore it",
                          NOT_INITIALISED) from None
+    try:
+        kept = json.loads(fsio.read_regular(cache, 1 << 20))
+        if isinstance(kept, dict) and kept.get("text") == text and isinstance(kept.get("specs"), dict):
+            return {str(k): str(v) for k, v in kept["specs"].items()}
+    except (OSError, ValueError):
+        pass
+    specs = _pathspecs(ws, path, text)
+    try:
+        fsio.atomic_write(cache, json.dumps({"text": text, "specs": specs}, ensure_ascii=False) + "\n",
+                          root=ws.root)
+    except OSError:
+        pass  # a cache that cannot be written costs time, not correctness
+    return specs
+
+
+def _pathspecs(ws: Workspace, path: Path, text: str) -> dict[str, str]:
+    try:
+        tree = yamlio.load(text, str(path)) or {}
+    except yamlio.YamlError as exc:
+        raise FatalError(f"{exc}: fix the YAML or run `majordomus init` to restore it", NOT_INITIALISED) from None
     classes = tree.get("classes") if isinstance(tree, dict) else None
     if not isinstance(classes, dict):
         raise FatalError(f"{ws.rel(path)} declares no `classes:`: run `majordomus init` to restore it",
@@ -158,6 +181,30 @@ def load(ws: Workspace, entry: Entry) -> Any:
         raise records.RecordError(f"{entry.rel}: not a regular file inside .ai/repo/knowledge/ "
                                   "(a symbolic link is never followed)")
     return records.load(entry.path)
+
+
+def summaries(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> Iterator[tuple[Entry, str, str]]:
+    """`readable`, as each record's status and class alone (`(none)` when it states none), through
+    a cache by the file's stat (`.ai/local/state/records.cache.json`): a record unchanged since it
+    was read is not read again."""
+    cache = FileCache(ws.state / "records.cache.json", 1, ws.root)
+    for entry in store.entries:
+        st = lstat(entry.path) if entry.readable else None
+        folder, name = entry.rel.rpartition("/")[::2]
+        hit, summary = cache.get(folder, name, st) if st is not None else (False, None)
+        if not hit or not isinstance(summary, list) or len(summary) < 2:
+            try:
+                meta = load(ws, entry).meta
+                summary = ["ok", str(meta.get("status", "(none)")), str(meta.get("class", "(none)"))]
+            except records.RecordError as exc:
+                summary = ["bad", str(exc)]
+            if st is not None:
+                cache.put(folder, name, st, summary)
+        if summary[0] == "ok":
+            yield entry, summary[1], summary[2]
+        else:
+            unreadable.append({"id": entry.id, "path": entry.rel, "problem": summary[1]})
+    cache.save()
 
 
 def readable(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> Iterator[tuple[Entry, dict[str, Any]]]:

@@ -141,25 +141,42 @@ def files(folder: Path, strays: list[Path] | None = None) -> list[Path]:
     contract or a `.tmp.` leftover), sorted by name. The `*.md` entries that are neither a regular
     file nor a folder are appended to `strays` when it is given (a symbolic link, even to a record, is never followed: it could lead out of the store,
     or in a loop; a pipe would block its reader). A folder is simply not a record."""
+    odd: list[str] | None = [] if strays is not None else None
+    found = [folder / n for n in names(folder, odd)]
+    if strays is not None and odd:
+        strays.extend(folder / n for n in odd)
+    return found
+
+
+def names(folder: Path, strays: list[str] | None = None) -> list[str]:
+    """`files`, as the names alone (a scan of thousands of records pays for no path object)."""
+    return [e.name for e in entries(folder, strays)]
+
+
+def entries(folder: Path, strays: list[str] | None = None) -> list[os.DirEntry[str]]:
+    """`files`, as the directory entries (their `stat` needs no path built)."""
     try:
-        entries = os.scandir(folder)
+        listing = os.scandir(folder)
     except (FileNotFoundError, NotADirectoryError):
         return []
-    names: list[str] = []
+    found: list[os.DirEntry[str]] = []
     odd: list[str] = []
-    with entries:
-        for e in entries:
+    with listing:
+        for e in listing:
             if not e.name.endswith(".md") or e.name == "README.md" or e.name.startswith(".tmp."):
                 continue
             try:
                 regular, folder_entry = e.is_file(follow_symlinks=False), e.is_dir(follow_symlinks=False)
             except OSError:
                 regular = folder_entry = False
-            if not folder_entry:
-                (names if regular else odd).append(e.name)
+            if regular:
+                found.append(e)
+            elif not folder_entry:
+                odd.append(e.name)
     if strays is not None:
-        strays.extend(folder / n for n in sorted(odd))
-    return [folder / n for n in sorted(names)]
+        strays.extend(sorted(odd))
+    found.sort(key=lambda e: e.name)
+    return found
 
 
 def quick_status(path: Path) -> str | None:

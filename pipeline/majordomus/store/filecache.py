@@ -1,0 +1,90 @@
+"""What a reader read of a file, kept by the file's stat: a cache derived from the files.
+
+One JSON file under `.ai/local/state/` per reader: per folder (repository-relative), per file
+name, [inode, size, mtime_ns, ctime_ns, what was read]. A file whose stat differs is read again,
+and so is one that changed in the two seconds before it was read (a second change within one
+tick of the file system's clock could leave every one of those four alike), so the cache never
+answers for a file as it no longer is. A cache that cannot be read or written costs time, never
+an answer.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from majordomus.base.fsio import atomic_write, read_regular
+
+RACY_NS = 2_000_000_000  # a file changed this recently may change again within one clock tick
+LIMIT = 1 << 28  # bytes a cache file may hold
+
+
+class FileCache:
+    """One reader's cache, loaded once, written when changed (`save`)."""
+
+    def __init__(self, path: Path, version: int, root: Path) -> None:
+        self.path = path
+        self.root = root  # the repository: the cache is written only to a real path inside it
+        self.version = version
+        self.folders: dict[str, dict[str, list[Any]]] = {}
+        self.changed = False
+        self.now = time.time_ns()
+        try:
+            data = json.loads(read_regular(path, LIMIT))
+            if isinstance(data, dict) and data.get("v") == version and isinstance(data.get("folders"), dict):
+                self.folders = data["folders"]
+        except (OSError, ValueError):
+            pass
+
+    def get(self, folder: str, name: str, st: os.stat_result) -> tuple[bool, Any]:
+        """(hit, value) of the file `name` in `folder` whose stat is `st`."""
+        entry = self.folders.get(folder, {}).get(name)
+        if isinstance(entry, list) and len(entry) == 5 and entry[0] == st.st_ino and entry[1] == st.st_size \
+                and entry[2] == st.st_mtime_ns and entry[3] == st.st_ctime_ns:
+            return True, entry[4]
+        return False, None
+
+    def put(self, folder: str, name: str, st: os.stat_result, value: Any) -> None:
+        entries = self.folders.setdefault(folder, {})
+        if self.now - st.st_ctime_ns < RACY_NS:  # it may change again unseen: read it next time
+            if entries.pop(name, None) is not None:
+                self.changed = True
+            return
+        entries[name] = [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, value]
+        self.changed = True
+
+    def keep_only(self, folder: str, names: set[str]) -> None:
+        """Forget the files of `folder` that are no longer there."""
+        entries = self.folders.get(folder, {})
+        gone = [n for n in entries if n not in names]
+        for name in gone:
+            del entries[name]
+        self.changed = self.changed or bool(gone)
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        try:
+            atomic_write(self.path, json.dumps({"v": self.version, "folders": self.folders},
+                                               separators=(",", ":"), ensure_ascii=False) + "\n",
+                         root=self.root)
+        except OSError:
+            pass
+        self.changed = False
+
+
+def lstat(path: Path | str) -> os.stat_result | None:
+    """The stat of `path` itself (a link is not followed), or None when there is nothing there."""
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def entry_stat(entry: os.DirEntry[str]) -> os.stat_result | None:
+    try:
+        return entry.stat(follow_symlinks=False)
+    except OSError:
+        return None

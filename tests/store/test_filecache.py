@@ -1,0 +1,66 @@
+"""The readers' caches answer as the files do: a record's status and class (status), and the
+source classes (every reader of the store), whatever changed since they were kept."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import Repo
+from majordomus.store import filecache
+from majordomus.store import listing as kstore
+from majordomus.store.workspace import Workspace
+
+RECORD = "---\nid: {rid}\nkind: knowledge/v1\nclass: {cls}\nstatus: {status}\n---\nbody\n"
+
+
+def _by_reading(ws: Workspace) -> tuple[list[tuple[str, str, str]], list[dict[str, str]]]:
+    bad: list[dict[str, str]] = []
+    good = [(e.rel, str(m.get("status", "(none)")), str(m.get("class", "(none)")))
+            for e, m in kstore.readable(ws, kstore.listing(ws), bad)]
+    return good, bad
+
+
+def _by_cache(ws: Workspace) -> tuple[list[tuple[str, str, str]], list[dict[str, str]]]:
+    bad: list[dict[str, str]] = []
+    good = [(e.rel, s, c) for e, s, c in kstore.summaries(ws, kstore.listing(ws), bad)]
+    return good, bad
+
+
+def _later(path: Path, n: int) -> None:
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000 * n))
+
+
+def test_status_counts_through_the_cache_are_the_files(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
+    ws = Workspace(repo.root)
+    folder = ws.candidates
+    (folder / "a.md").write_text(RECORD.format(rid="a", cls="fact", status="candidate"))
+    (folder / "b.md").write_text(RECORD.format(rid="b", cls="lesson", status="superseded"))
+    (folder / "c.md").write_bytes(b"---\nid: c\nstatus: \xff\n---\n")  # not UTF-8
+    (ws.curated / "d.md").write_text("no front matter\n")
+    os.symlink(folder / "a.md", folder / "e.md")
+    assert _by_cache(ws) == _by_reading(ws)
+    assert _by_cache(ws) == _by_reading(ws)  # from the cache now
+    with open(folder / "a.md", "r+") as handle:  # in place, same size
+        handle.write(RECORD.format(rid="a", cls="lore", status="verified"))
+    _later(folder / "a.md", 1)
+    (folder / "c.md").write_text(RECORD.format(rid="c", cls="fact", status="candidate"))
+    (folder / "b.md").unlink()
+    assert _by_cache(ws) == _by_reading(ws)
+    statuses = {rel: s for rel, s, _ in _by_cache(ws)[0]}
+    assert statuses[".ai/repo/knowledge/candidates/a.md"] == "verified"
+
+
+def test_a_changed_sources_file_is_read_again(repo: Repo) -> None:
+    ws = Workspace(repo.root)
+    first = kstore.pathspecs(ws)
+    assert (ws.state / "sources.cache.json").is_file() and kstore.pathspecs(ws) == first
+    sources = ws.knowledge / "sources.yaml"
+    sources.write_text(sources.read_text().replace("candidates/*.md", "candidates/*.markdown"))
+    assert kstore.pathspecs(ws)["candidates"].endswith("candidates/*.markdown")
+    sources.write_text("classes: [not, a, mapping]\n")
+    with pytest.raises(Exception, match="declares no `classes:`"):
+        kstore.pathspecs(ws)
