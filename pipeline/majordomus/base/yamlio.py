@@ -11,7 +11,10 @@ import re
 from typing import Any
 
 # Characters PyYAML refuses raw, or folds as line breaks, inside a double-quoted scalar.
-_UNSAFE = re.compile("[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# (compiled on first use: the class spans most of Unicode, and compiling it costs ~4 ms of every
+# command that imports this module and writes no scalar)
+_UNSAFE_CLASS = "[^\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+_UNSAFE: re.Pattern[str] | None = None
 
 
 class YamlError(ValueError):
@@ -125,6 +128,9 @@ def scalar(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     text = json.dumps(str(value), ensure_ascii=False)
+    global _UNSAFE
+    if _UNSAFE is None:
+        _UNSAFE = re.compile(_UNSAFE_CLASS)
     return _UNSAFE.sub(lambda m: _escape(m.group(0)), text)
 
 

@@ -12,28 +12,28 @@ from typing import TYPE_CHECKING
 from majordomus import __version__
 from majordomus.base.errors import INTERNAL, INTERRUPTED, OK, USAGE, FatalError
 from majordomus.base.output import say
-from majordomus.hooks import run as hooks
 
 if TYPE_CHECKING:
     import argparse
 
-# Command modules, in the order `majordomus --help` lists them.
-COMMANDS = (
-    "init",
-    "capture",
-    "session",
-    "work",
-    "history",
-    "context",
-    "knowledge",
-    "readers",
-    "doctor",
-    "rules",
-    "drain",
-    "doit",
-    "hook",
-    "generate",
-)
+# Command modules, in the order `majordomus --help` lists them, with the commands each declares
+# (its NAMES): a command imports its own module only, not all fourteen and what they import.
+COMMANDS: dict[str, tuple[str, ...]] = {
+    "init": ("init",),
+    "capture": ("capture",),
+    "session": ("session",),
+    "work": ("start", "finish", "decision", "question", "checkpoint", "handover"),
+    "history": ("history",),
+    "context": ("context",),
+    "knowledge": ("knowledge",),
+    "readers": ("mcp", "serve", "openapi"),
+    "doctor": ("check", "doctor", "watch"),
+    "rules": ("rules",),
+    "drain": ("drain",),
+    "doit": ("doit",),
+    "hook": ("hook",),
+    "generate": ("generate",),
+}
 
 EPILOG = """exit codes: 0 ok, 1 internal error, 2 usage, 3 unknown id or episode, 4 refused input,
 5 repository not initialised, 10 blocking finding, 11 advisory drift (watch)"""
@@ -64,18 +64,18 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"majordomus {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    modules = [importlib.import_module(f"majordomus.cli.commands.{name}") for name in COMMANDS]
-    owner = [m for m in modules if only in getattr(m, "NAMES", ())]
-    for module in owner or modules:
-        module.add_parsers(sub)
+    owner = [name for name, names in COMMANDS.items() if only in names] or list(COMMANDS)
+    for name in owner:
+        importlib.import_module(f"majordomus.cli.commands.{name}").add_parsers(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     hook = _hook_call(argv)
-    if hook is not None:
-        return hooks.run(*hook)
+    if hook is not None:  # the hooks' modules, imported by the hooks alone
+        code: int = importlib.import_module("majordomus.hooks.run").run(*hook)
+        return code
     parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
