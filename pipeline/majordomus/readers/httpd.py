@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 from collections.abc import Callable, Iterable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -112,6 +113,9 @@ def respond(root: Path, method: str, target: str, host: str | None = "127.0.0.1"
 
 # http.server's own refusals (a request line or header it cannot parse, a line too long, an
 # HTTP version it does not speak), as error kinds of the document's `Error` shape
+# a method is an HTTP token (RFC 9110 5.6.2); a request line whose first word is not one is
+# malformed, answered as http.server answers a line it cannot parse
+TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 PROTOCOL_KINDS = {HTTPStatus.METHOD_NOT_ALLOWED: "method_not_allowed",
                   HTTPStatus.NOT_IMPLEMENTED: "method_not_allowed", HTTPStatus.NOT_FOUND: "unknown_route"}
 
@@ -146,6 +150,9 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(payload)
 
     def _send(self) -> None:
+        if TOKEN.fullmatch(self.command) is None:
+            self.send_error(HTTPStatus.BAD_REQUEST, "Bad request method", "the method is not an HTTP token")
+            return
         if self.command not in ("GET", "HEAD"):
             self.close_connection = True  # its body, if any, is never read: nothing may follow it
         host = self.headers.get("Host")
