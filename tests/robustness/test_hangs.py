@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -100,3 +101,46 @@ def test_sigint_to_a_hook_is_recorded_and_exits_0(tmp_path: Path) -> None:
     for line in repo.ledger():
         assert isinstance(line["event"], str)
     assert not [p for p in (repo.root / ".ai").rglob(".tmp.*") if time.time() - p.stat().st_mtime > 60]
+
+
+PEAK_RSS = ("import resource, subprocess, sys\n"
+            "code = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL).returncode\n"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)\n")
+
+
+def test_finish_verify_is_bounded_in_time_input_and_memory(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.mj("start", "a task with a verification", check=True)
+    # time: a command that never ends, with a child of its own, is stopped with its group
+    pid_file = tmp_path / "child.pid"
+    hung = repo.mj("finish", "--verify", f"sleep 300 & echo $! > {pid_file}; wait", "--verify-timeout", "2")
+    assert hung.returncode == 4 and "did not finish within 2 s" in hung.stderr, hung.stderr
+    assert "Traceback" not in hung.stderr and (repo.root / ".ai/local/state/task.json").exists()
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{child}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{child}").exists(), "the command's child outlived the timeout"
+    assert repo.events("task.finished") == []
+    # input: the command reads /dev/null, not the caller's stdin (a pipe nobody closes)
+    reading = subprocess.Popen([MAJORDOMUS, "finish", "--verify", "cat > seen.txt; test ! -s seen.txt"],
+                               cwd=repo.root, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    assert reading.stdin is not None
+    reading.stdin.write(b"the caller's own input\n")
+    reading.stdin.flush()
+    try:
+        code = reading.wait(timeout=GUARD_S)
+    finally:
+        reading.kill()
+    assert code == 0, reading.stderr.read() if reading.stderr else ""
+    (repo.root / "seen.txt").unlink()
+    # memory: 150 MB of output, of which only the tail is kept (and its last lines shown)
+    repo.mj("start", "a task with a loud verification", check=True)
+    loud = "head -c 150000000 /dev/zero | tr '\\0' x; echo; echo the last line; exit 3"
+    out = subprocess.run([sys.executable, "-c", PEAK_RSS, MAJORDOMUS, "finish", "--verify", loud],
+                         cwd=repo.root, capture_output=True, text=True, timeout=GUARD_S)
+    peak_kib, code = map(int, out.stdout.split())
+    assert code == 4, out.stderr
+    print(f"finish --verify with 150 MB of output: peak RSS {peak_kib / 1024:.0f} MiB")
+    assert peak_kib < 100 * 1024, f"{peak_kib / 1024:.0f} MiB for a command's output"

@@ -49,7 +49,12 @@ def test_promotion_evidence_is_text(store: tuple[Repo, list[str]]) -> None:
 
 NUMERIC = [("history", "--limit", "-3"), ("history", "--limit", "0"), ("history", "--limit", "1e3"),
            ("history", "--limit", "many"), ("serve", "--port", "-1"), ("serve", "--port", "70000"),
-           ("serve", "--port", "nan"), ("serve", "--port", "80.5")]
+           ("serve", "--port", "nan"), ("serve", "--port", "80.5"),
+           ("finish", "--verify", "true", "--verify-timeout", "0"),
+           ("finish", "--verify", "true", "--verify-timeout", "-1"),
+           ("finish", "--verify", "true", "--verify-timeout", "nan"),
+           ("finish", "--verify", "true", "--verify-timeout", "inf"),
+           ("finish", "--verify-timeout", "5")]
 
 
 def test_numeric_options_refuse_what_they_cannot_mean(store: tuple[Repo, list[str]]) -> None:
@@ -57,7 +62,7 @@ def test_numeric_options_refuse_what_they_cannot_mean(store: tuple[Repo, list[st
     for args in NUMERIC:
         proc = repo.mj(*args)
         assert proc.returncode == 2, (args, proc.returncode, proc.stdout[:200])
-        assert proc.stderr.count("\n") == 1 and args[1] in proc.stderr, (args, proc.stderr)
+        assert proc.stderr.count("\n") == 1 and args[-2] in proc.stderr, (args, proc.stderr)
     assert len(repo.mj("history", "--limit", "2", check=True).stdout.splitlines()) == 2
 
 

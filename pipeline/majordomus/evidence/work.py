@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import signal
 import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,24 +116,57 @@ def read_note_reason(text: str) -> str | None:
     return match.group(1).strip("\n") if match else None
 
 
+VERIFY_TIMEOUT_S = 600.0  # `finish --verify`: a test suite may take minutes; ten is a hung command
+TAIL_BYTES = 64 * 1024  # of the command's output, only the end is kept (its last lines are shown)
+
+
 @dataclass(frozen=True)
 class VerifyFailed(Exception):
     command: str
     code: int
     tail: str
+    timed_out: float | None = None  # the timeout it ran into, when it did
 
 
-def verify(ws: Workspace, command: str) -> None:
-    """Run `command` in the repository root; raise VerifyFailed unless it exits 0."""
-    proc = subprocess.run(command, shell=True, cwd=ws.root, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, errors="replace")
-    if proc.returncode != 0:  # one stream, in the order the command wrote it: the last lines are last
-        output = (proc.stdout or "").rstrip().splitlines()
-        raise VerifyFailed(command, proc.returncode, "\n".join(output[-10:]))
+def verify(ws: Workspace, command: str, timeout_s: float = VERIFY_TIMEOUT_S) -> None:
+    """Run `command` in the repository root; raise VerifyFailed unless it exits 0 within
+    `timeout_s`. Its standard input is /dev/null (it never reads, nor waits on, the caller's);
+    of its output only the last `TAIL_BYTES` are kept, however much it writes. A command out of
+    time, or this process interrupted, stops the command's whole process group."""
+    proc = subprocess.Popen(command, shell=True, cwd=ws.root, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    assert proc.stdout is not None
+    fd, tail = proc.stdout.fileno(), bytearray()
+
+    def read() -> None:  # one stream, in the order the command wrote it: the last lines are last
+        while chunk := os.read(fd, 65536):
+            tail.extend(chunk)
+            del tail[:-TAIL_BYTES]
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    timed_out = None
+    try:
+        code = proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = timeout_s
+    finally:
+        if proc.poll() is None:  # out of time, or this process interrupted: stop it, children too
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            code = proc.wait()
+        reader.join(timeout=5)  # a child that left the group may hold the pipe: not for ever
+        if not reader.is_alive():
+            proc.stdout.close()
+    if code != 0 or timed_out is not None:
+        lines = bytes(tail).decode("utf-8", "replace").rstrip().splitlines()
+        raise VerifyFailed(command, code, "\n".join(line[:500] for line in lines[-10:]), timed_out)
 
 
 def finish(ws: Workspace, outcome: str = "completed", reason: str | None = None,
-           verify_command: str | None = None) -> dict[str, Any]:
+           verify_command: str | None = None, verify_timeout_s: float = VERIFY_TIMEOUT_S) -> dict[str, Any]:
     """Finish the active task; the note goes to `.ai/local/state/completed/<task>.md`."""
     _utf8(reason=reason, command=verify_command)
     task = active_task(ws)
@@ -143,7 +179,7 @@ def finish(ws: Workspace, outcome: str = "completed", reason: str | None = None,
     if verify_command is not None:
         if outcome != "completed":
             raise refused("--verify proves a completed task: drop it, or finish --outcome completed")
-        verify(ws, verify_command)  # outside the lock: a command may run for minutes
+        verify(ws, verify_command, verify_timeout_s)  # outside the lock: a command may run for minutes
     with ws.lock(task_lock(ws)):
         now = active_task(ws)
         if now is None or now["task"] != task["task"]:

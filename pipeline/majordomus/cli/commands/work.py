@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from majordomus.base.errors import OK, REFUSED
+from majordomus.base.errors import OK, REFUSED, USAGE, FatalError
 from majordomus.base.output import emit_json, line, say, show
 from majordomus.cli.commands import Subparsers
+from majordomus.cli.options import seconds
 from majordomus.evidence import work
 from majordomus.store.workspace import open_workspace
 
@@ -21,12 +22,15 @@ def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("finish", help="finish the active task",
                        description="Finish the active task. Its note goes to "
                        ".ai/local/state/completed/<task>.md with the reason under '## Reason'. "
-                       "--verify CMD runs CMD in the repository root and records the task completed "
-                       "only when it exits 0.")
+                       "--verify CMD runs CMD in the repository root (stdin /dev/null, stopped after "
+                       "--verify-timeout) and records the task completed only when it exits 0.")
     p.add_argument("--outcome", choices=("completed", "blocked", "failed", "no_match"), default="completed")
     p.add_argument("--reason", help="why it ended so (required unless completed)")
     p.add_argument("--verify", metavar="CMD", help="a command that proves the task is done")
-    p.set_defaults(handler=lambda a: finish(a.outcome, a.reason, a.verify))
+    p.add_argument("--verify-timeout", metavar="SECONDS", type=seconds, default=None,
+                   help=f"stop CMD after this long; the task is then not finished (default "
+                   f"{work.VERIFY_TIMEOUT_S:g})")
+    p.set_defaults(handler=lambda a: finish(a.outcome, a.reason, a.verify, a.verify_timeout))
 
     p = sub.add_parser("decision", help="record a decision", description="Record decisions.")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
@@ -73,12 +77,16 @@ def start(title: str, scope: str | None) -> int:
     return OK
 
 
-def finish(outcome: str, reason: str | None, verify: str | None) -> int:
+def finish(outcome: str, reason: str | None, verify: str | None, timeout_s: float | None = None) -> int:
 
+    if timeout_s is not None and verify is None:
+        raise FatalError("--verify-timeout bounds --verify CMD: give the command too, or drop it", USAGE)
     try:
-        data = work.finish(_ws(), outcome, reason, verify)
+        data = work.finish(_ws(), outcome, reason, verify, timeout_s or work.VERIFY_TIMEOUT_S)
     except work.VerifyFailed as failed:
-        say(f"`{failed.command}` exited {failed.code}; nothing was recorded. Its last lines:")
+        what = (f"did not finish within {failed.timed_out:g} s (--verify-timeout) and was stopped"
+                if failed.timed_out is not None else f"exited {failed.code}")
+        say(f"`{failed.command}` {what}; nothing was recorded. Its last lines:")
         for line in failed.tail.splitlines():
             say(f"  | {line}")
         say("fix it and rerun, or record the task as failed: "
