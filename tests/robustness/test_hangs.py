@@ -59,48 +59,64 @@ def test_a_hook_behind_a_held_ledger_exits_and_says_why(tmp_path: Path) -> None:
 
 
 def test_sigint_to_a_hook_is_recorded_and_exits_0(tmp_path: Path) -> None:
-    """Ctrl-C reaches the hook's whole process group at a moment within an uninterrupted run."""
+    """Ctrl-C reaches the hook's whole process group while it works: once majordomus has a file
+    under `.ai/` open (a lock, the ledger), then after a random few milliseconds more (seeded:
+    `MJ_CRASH_SEED`). A signal before the script's `trap` line would kill `sh` itself: the one
+    window no script can close, which this test does not aim at."""
     repo = make_repo(tmp_path / "repo")
     env = dict(os.environ, PATH=f"{Path(MAJORDOMUS).parent}{os.pathsep}{os.environ['PATH']}")
     pick = rng("sigint")
 
-    def run(name: str, episode: str, delay: float | None) -> tuple[subprocess.CompletedProcess[bytes], float]:
-        began = time.monotonic()
+    def working(shell: int) -> bool:
+        """Whether the hook's majordomus process (the script's child) has a file under .ai/ open."""
+        ai = str((repo.root / ".ai").resolve()) + os.sep
+        try:
+            children = Path(f"/proc/{shell}/task/{shell}/children").read_text().split()
+            for child in children:
+                for fd in os.listdir(f"/proc/{child}/fd"):
+                    if os.readlink(f"/proc/{child}/fd/{fd}").startswith(ai):
+                        return True
+        except OSError:
+            pass
+        return False
+
+    def run(name: str, episode: str) -> subprocess.CompletedProcess[bytes]:
         proc = subprocess.Popen([str(repo.root / ".claude/hooks" / f"majordomus-{name}")], cwd=repo.root,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                                 start_new_session=True)
         assert proc.stdin is not None
         proc.stdin.write(json.dumps({"session_id": episode, "cwd": str(repo.root)}).encode())
-        proc.stdin.close()  # as the provider does: the payload at once
+        proc.stdin.close()  # as the agent does: the payload at once
         proc.stdin = None
-        if delay is not None:
-            time.sleep(delay)
-            try:
-                os.killpg(proc.pid, signal.SIGINT)
-            except ProcessLookupError:
-                pass
+        deadline = time.monotonic() + GUARD_S
+        while proc.poll() is None and not working(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        time.sleep(pick.uniform(0.0, 0.05))
+        try:
+            os.killpg(proc.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
         out, err = proc.communicate(timeout=GUARD_S)
-        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), time.monotonic() - began
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
-    whole = {"session-start": run("session-start", "ref", None)[1]}  # uninterrupted runs, measured now
-    repo.mj("decision", "add", "the reference decision", env={"MAJORDOMUS_EPISODE": "ref"})
-    whole["session-end"] = run("session-end", "ref", None)[1]
     interrupted = 0
     for trial in range(5):
         for name in ("session-start", "session-end"):
             if name == "session-end":
                 repo.mj("decision", "add", f"decision {trial}", env={"MAJORDOMUS_EPISODE": f"s{trial}"})
-            done, _ = run(name, f"s{trial}", pick.uniform(0.6, 1.0) * whole[name])
+            done = run(name, f"s{trial}")
             assert done.returncode == 0, (name, trial, done.returncode, done.stderr)
             assert b"Traceback" not in done.stderr and done.stderr.count(b"\n") <= 2, done.stderr
             if b"interrupted by SIGINT" in done.stderr:
                 interrupted += 1
                 assert any("interrupted by SIGINT" in l["error"] for l in repo.events("provider.event.failed"))
     print(f"SIGINT: {interrupted} of 10 hook runs interrupted mid-way")
-    assert interrupted >= 3, "the signals all landed outside the hooks' work: nothing was tried"
+    assert interrupted >= 5, "the signals mostly landed outside the hooks' work: too little was tried"
     for line in repo.ledger():
         assert isinstance(line["event"], str)
-    assert not [p for p in (repo.root / ".ai").rglob(".tmp.*") if time.time() - p.stat().st_mtime > 60]
+    # a derivation a signal stopped is run by the next boundary
+    repo.hook("session-start", {"session_id": "after", "cwd": str(repo.root)})
+    assert not list((repo.root / ".ai/local/state/pending").glob("s*"))
 
 
 PEAK_RSS = ("import resource, subprocess, sys\n"
