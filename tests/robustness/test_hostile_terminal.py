@@ -91,3 +91,19 @@ def test_a_hostile_record_file_is_escaped_too(tmp_path: Path) -> None:
                  ("knowledge", "check"), ("knowledge", "status"), ("doctor",), ("context",)):
         code, out = run(repo, *args)
         assert b"Traceback" not in out and RAW.search(out) is None, (args, code, out[:600])
+
+
+def test_the_review_loop_escapes_what_it_shows(stored: tuple[Repo, str, bytes]) -> None:
+    """`knowledge review` at a real pseudo-terminal shows each candidate's title and body."""
+    import pexpect
+
+    repo, _, _ = stored
+    child = pexpect.spawn(MAJORDOMUS, ["knowledge", "review"], cwd=str(repo.root),
+                          env=dict(os.environ, TERM="dumb"), timeout=60, dimensions=(50, 200))
+    child.expect_exact(b"[p]romote  [r]eject  [e]dit  [s]kip  [q]uit ? ")
+    screen = bytes(child.before)
+    child.sendline(b"q")
+    child.expect(pexpect.EOF)
+    assert b"decided" in screen and b"\\u001b]52" in screen, screen
+    # the terminal's own line ends are \r\n; any other control byte came from stored text
+    assert not re.search(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\xc2[\x80-\x9f]|\r(?!\n)", screen), screen

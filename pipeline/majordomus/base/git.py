@@ -128,8 +128,8 @@ def run_many(root: Path, *commands: tuple[str, ...]) -> list[tuple[int, str]]:
 # (also --amend, a merge's commit, the initial one), cherry-pick, revert, am, a rebase's picks
 # and rewrites, a merge or pull that made a merge commit. A fast-forward, a checkout, a reset or a
 # rebase's start brings commits made elsewhere and is none of these.
-_MADE = re.compile(r"^(?:commit|cherry-pick|revert|am)\b|\((?:pick|reword|edit|squash|fixup)\):"
-                   r"|: Merge made by ")
+_MADE = (r"^(?:commit|cherry-pick|revert|am)\b|\((?:pick|reword|edit|squash|fixup)\):"
+         r"|: Merge made by ")  # compiled on first use (re caches it): most runs never read a reflog
 
 
 @dataclass(frozen=True)
@@ -162,7 +162,7 @@ def made_since(root: Path, position: int, head_then: str | None) -> Made:
     for entry in data[start:].decode("utf-8", "replace").splitlines():
         ids, _, message = entry.partition("\t")
         fields = ids.split(" ", 2)
-        if len(fields) >= 2 and _MADE.search(message):
+        if len(fields) >= 2 and re.search(_MADE, message):
             shas.add(fields[1])
     return Made(frozenset(shas))
 

@@ -16,9 +16,10 @@ from typing import Any
 
 # C0 but tab and newline, DEL, C1, and lone surrogates (undecodable bytes that would reach the
 # terminal raw under the surrogateescape handler)
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-_CONTROL_OR_NEWLINE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
-_RAW_IN_JSON = re.compile("[\x7f-\x9f\ud800-\udfff]")
+# (patterns compiled on first use, by re's own cache: a run that prints nothing compiles nothing)
+_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]"
+_CONTROL_OR_NEWLINE = "[\x00-\x1f\x7f-\x9f\ud800-\udfff]"
+_RAW_IN_JSON = "[\x7f-\x9f\ud800-\udfff]"
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
@@ -29,12 +30,12 @@ def _escaped(match: re.Match[str]) -> str:
 
 def escape(text: str) -> str:
     """`text` with its control characters escaped; newlines and tabs kept."""
-    return _CONTROL.sub(_escaped, text)
+    return re.sub(_CONTROL, _escaped, text)
 
 
 def line(value: Any) -> str:
     """`value` as text for one line: every control character escaped, newlines included."""
-    return _CONTROL_OR_NEWLINE.sub(_escaped, value if isinstance(value, str) else str(value))
+    return re.sub(_CONTROL_OR_NEWLINE, _escaped, value if isinstance(value, str) else str(value))
 
 
 def show(text: str) -> None:
@@ -44,7 +45,7 @@ def show(text: str) -> None:
 
 def raw_in_json(text: str) -> str:
     """JSON text with what JSON itself leaves raw (DEL, the C1 controls) escaped."""
-    return _RAW_IN_JSON.sub(_escaped, text)
+    return re.sub(_RAW_IN_JSON, _escaped, text)
 
 
 def emit_json(data: Any) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from majordomus.base.errors import OK, USAGE, FatalError
 from majordomus.base.fsio import atomic_write, read_bytes, remove
-from majordomus.base.output import emit_json
+from majordomus.base.output import emit_json, show
 from majordomus.knowledge import review as acts
 from majordomus.knowledge.agenda import waited
 from majordomus.readers import knowledge_base as kb
@@ -67,21 +67,27 @@ def review(as_json: bool) -> int:
                          "promote ID < evidence` and `reject ID --reason …` act on one", USAGE)
     queue = kb.candidates(ws)
     if not queue:
-        print("No candidate awaits review. (`majordomus knowledge status` shows the store.)")
+        _say("No candidate awaits review. (`majordomus knowledge status` shows the store.)")
         return OK
     here = sum(1 for c in queue if c["this_branch"])
-    print(f"{len(queue)} candidate(s) await review, {here} of them from this branch: this branch first, "
+    _say(f"{len(queue)} candidate(s) await review, {here} of them from this branch: this branch first, "
           "oldest first.")
-    print(f"For each: {ACTIONS}.")
+    _say(f"For each: {ACTIONS}.")
     tally = Tally()
     try:
         for number, item in enumerate(queue, 1):
             if not _one(ws, number, len(queue), item, tally):
                 break
     except (KeyboardInterrupt, EndOfInput):
-        print()
+        _say()
     _summary(ws, tally, len(queue))
     return OK
+
+
+def _say(text: str = "") -> None:
+    """One message to the person: its stored text (a title, a body, a reason) has its control
+    characters escaped, as on every human output."""
+    show(text + "\n")
 
 
 class EndOfInput(Exception):
@@ -93,7 +99,7 @@ def _ask(prompt: str) -> str:
     try:
         return input(prompt)
     except EOFError:
-        print()
+        _say()
         raise EndOfInput from None
 
 
@@ -104,10 +110,10 @@ def _one(ws: Workspace, number: int, total: int, item: dict[str, Any], tally: Ta
         try:
             shown = kb.record(ws, rid)
         except FatalError as exc:  # gone since the queue was read (another act, a rename)
-            print(f"{rid}: {exc.message}; next.")
+            _say(f"{rid}: {exc.message}; next.")
             return True
         if (shown.get("meta") or {}).get("status", "candidate") != "candidate" or shown["source"] != "candidates":
-            print(f"{rid} is no longer a candidate; next.")
+            _say(f"{rid} is no longer a candidate; next.")
             return True
         _show(number, total, item, shown)
         answer = _ask(f"{ACTIONS} ? ")
@@ -128,7 +134,7 @@ def _one(ws: Workspace, number: int, total: int, item: dict[str, Any], tally: Ta
                 tally.edited.append(rid)
             continue
         if choice not in ("p", "r"):
-            print("Type p, r, e, s or q, then Enter.")
+            _say("Type p, r, e, s or q, then Enter.")
 
 
 def _show(number: int, total: int, item: dict[str, Any], shown: dict[str, Any]) -> None:
@@ -154,7 +160,7 @@ def _show(number: int, total: int, item: dict[str, Any], shown: dict[str, Any]) 
             lines.append(f"    {r['field']:<13} {r['ref']:<{width}}  {said}".rstrip())
     tracked = "tracked" if shown["tracked"] else "not tracked by git yet: `git add` it"
     lines += ["", f"  {shown['path']} ({tracked})"]
-    print("\n".join(lines))
+    _say("\n".join(lines))
 
 
 def _editor() -> list[str] | None:
@@ -166,22 +172,22 @@ def _run_editor(path: Path) -> bool:
     """Open `path` in the person's editor; False when there is none or it failed."""
     editor = _editor()
     if editor is None:
-        print("No editor: set $EDITOR (for example EDITOR=nano) and run the review again.")
+        _say("No editor: set $EDITOR (for example EDITOR=nano) and run the review again.")
         return False
     try:
         done = subprocess.run([*editor, str(path)], check=False)
     except OSError as exc:
-        print(f"The editor {editor[0]!r} did not start: {exc.strerror or exc}.")
+        _say(f"The editor {editor[0]!r} did not start: {exc.strerror or exc}.")
         return False
     if done.returncode != 0:
-        print(f"The editor exited {done.returncode}: nothing taken from it.")
+        _say(f"The editor exited {done.returncode}: nothing taken from it.")
         return False
     return True
 
 
 def _evidence(ws: Workspace, rid: str) -> str | None:
     """The evidence, typed here (an empty line ends it) or written in $EDITOR (`:e`)."""
-    print("Evidence, in your own words: type it and end with an empty line, or type :e to write it in "
+    _say("Evidence, in your own words: type it and end with an empty line, or type :e to write it in "
           "$EDITOR. Nothing typed cancels.")
     typed: list[str] = []
     while True:
@@ -217,18 +223,18 @@ def _promote(ws: Workspace, rid: str, shown: dict[str, Any]) -> bool:
         cls = answer.strip().lower() or current
         if cls in CLASSES:
             break
-        print(f"{cls!r} is not a class: one of {', '.join(CLASSES)}.")
+        _say(f"{cls!r} is not a class: one of {', '.join(CLASSES)}.")
     evidence = _evidence(ws, rid)
     if evidence is None:
-        print("Cancelled: nothing promoted.")
+        _say("Cancelled: nothing promoted.")
         return False
     try:
         act = acts.promote(ws, rid, evidence, cls if cls != current else None)
     except FatalError as exc:
-        print(f"Refused: {exc.message}")
+        _say(f"Refused: {exc.message}")
         return False
     under = f"episode {act.episode}" if act.episode else "terminal (no episode open)"
-    print(f"Promoted {rid} to {ws.rel(act.path)}: verified, class {cls}, under {under}.")
+    _say(f"Promoted {rid} to {ws.rel(act.path)}: verified, class {cls}, under {under}.")
     return True
 
 
@@ -246,26 +252,26 @@ def _replacements(ws: Workspace, rid: str) -> list[tuple[str, str, str]]:
 
 
 def _reject(ws: Workspace, rid: str) -> bool:
-    print("Why is it rejected? One line in your own words; or :by to pick the record that replaces it. "
+    _say("Why is it rejected? One line in your own words; or :by to pick the record that replaces it. "
           "Nothing typed cancels.")
     reason: str | None = _ask("  > ")
     if reason is None or not reason.strip():
-        print("Cancelled: nothing rejected.")
+        _say("Cancelled: nothing rejected.")
         return False
     by_id = None
     if reason.strip() == ":by":
         choices = _replacements(ws, rid)
         if not choices:
-            print("No other record could replace it: reject it with a reason instead.")
+            _say("No other record could replace it: reject it with a reason instead.")
             return False
         for n, (other, status, title) in enumerate(choices, 1):
-            print(f"  {n:>3}  {title}  ({status}, {other})")
+            _say(f"  {n:>3}  {title}  ({status}, {other})")
         picked = _ask("The number of the record that replaces it (Enter cancels): ")
         if not picked.strip():
-            print("Cancelled: nothing rejected.")
+            _say("Cancelled: nothing rejected.")
             return False
         if not picked.strip().isdigit() or not 1 <= int(picked) <= len(choices):
-            print(f"{picked.strip()!r} is not one of the numbers shown: nothing rejected.")
+            _say(f"{picked.strip()!r} is not one of the numbers shown: nothing rejected.")
             return False
         by_id = choices[int(picked) - 1][0]
         reason = _ask("And why, in one line (Enter to say nothing more): ")
@@ -273,9 +279,9 @@ def _reject(ws: Workspace, rid: str) -> bool:
     try:
         act = acts.reject(ws, rid, reason, by_id)
     except FatalError as exc:
-        print(f"Refused: {exc.message}")
+        _say(f"Refused: {exc.message}")
         return False
-    print(f"Rejected {rid}" + (f", superseded by {by_id}" if by_id else "") + f": {ws.rel(act.path)}.")
+    _say(f"Rejected {rid}" + (f", superseded by {by_id}" if by_id else "") + f": {ws.rel(act.path)}.")
     return True
 
 
@@ -288,12 +294,12 @@ def _edit(ws: Workspace, shown: dict[str, Any]) -> bool:
     try:
         after = path.read_bytes()
     except FileNotFoundError:
-        print(f"Edited: {shown['path']} is gone (deleting hands the id back to the deriver).")
+        _say(f"Edited: {shown['path']} is gone (deleting hands the id back to the deriver).")
         return True
     if after == before:
-        print("Unchanged.")
+        _say("Unchanged.")
         return False
-    print(f"Edited {shown['path']}: the deriver leaves an edited candidate alone. "
+    _say(f"Edited {shown['path']}: the deriver leaves an edited candidate alone. "
           "Commit it beside the candidates.")
     return True
 
@@ -301,8 +307,8 @@ def _edit(ws: Workspace, shown: dict[str, Any]) -> bool:
 def _summary(ws: Workspace, tally: Tally, total: int) -> None:
     done = len(tally.promoted) + len(tally.rejected) + len(tally.skipped)
     left = len(kb.candidates(ws))
-    print(f"\nReviewed {done} of {total}: {len(tally.promoted)} promoted, {len(tally.rejected)} rejected, "
+    _say(f"\nReviewed {done} of {total}: {len(tally.promoted)} promoted, {len(tally.rejected)} rejected, "
           f"{len(tally.edited)} edited, {len(tally.skipped)} skipped. {left} candidate(s) still await review"
           + ("; `majordomus knowledge review` again to continue." if left else "."))
     if tally.promoted or tally.rejected or tally.edited:
-        print("Commit .ai/repo/knowledge/ so every clone sees the acts.")
+        _say("Commit .ai/repo/knowledge/ so every clone sees the acts.")
