@@ -122,6 +122,7 @@ MALFORMED = [
     b"GET / HTTP/1.1\r\n" + b"".join(b"X-%d: y\r\n" % i for i in range(120)) + b"\r\n",
     b"GET / HTTP/1.1\r\nHost: localhost\r\nX-Long: " + b"y" * 70_000 + b"\r\n\r\n",
     b"GET /\x1b]52;c;aGk=\x07\x1b[2J HTTP/1.1\r\nHost: localhost\r\n\r\n",
+    b"\x1b[31mGET / HTTP/1.1\r\nHost: localhost\r\n\r\n",
     b"\x1b[31mGET /knowledge_base/candidates HTTP/1.1\r\nHost: localhost\r\n\r\n",
 ]
 
