@@ -4,6 +4,7 @@ the import of detect-secrets never lets a credential through."""
 from __future__ import annotations
 
 import importlib
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -38,3 +39,13 @@ def test_prose_is_not_a_credential() -> None:
     for text in ("use sqlite for the dep file", "see https://example.com/docs", "",
                  "rename knowledge_on_end to on_end", "the key lives in the vault under deploy/eu"):
         assert credentials.credential_in(text) is None, text
+
+
+def test_keys_whose_slashes_break_every_long_run_are_still_found() -> None:
+    """An AWS secret key and an Azure storage key are base64: `/` and `+` cut them into runs
+    shorter than 15, so the pre-test needs their literals (hypothesis found the AWS one)."""
+    aws = "awspw'" + "/".join(["0" * 14, "0" * 14, "0" * 10]) + "'"
+    azure = "AccountKey=" + "/+".join(["a" * 12] * 7) + "=="
+    for text in (aws, azure):
+        assert re.search(r"[\w\-]{15,}", text) is None, text
+        assert credentials.credential_in(text) is not None, text

@@ -9,7 +9,8 @@ sentence of prose sets off.
 
 Importing detect-secrets costs about 150 ms (it brings `requests`), more than a writer should pay
 for a sentence. `_MAY_HOLD` is a superset of what those plugins match, read off their patterns:
-a literal a plugin needs (`PRIVATE KEY`, `PuTTY`, `://`, `_authToken`, `eyJ`, Slack's `xox`) or a
+a literal a plugin needs (`PRIVATE KEY`, `PuTTY`, `://`, `_authToken`, `eyJ`, Slack's `xox`, AWS's
+`aws` before a secret key, whose `/` and `+` break a run, Azure's `AccountKey=`) or a
 run of 15 word characters or dashes (Unicode's, as the plugins' digit class is), which every other
 token-shaped credential has (the shortest, an AWS access key id, is 20). A text without any of them holds no credential those plugins would find,
 and is passed without the import. No hook calls this module.
@@ -19,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_MAY_HOLD = re.compile(r"PRIVATE KEY|PuTTY|://|_authToken|eyJ|(?i:xox)|[\w\-]{15,}")
+_MAY_HOLD = re.compile(r"PRIVATE KEY|PuTTY|://|_authToken|eyJ|(?i:xox)|(?i:aws)|AccountKey=|[\w\-]{15,}")
 
 # module, class: the shaped credentials (no entropy, keyword, IP or Artifactory guesses)
 PLUGINS = (
