@@ -79,3 +79,36 @@ def build(repo: Repo) -> Store:
         f"{KB}/candidates/older-rule.md": SUPERSEDED.format(id="older-rule", by="ghost", sha=sha),
     })
     return Store(repo, decision.stem, lesson.stem, sha)
+
+
+CURATED_DIR = f"{KB}/curated"
+
+VERIFIED = """---
+id: {rid}
+kind: knowledge/v1
+class: {cls}
+status: {status}
+epistemics: decided
+title: {title}
+date: '{date}'
+provenance:
+  origin: extracted
+  derived_from:
+  - session:e0
+{relations}---
+{title}
+
+# Evidence
+
+checked by hand
+"""
+
+
+def curated(repo: Repo, rid: str, cls: str, title: str, date: str = "2026-01-02", status: str = "verified",
+            relates: tuple[str, ...] = ()) -> None:
+    """A record as `knowledge promote` writes one (yaml.dump's single quotes and plain scalars)."""
+    relations = "".join(f"- type: relates_to\n  target: file:{p}\n" for p in relates)
+    text = VERIFIED.format(rid=rid, cls=cls, status=status, title=title, date=date,
+                         relations=f"relations:\n{relations}" if relations else "")
+    path = repo.root / CURATED_DIR / f"{rid}.md"
+    path.write_text(text, encoding="utf-8")

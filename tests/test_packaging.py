@@ -34,6 +34,7 @@ def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     for expected in ("majordomus/_data/templates/session-record.md.j2",
                      "majordomus/_data/templates/hooks/majordomus-session-end",
+                     "majordomus/_data/templates/skills/majordomus/SKILL.md",
                      "majordomus/_data/ai-skeleton/repo/policy.yaml",
                      "majordomus/_data/ai-skeleton/repo/knowledge/candidates/README.md",
                      "majordomus/_data/rules/majordomus.knowledge-observed.yaml"):

@@ -1,13 +1,19 @@
-"""The start briefing: each section, the shared budget, the unattributed line, the ceiling."""
+"""The start briefing: each section, the shared budget, the unattributed line, the ceiling; what
+the repository knows (verified records only, constraints first, those relating to what this
+branch or the working tree changed before the newest), far under Claude Code's 10,000-character
+cut with a long title, 500 records and 20,000 ledger lines; statements, not orders."""
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
-from conftest import Repo
+from conftest import Repo, published
+from kbstore import CURATED_DIR as CURATED
+from kbstore import curated
 
-HEADINGS = ["## Active task", "## Open questions", "## Candidates awaiting review on this branch",
-            "## Last handover"]
+HEADINGS = ["## What this repository knows", "## Active task", "## Open questions",
+            "## Candidates awaiting review on this branch", "## Last handover"]
 
 RECORD = """---
 id: {rid}
@@ -68,6 +74,8 @@ def test_sections_in_order_and_absence_printed(repo: Repo) -> None:
     assert text.startswith("# Majordomus briefing: episode e1 (startup)\n")
     positions = [text.index(h) for h in HEADINGS]
     assert positions == sorted(positions)
+    assert section(text, "## What this repository knows (0 verified records)") == [
+        "none verified yet: a person promotes a reviewed candidate with `majordomus knowledge promote ID`"]
     assert section(text, "## Active task") == ["none: `majordomus start \"TITLE\"` starts one"]
     assert section(text, "## Open questions") == ["none: `majordomus question add \"TEXT\"` asks one"]
     assert section(text, "## Candidates awaiting review") == ["none await review on main"]
@@ -89,8 +97,9 @@ def test_each_section_when_it_holds_something(repo: Repo) -> None:
     assert section(text, "## Active task") == [f"{task}: Teach the parser tabs (scope src)"]
     assert section(text, "## Open questions") == [f"- {qid}: Are tabs ever legal?"]
     assert section(text, "## Candidates awaiting review") == [
-        "1 candidate awaits review on main: `majordomus knowledge candidates` lists them with their titles",
-        f"- {rid}"]
+        "1 candidate awaits review on main, newest first; a person promotes or rejects each "
+        "(`majordomus knowledge candidates` lists them)",
+        f"- Tabs are refused ({rid})"]
     (handover,) = section(text, "## Last handover")
     assert re.fullmatch(r"Next Action: write the tab test \(\S+Z, episode e1\)", handover)
 
@@ -106,8 +115,9 @@ def test_candidates_are_placed_on_their_episode_branch(repo: Repo) -> None:
     candidate(repo, "f2-000000000002", "f2", status="superseded")
 
     on_feature = section(start(repo, "f3"), "## Candidates awaiting review")
-    assert on_feature[0].startswith("2 candidates await review on feature:")
-    assert on_feature[1:] == [f"- {feature_rid}", "- f2-000000000001"]
+    assert on_feature[0].startswith("2 candidates await review on feature, newest first;")
+    # newest first: the derived record carries today's date, the synthetic one 2026-01-02
+    assert on_feature[1:] == [f"- Feature decision ({feature_rid})", "- A synthetic decision (f2-000000000001)"]
 
     repo.git("checkout", "-q", "main")
     assert section(start(repo, "m1"), "## Candidates awaiting review") == ["none await review on main"]
@@ -119,9 +129,10 @@ def test_a_candidate_this_checkout_cannot_place_is_named_unattributed(repo: Repo
     orphan.write_text(orphan.read_text(encoding="utf-8").replace('    - "session:x"\n', '    - "task:t-1"\n'),
                       encoding="utf-8")
     body = section(start(repo), "## Candidates awaiting review")
-    assert body[0].startswith("2 candidates await review on main (2 unattributed):")
-    assert body[1:] == ["- ghost-00000000000a (unattributed: this checkout cannot place its episode ghost)",
-                        "- orphan-00000000000b (unattributed: it names no episode)"]
+    assert body[0].startswith("2 candidates await review on main (2 unattributed), newest first;")
+    assert body[1:] == [
+        "- A synthetic decision (ghost-00000000000a; unattributed: this checkout cannot place its episode ghost)",
+        "- A synthetic decision (orphan-00000000000b; unattributed: it names no episode)"]
 
 
 def test_the_lists_share_the_budget_and_say_what_they_cut(repo: Repo) -> None:
@@ -136,11 +147,12 @@ def test_the_lists_share_the_budget_and_say_what_they_cut(repo: Repo) -> None:
     text = start(repo)
     questions = section(text, "## Open questions")
     candidates = section(text, "## Candidates awaiting review")
-    # two candidates need two lines; the questions get the other four, their cut line included
-    assert candidates[1:] == [f"- ghost-{n:012x} (unattributed: this checkout cannot place its episode ghost)"
-                              for n in range(2)]
-    assert len(questions) == 4
-    assert questions[-1] == "… 7 more open questions not shown: `majordomus question list` shows them all"
+    # unattributed candidates are never cut by the budget, and take none of it: the questions get
+    # all six lines, their cut line included
+    assert candidates[1:] == [f"- A synthetic decision (ghost-{n:012x}; unattributed: this checkout cannot "
+                              "place its episode ghost)" for n in range(2)]
+    assert len(questions) == 6
+    assert questions[-1] == "… 5 more open questions not shown: `majordomus question list` shows them all"
     assert "trimmed to stay under 10,000 characters" not in text
 
     set_budget(repo, 40)
@@ -163,8 +175,8 @@ def test_never_over_10000_characters_whatever_the_budget(repo: Repo) -> None:
     assert positions == sorted(positions)
     assert re.search(r"^… \d+ more open questions not shown: `majordomus question list` shows them all$",
                      text, re.M)
-    assert re.search(r"^… \d+ more candidates not shown: `majordomus knowledge candidates` shows them all$",
-                     text, re.M)
+    assert re.search(r"^… \d+ more unattributed candidates not shown: `majordomus knowledge candidates` "
+                     r"shows them all$", text, re.M)
     assert section(text, "## Candidates awaiting review")[0].startswith("600 candidates await review on main")
     handover, note = section(text, "## Last handover")
     assert handover.startswith("Next Action: next next") and len(handover) <= 1_000
@@ -205,3 +217,162 @@ def test_the_start_hook_imports_nothing_heavy(repo: Repo) -> None:
                     if line.startswith("import time:")}
         heavy = {name for name in imported if name.split(".")[0] in ("jinja2", "jsonschema", "doit", "yaml", "git")}
         assert heavy == set(), f"{source}: the start hook imported {sorted(heavy)}"
+
+
+# --- What this repository knows ------------------------------------------------------------
+
+KNOWS = "## What this repository knows"
+
+def knows(text: str) -> list[str]:
+    heading = next(line for line in text.splitlines() if line.startswith(KNOWS))
+    return section(text, heading)
+
+
+def test_the_next_session_reads_what_a_person_verified(repo: Repo) -> None:
+    """The loop, closed with the real commands: a decision, its candidate, a person's promotion to
+    a constraint, and the next briefing names it."""
+    start(repo)
+    repo.mj("decision", "add", "Tabs are refused in the parser", "--why", "two encodings", check=True)
+    assert repo.hook("session-end", {"session_id": "e1", "reason": "other"}).returncode == 0
+    (rid,) = [p.stem for p in repo.candidates()]
+    repo.mj("knowledge", "promote", rid, "--class", "constraint", input="the parser test fails on a tab\n",
+            check=True)
+    text = start(repo, "e2")
+    assert "## What this repository knows (1 verified record)" in text
+    assert knows(text) == [f"- constraint: Tabs are refused in the parser ({rid})"]
+    assert section(text, "## Candidates awaiting review") == ["none await review on main"]
+
+
+def test_constraints_first_then_conventions_lessons_facts_newest_first(repo: Repo) -> None:
+    curated(repo, "a-fact", "fact", "An old fact", "2026-01-01")
+    curated(repo, "b-lesson", "lesson", "A lesson", "2026-03-01")
+    curated(repo, "c-convention-old", "convention", "An old convention", "2026-01-01")
+    curated(repo, "d-convention-new", "convention", "A new convention", "2026-05-01")
+    curated(repo, "e-constraint", "constraint", "A constraint", "2026-01-01")
+    curated(repo, "f-fact-new", "fact", "A new fact", "2026-06-01")
+    curated(repo, "g-memory", "memory", "A memory", "2026-07-01")
+    curated(repo, "h-gone", "constraint", "A superseded constraint", "2026-08-01", status="superseded")
+    curated(repo, "i-claimed", "constraint", "A candidate in the wrong folder", status="candidate")
+    text = start(repo)
+    assert "## What this repository knows (7 verified records)" in text
+    assert knows(text) == ["- constraint: A constraint (e-constraint)",
+                           "- convention: A new convention (d-convention-new)",
+                           "- convention: An old convention (c-convention-old)",
+                           "- lesson: A lesson (b-lesson)",
+                           "- fact: A new fact (f-fact-new)",
+                           "- fact: An old fact (a-fact)",
+                           "- memory: A memory (g-memory)"]
+    assert "superseded" not in text.lower() and "wrong folder" not in text
+
+
+def test_within_a_class_what_the_working_tree_changed_comes_first(repo: Repo) -> None:
+    repo.commit("sources", {"src/lexer.py": "x = 1\n", "docs/guide.md": "guide\n"})
+    curated(repo, "new-one", "convention", "The newest convention", "2026-09-01")
+    curated(repo, "lexer", "convention", "The lexer keeps one encoding", "2026-01-01", relates=("src/lexer.py",))
+    curated(repo, "docs", "convention", "Docs are prose", "2026-02-01", relates=("docs",))
+    plain = knows(start(repo))
+    assert [line.rsplit("(", 1)[1] for line in plain] == ["new-one)", "docs)", "lexer)"]  # newest first
+
+    (repo.root / "src/lexer.py").write_text("x = 2\n", encoding="utf-8")  # dirty, not committed
+    dirty = knows(start(repo, "e2"))
+    assert [line.rsplit("(", 1)[1] for line in dirty] == ["lexer)", "new-one)", "docs)"]
+
+    repo.git("checkout", "-q", "--", "src/lexer.py")
+    (repo.root / "docs/new.md").write_text("new\n", encoding="utf-8")  # an untracked file in a named folder
+    untracked = knows(start(repo, "e3"))
+    assert [line.rsplit("(", 1)[1] for line in untracked] == ["docs)", "new-one)", "lexer)"]
+
+
+def test_within_a_class_what_this_branch_changed_comes_first(tmp_path: Path) -> None:
+    repo = published(tmp_path)
+    for rid, date, path in (("a-new", "2026-09-01", "lib/a.py"), ("b-old", "2026-01-01", "lib/b.py")):
+        curated(repo, rid, "constraint", f"Constraint on {path}", date, relates=(path,))
+    repo.git("add", "--", CURATED)
+    repo.commit("records", {"lib/a.py": "a\n", "lib/b.py": "b\n"})
+    repo.git("push", "-q", "origin", "main")
+    assert [line.rsplit("(", 1)[1] for line in knows(start(repo))] == ["a-new)", "b-old)"]
+
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("touch b", {"lib/b.py": "b2\n"})  # committed on the branch, not on the trunk
+    assert repo.git("status", "--porcelain") == ""
+    assert [line.rsplit("(", 1)[1] for line in knows(start(repo, "f1"))] == ["b-old)", "a-new)"]
+
+
+def test_a_record_edited_by_hand_is_read_whole(repo: Repo) -> None:
+    """Outside the form the tools write (a folded title, relations inline) the full reader takes over."""
+    (repo.root / CURATED / "folded.md").write_text(
+        "---\nid: folded\nkind: knowledge/v1\nclass: constraint\nstatus: verified\nepistemics: decided\n"
+        "title: >-\n  A title folded\n  over two lines\ndate: 2026-01-05\nprovenance: {origin: authored, "
+        "derived_from: [\"session:e0\"]}\nrelations: [{type: relates_to, target: \"file:src/x.py\"}]\n---\nbody\n",
+        encoding="utf-8")
+    curated(repo, "newer", "constraint", "A newer constraint", "2026-06-01")
+    (repo.root / "src").mkdir()
+    (repo.root / "src/x.py").write_text("x\n", encoding="utf-8")  # untracked: the folded record relates to it
+    assert knows(start(repo)) == ["- constraint: A title folded over two lines (folded)",
+                                  "- constraint: A newer constraint (newer)"]
+
+
+def test_the_records_share_the_budget_and_name_the_command_that_lists_them(repo: Repo) -> None:
+    set_budget(repo, 10)
+    for n in range(30):
+        curated(repo, f"rec-{n:02d}", "convention" if n % 3 else "constraint", f"Record number {n}",
+                f"2026-01-{n + 1:02d}")
+    from majordomus.evidence import work
+    from majordomus.store.workspace import Workspace
+
+    for n in range(20):
+        work.question_add(Workspace(repo.root), f"question {n}")
+    text = start(repo)
+    lines = knows(text)
+    assert len(lines) == 5 and len(section(text, "## Open questions")) == 5  # ten lines, shared evenly
+    assert lines[:4] == [f"- constraint: Record number {n} (rec-{n:02d})" for n in (27, 24, 21, 18)]
+    assert lines[-1] == ("… 26 more verified records not shown: "
+                         "`majordomus knowledge search --status verified` shows them all")
+    listed = json.loads(repo.mj("knowledge", "search", "--status", "verified", "--json", check=True).stdout)
+    assert len(listed) == 30 and [h["id"] for h in listed[:4]] == ["rec-27", "rec-24", "rec-21", "rec-18"]
+
+
+def test_far_under_the_cap_with_a_long_title_500_records_and_20000_ledger_lines(repo: Repo) -> None:
+    ledger = repo.root / ".ai/local/ledger.jsonl"
+    lines = [json.dumps({"ts": "2026-01-01T00:00:00Z", "event": "decision.recorded", "session": f"old{i // 40}",
+                         "task": None, "text": f"synthetic line {i}"}) if i % 40 else
+             json.dumps({"ts": "2026-01-01T00:00:00Z", "event": "session.opened", "session": f"old{i // 40}",
+                         "episode": f"old{i // 40}", "branch": "main"}) for i in range(20_000)]
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    ledger.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    long_title = "A constraint whose title goes on " + "and on " * 700
+    curated(repo, "long-title", "constraint", long_title.strip(), "2026-12-31")
+    for n in range(399):
+        curated(repo, f"rec-{n:03d}", ("constraint", "convention", "lesson", "fact")[n % 4],
+                f"Synthetic verified record number {n} with a title of ordinary length", "2026-01-02")
+    folder = repo.root / ".ai/repo/knowledge/candidates"
+    for n in range(100):
+        (folder / f"cand-{n:03d}.md").write_text(
+            "---\nid: cand-%03d\nkind: knowledge/v1\nclass: convention\nstatus: candidate\nepistemics: decided\n"
+            'title: "Synthetic candidate %d awaiting review"\ndate: "2026-01-03"\nprovenance:\n  origin: extracted\n'
+            '  derived_from:\n    - "session:old%d"\n---\nbody\n' % (n, n, n), encoding="utf-8")
+    text = start(repo)
+    assert len(text) < 7_000, len(text)
+    assert "trimmed to stay under" not in text  # the budget alone kept it there: nothing was cut for size
+    first = knows(text)[0]
+    assert first.startswith("- constraint: A constraint whose title goes on and on") and first.endswith(
+        " … (cut) (long-title)") and len(first) < 200
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert [h.split(" (")[0] for h in headings] == ["## What this repository knows", "## Active task",
+                                                  "## Open questions", "## Candidates awaiting review on this branch",
+                                                  "## Last handover"]
+    assert "## What this repository knows (400 verified records)" in text
+    assert section(text, "## Candidates awaiting review")[0].startswith("100 candidates await review on main")
+
+
+def test_statements_not_orders(repo: Repo) -> None:
+    """What the briefing says in its own words describes; it does not command (the client warns
+    that imperative text in hook output can trip the model's prompt-injection defences)."""
+    curated(repo, "one", "constraint", "Tabs are refused in the parser")
+    text = start(repo)
+    own = [line for line in text.splitlines() if line and not line.startswith("- ")]
+    for line in own:
+        assert not re.match(r"^(Run|Use|Record|Always|Never|Do|Don't|Remember|Make sure|Please|You|IMPORTANT)\b",
+                            line), line
+        assert not re.search(r"\b(you must|you should|must always|do not|don't|ignore)\b", line, re.I), line
+    assert "`majordomus decision add" in text and "`majordomus finish --verify CMD`" in text

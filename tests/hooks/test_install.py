@@ -1,11 +1,14 @@
-"""`majordomus init` and `majordomus capture install`: idempotent, and polite to what is there."""
+"""`majordomus init` and `majordomus capture install`: idempotent, and polite to what is there;
+Claude Code's skill (Agent Skills format) and permission rules, merged once each."""
 from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 
-from conftest import Repo
+import yaml
+from conftest import PROJECT, Repo
 from majordomus.store import policy
 from majordomus.base import yamlio
 
@@ -75,11 +78,11 @@ def test_capture_install_merges_and_is_byte_stable(bare_repo: Repo) -> None:
     settings.write_text(json.dumps(mine))
     bare_repo.mj("capture", "install", check=True)
     merged = json.loads(settings.read_text())
-    assert merged["model"] == "x" and merged["hooks"]["Stop"] == mine["hooks"]["Stop"]
+    assert merged["model"] == "x" and merged["hooks"]["Stop"][0] == mine["hooks"]["Stop"][0]
     start = merged["hooks"]["SessionStart"]
     assert start[0] == mine["hooks"]["SessionStart"][0] and len(start) == 2
     for event, script in (("SessionStart", "majordomus-session-start"), ("SessionEnd", "majordomus-session-end"),
-                          ("PreCompact", "majordomus-pre-compact")):
+                          ("PreCompact", "majordomus-pre-compact"), ("Stop", "majordomus-stop")):
         commands = [h["command"] for g in merged["hooks"][event] for h in g["hooks"]]
         assert f'"$CLAUDE_PROJECT_DIR"/.claude/hooks/{script}' in commands
         path = bare_repo.root / ".claude/hooks" / script
@@ -100,3 +103,78 @@ def test_capture_install_refuses_broken_settings(bare_repo: Repo) -> None:
     proc = bare_repo.mj("capture", "install")
     assert proc.returncode == 4 and "settings.json is not JSON" in proc.stderr
     assert settings.read_text() == "{ not json"
+
+
+SKILL = ".claude/skills/majordomus/SKILL.md"
+ALLOW = "Bash(majordomus *)"
+ASK = ["Bash(majordomus knowledge promote *)", "Bash(majordomus knowledge reject *)",
+       "Bash(majordomus knowledge export *)", "Bash(majordomus *--verify*)"]
+
+
+def settings(repo: Repo) -> dict:  # type: ignore[type-arg]
+    return json.loads((repo.root / ".claude/settings.json").read_text(encoding="utf-8"))
+
+
+def test_the_skill_says_when_and_how_to_record(repo: Repo) -> None:
+    path = repo.root / SKILL
+    text = path.read_text(encoding="utf-8")
+    assert text == (PROJECT / "templates/skills/majordomus/SKILL.md").read_text(encoding="utf-8")
+    front, body = text.split("---\n", 2)[1:]
+    meta = yaml.safe_load(front)
+    assert set(meta) == {"name", "description"}
+    # Claude Code: lowercase letters, numbers and hyphens, at most 64; the name is the folder's
+    assert re.fullmatch(r"[a-z0-9-]{1,64}", meta["name"]) and meta["name"] == path.parent.name
+    # descriptions over 250 characters are cut in the skill listing; it says what, then when
+    assert len(meta["description"]) <= 250 and "Use when" in meta["description"]
+    for command in ('majordomus decision add "', 'majordomus question add "', "majordomus question resolve ID",
+                    'majordomus start "', 'majordomus finish --verify "', "majordomus finish --outcome blocked --reason",
+                    "majordomus checkpoint --note", "majordomus knowledge search"):
+        assert command in body, command
+    assert len(body.splitlines()) < 60  # brief: a skill's body enters the context whole
+
+
+def test_permissions_allow_majordomus_and_ask_for_a_persons_acts(repo: Repo) -> None:
+    permissions = settings(repo)["permissions"]
+    assert permissions["allow"] == [ALLOW]
+    assert permissions["ask"] == ASK
+
+
+def test_the_merge_keeps_what_is_there_and_adds_each_rule_once(bare_repo: Repo) -> None:
+    bare_repo.mj("init", check=True)
+    path = bare_repo.root / ".claude/settings.json"
+    path.parent.mkdir()
+    mine = {"permissions": {"allow": ["Bash(make test)", "Bash(majordomus:*)"], "deny": ["Bash(curl *)"],
+                            "ask": ["Bash(git push *)", "Bash(majordomus knowledge reject *)"],
+                            "defaultMode": "default"}}
+    path.write_text(json.dumps(mine), encoding="utf-8")
+    bare_repo.mj("capture", "install", check=True)
+    permissions = settings(bare_repo)["permissions"]
+    # the deprecated prefix form is the same rule: not added twice
+    assert permissions["allow"] == ["Bash(make test)", "Bash(majordomus:*)"]
+    assert permissions["deny"] == ["Bash(curl *)"] and permissions["defaultMode"] == "default"
+    assert permissions["ask"] == ["Bash(git push *)", "Bash(majordomus knowledge reject *)",
+                                  *[rule for rule in ASK if "reject" not in rule]]
+    before = path.read_bytes(), (bare_repo.root / SKILL).read_bytes()
+    again = bare_repo.mj("capture", "install", check=True)
+    assert (path.read_bytes(), (bare_repo.root / SKILL).read_bytes()) == before
+    assert f"unchanged {SKILL}" in again.stderr and "unchanged .claude/settings.json" in again.stderr
+
+
+def test_a_skill_edited_by_hand_is_restored(repo: Repo) -> None:
+    path = repo.root / SKILL
+    original = path.read_bytes()
+    path.write_text("---\nname: majordomus\ndescription: mine\n---\n", encoding="utf-8")
+    proc = repo.mj("capture", "install", check=True)
+    assert f"wrote     {SKILL}" in proc.stderr and path.read_bytes() == original
+
+
+def test_broken_permissions_are_refused_untouched(bare_repo: Repo) -> None:
+    bare_repo.mj("init", check=True)
+    path = bare_repo.root / ".claude/settings.json"
+    path.parent.mkdir()
+    for broken in ({"permissions": ["Bash"]}, {"permissions": {"allow": "Bash(majordomus *)"}},
+                   {"permissions": {"ask": {"x": 1}}}):
+        path.write_text(json.dumps(broken), encoding="utf-8")
+        proc = bare_repo.mj("capture", "install")
+        assert proc.returncode == 4 and "fix it by hand" in proc.stderr and len(proc.stderr.splitlines()) == 1
+        assert json.loads(path.read_text(encoding="utf-8")) == broken

@@ -1,5 +1,5 @@
 """The MCP projection: a real client session of the official SDK spawns `majordomus mcp` over
-stdio in a temporary repository, lists the three tools and calls each; bad requests are tool
+stdio in a temporary repository, lists the tools and calls each; bad requests are tool
 errors. The client itself validates each structured result against the tool's output schema."""
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 TIMEOUT = 60
 
 
-def session_run(repo: Repo, script: Any) -> Any:
+def session_run(repo: Repo, script: Any, env: dict[str, str] | None = None) -> Any:
     """Run `script(session)` inside one real client session with `majordomus mcp` in `repo`."""
     params = StdioServerParameters(command=MAJORDOMUS, args=["mcp"], cwd=str(repo.root),
-                                   env={k: v for k, v in os.environ.items() if k.startswith(("GIT_", "HOME"))})
+                                   env={**{k: v for k, v in os.environ.items() if k.startswith(("GIT_", "HOME"))},
+                                        **(env or {})})
 
     async def main() -> Any:
         with anyio.fail_after(TIMEOUT):
@@ -31,7 +32,7 @@ def session_run(repo: Repo, script: Any) -> Any:
     return anyio.run(main)
 
 
-def test_lists_three_tools_and_calls_each(repo: Repo) -> None:
+def test_lists_the_reader_tools_and_calls_each(repo: Repo) -> None:
     store: Store = build(repo)
     from majordomus.readers.mcp_stdio import tools
 
@@ -41,21 +42,28 @@ def test_lists_three_tools_and_calls_each(repo: Repo) -> None:
             "candidates": await session.call_tool("knowledge_base_candidates", {}),
             "record": await session.call_tool("knowledge_base_record", {"id": "c-tabs"}),
             "status": await session.call_tool("knowledge_base_status", {}),
+            "search": await session.call_tool("knowledge_base_search", {"text": "TABS", "status": "verified"}),
         }
         return {"tools": listed, **results}
 
     got = session_run(repo, script)
     assert [t.name for t in got["tools"]] == ["knowledge_base_candidates", "knowledge_base_record",
-                                              "knowledge_base_status"]
-    assert [{"name": t.name, "title": t.title, "description": t.description, "inputSchema": t.input_schema,
-             "outputSchema": t.output_schema} for t in got["tools"]] == tools()
-    for name in ("candidates", "record", "status"):
+                                              "knowledge_base_status", "knowledge_base_search",
+                                              "record_decision", "ask_question", "resolve_question",
+                                              "start_task", "finish_task"]
+    assert all(t.annotations.read_only_hint for t in got["tools"][:4])
+    listed = [{"name": t.name, "title": t.title, "description": t.description, "inputSchema": t.input_schema,
+               "outputSchema": t.output_schema,
+               "annotations": t.annotations.model_dump(by_alias=True, exclude_none=True)} for t in got["tools"]]
+    assert listed == tools()[: len(listed)]
+    for name in ("candidates", "record", "status", "search"):
         assert got[name].is_error is False, got[name].content
         assert json.loads(got[name].content[0].text) == got[name].structured_content
     assert sorted(c["id"] for c in got["candidates"].structured_content["result"]) == sorted(
         [store.decision, store.lesson])
     assert got["record"].structured_content["meta"]["status"] == "verified"
     assert got["status"].structured_content["records"] == 5
+    assert [h["id"] for h in got["search"].structured_content["result"]] == ["c-tabs"]
     # the same answers as the command line's --json
     cli = json.loads(repo.mj("knowledge", "record", "c-tabs", "--json", check=True).stdout)
     assert got["record"].structured_content == cli

@@ -110,6 +110,47 @@ def toplevel(path: Path) -> Path | None:
     return Path(out) if out else None
 
 
+def commits_since(root: Path, sha: str | None) -> int | None:
+    """How many commits HEAD has that `sha` has not (all of HEAD's, when `sha` is None: the
+    repository had no commit then), in one git call; None when git cannot say (no HEAD, or `sha`
+    is not in this repository any more)."""
+    out = run(root, "rev-list", "--count", f"{sha}..HEAD" if sha else "HEAD", "--", check=False).strip()
+    return int(out) if out.isdigit() else None
+
+
+BRANCH_COMMITS = 200  # how far back `changed_paths` reads a branch's own commits
+
+
+def changed_paths(root: Path) -> frozenset[str]:
+    """Paths this branch or the working tree changed, in one batch of three git processes: the
+    working tree's status, the remotes' default branches, and the files of HEAD's own commits
+    (those no remote default branch holds, the newest BRANCH_COMMITS). Without a remote default
+    branch there is no trunk to differ from, and only the working tree counts. An untracked
+    folder is named with its trailing `/`."""
+    trunk = ("for-each-ref", "--format=%(refname)", "refs/remotes/*/HEAD")
+    status, remotes, log = run_many(
+        root, ("status", "--porcelain=v1", "-z", "--untracked-files=normal"), trunk,
+        ("log", "--format=", "--name-only", "-z", f"-n{BRANCH_COMMITS}", "HEAD", "--not",
+         "--glob=refs/remotes/*/HEAD"))
+    found: set[str] = set()
+    if status[0] == 0:
+        entries = status[1].split("\0")
+        i = 0
+        while i < len(entries):
+            entry = entries[i]
+            i += 1
+            if len(entry) < 4:
+                continue
+            found.add(entry[3:])
+            if "R" in entry[:2] or "C" in entry[:2]:  # a rename or copy names its source next
+                if i < len(entries) and entries[i]:
+                    found.add(entries[i])
+                i += 1
+    if remotes[0] == 0 and remotes[1].strip() and log[0] == 0:
+        found.update(p.strip("\n") for p in log[1].split("\0") if p.strip("\n"))
+    return frozenset(found)
+
+
 def run_many(root: Path, *commands: tuple[str, ...]) -> list[tuple[int, str]]:
     """Several read-only git commands started together and awaited together: one batch, so a
     reader that needs two answers pays for one process's latency. Returns (code, stdout) each."""

@@ -39,7 +39,7 @@ EPILOG = """exit codes: 0 ok, 1 internal error, 2 usage, 3 unknown id or episode
 5 repository not initialised, 10 blocking finding, 11 advisory drift (watch)"""
 
 
-HOOKS = ("session-start", "session-end", "pre-compact")
+HOOKS = ("session-start", "session-end", "pre-compact", "stop")
 
 
 def _parser_class() -> type[argparse.ArgumentParser]:

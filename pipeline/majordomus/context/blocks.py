@@ -44,6 +44,7 @@ class Block:
     more: str = ""  # the command that shows the whole list
     indent: str = ""
     whole: str = ""  # the command that shows a clipped line whole (default: `more`)
+    budgeted: bool = True  # False: the line budget never cuts this list (the character ceiling may)
 
     def cut_line(self, hidden: int) -> str:
         where = f": `{self.more}` shows them all" if self.more else ""
@@ -94,13 +95,14 @@ def allot(sizes: list[int], budget: int) -> list[int]:
 
 
 def fit(blocks: list[Block], budget: int | None, ceiling: int) -> tuple[str, bool]:
-    """Render `blocks` with their lists sharing `budget` lines (None: unbounded), then shrink the
-    longest list until the text is under `ceiling` characters. Returns the text and whether the
-    ceiling (not the budget) cut anything."""
+    """Render `blocks` with their budgeted lists sharing `budget` lines (None: unbounded), then
+    shrink the longest list until the text is under `ceiling` characters. Returns the text and
+    whether the ceiling (not the budget) cut anything."""
     lists = [i for i, b in enumerate(blocks) if b.items]
     caps: dict[int, int] = {}
     if budget is not None:
-        caps = dict(zip(lists, allot([len(blocks[i].items) for i in lists], budget)))
+        shared = [i for i in lists if blocks[i].budgeted]
+        caps = dict(zip(shared, allot([len(blocks[i].items) for i in shared], budget)))
     text = render(blocks, caps, bounded=True)
     ceiling_cut = False
     room = ceiling - 200  # the closing note must fit too

@@ -1,15 +1,20 @@
 """The start briefing: what the session-start hook prints for the agent to read.
 
-Sections, in order: active task; open questions; candidates awaiting review on this branch;
-the last handover. For a `compact` start the episode's own working context comes first, because
-the conversation that held it has just been cut. The lists share `session.briefing_budget_lines`;
-absence is printed, never omitted; and the whole stays under Claude Code's 10,000-character cut
-of hook output, saying what it cut and the command that shows it all.
+Sections, most important first, so that whatever a client cuts is the least of it: what the
+repository knows (its verified records, constraints first); the active task; open questions;
+candidates awaiting review on this branch, newest first; the last handover. For a `compact` start
+the episode's own working context comes first, because the conversation that held it has just
+been cut. The lists share `session.briefing_budget_lines` (an unattributed candidate is never cut
+by it); absence is printed, never omitted; and the whole stays under Claude Code's
+10,000-character cut of hook output, saying what it cut and the command that shows it all. It
+says what the repository records and which command records each kind, as statements: the client
+warns that imperative text in hook output can read as an injected instruction.
 
 This is the hook path, so it stays cheap: no jinja2, jsonschema or doit; the ledger read through
 its index (the last handover, the branch of an episode no session record places, a compacted
-episode's window: a few lines each, whatever the ledger's length); candidates read without a
-YAML parse; no git call when the caller already knows the branch.
+episode's window: a few lines each, whatever the ledger's length); records read without a YAML
+parse; git asked for changed paths only when a verified record relates to a path, and for the
+branch only when the caller does not already know it.
 """
 from __future__ import annotations
 
@@ -18,15 +23,22 @@ from typing import Any
 
 from majordomus.base import git
 from majordomus.context import working as session_context
-from majordomus.context.blocks import Block, fit
+from majordomus.context.blocks import Block, clip, fit
 from majordomus.context.repository import last_handover
 from majordomus.evidence import work
+from majordomus.knowledge import known
 from majordomus.knowledge import queue as candidates
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
 CEILING = 10_000  # Claude Code cuts hook context above this to a short preview
 ALL_OF_IT = "majordomus context"
+TITLE_CHARS = 160  # one record's title in a list line, at most
+ALL_VERIFIED = "majordomus knowledge search --status verified"
+RECORDING = ("What an episode records becomes a candidate for review when it ends: a decision "
+             "(`majordomus decision add \"TEXT\" --why \"…\"`), a question and its answer "
+             "(`majordomus question add \"TEXT\"`, `majordomus question resolve ID \"ANSWER\"`), a task's "
+             "finish (`majordomus finish --verify CMD`, or `--outcome blocked --reason \"…\"`).")
 
 
 @dataclass
@@ -47,22 +59,45 @@ def scan(ws: Workspace, episode: str | None = None) -> Scan:
                 window=ws.ledger.window(episode) if episode else [])
 
 
+def _title(text: str) -> str:
+    return clip(text or "(untitled)", TITLE_CHARS)
+
+
+def _knows(ws: Workspace) -> list[Block]:
+    """The verified records, one line each, in the order an agent should meet them."""
+    records = known.verified(ws.curated)
+    changed = git.changed_paths(ws.root) if any(r.paths for r in records) else frozenset()
+    items = [f"- {r.cls}: {_title(r.title)} ({r.id})" for r in known.ordered(records, changed)]
+    count = f"{len(records)} verified record{'s' if len(records) != 1 else ''}"
+    return [Block(f"What this repository knows ({count})", 2, [], items,
+                  "none verified yet: a person promotes a reviewed candidate with "
+                  "`majordomus knowledge promote ID`", "verified records", ALL_VERIFIED,
+                  whole="majordomus knowledge record ID")]
+
+
 def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None] | None) -> list[Block]:
-    queue = [c for c in candidates.placed(ws, opened) if c[2] is None or c[2] == branch]
-    placed = [rid for rid, _, on in queue if on is not None]
-    unplaced = [(rid, episode) for rid, episode, on in queue if on is None]
+    """The review queue on this branch, newest first; an unattributed candidate is named on its own
+    line, outside the line budget, because somebody still has to review it."""
+    queue = [c for c in candidates.waiting(ws, ledger_branches=opened) if c.branch is None or c.branch == branch]
+    queue.sort(key=lambda c: c.id)
+    queue.sort(key=lambda c: c.date, reverse=True)
+    placed = [c for c in queue if c.branch is not None]
+    unplaced = [c for c in queue if c.branch is None]
     where = branch or "this detached head"
     if not queue:
         count = f"none await review on {where}"
     else:
         count = (f"{len(queue)} candidate{'s' if len(queue) != 1 else ''} await{'s' if len(queue) == 1 else ''}"
                  f" review on {where}" + (f" ({len(unplaced)} unattributed)" if unplaced else "")
-                 + ": `majordomus knowledge candidates` lists them with their titles")
-    items = [f"- {rid}" for rid in placed]
-    items += [f"- {rid} (unattributed: " + (f"this checkout cannot place its episode {episode})"
-                                            if episode else "it names no episode)") for rid, episode in unplaced]
-    return [Block("Candidates awaiting review on this branch", 2, [count], items, what="candidates",
-                  more="majordomus knowledge candidates")]
+                 + ", newest first; a person promotes or rejects each (`majordomus knowledge candidates` "
+                 "lists them)")
+    more = "majordomus knowledge candidates"
+    return [Block("Candidates awaiting review on this branch", 2, [count],
+                  [f"- {_title(c.title)} ({c.id})" for c in placed], what="candidates", more=more),
+            Block(None, 2, [], [f"- {_title(c.title)} ({c.id}; unattributed: "
+                                + (f"this checkout cannot place its episode {c.episode})" if c.episode
+                                   else "it names no episode)") for c in unplaced],
+                  what="unattributed candidates", more=more, budgeted=False)]
 
 
 def sections(ws: Workspace, episode: str, source: str, branch: str | None = None,
@@ -72,13 +107,14 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
     found = found or scan(ws, episode if source == "compact" else None)
     out = [Block(f"Majordomus briefing: episode {episode} ({source})", 1,
                  [f"The repository context is `{ALL_OF_IT}`; this episode's working context is "
-                  "`majordomus session context`."])]
+                  "`majordomus session context`. " + RECORDING])]
     if source == "compact":
         ctx = session_context.compose(ws, episode, window=found.window)
         branch = ctx.git.get("branch")
         out += session_context.blocks(ctx, level=2)
     elif branch is None:
         branch = git.head(ws.root).branch
+    out += _knows(ws)
     task = work.active_task(ws)
     out.append(Block("Active task", 2, [f"{task['task']}: {task['title']}"
                                         + (f" (scope {task['scope']})" if task.get("scope") else "")

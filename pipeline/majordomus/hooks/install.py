@@ -12,6 +12,15 @@ agent sets, else git). A second run changes no byte.
 | gemini  | .gemini/settings.json           | hooks.Event[] = {hooks: [handler with a name]} | milliseconds |
 | copilot | .github/hooks/majordomus.json   | version 1, hooks.event[] = handler (`bash`)    | seconds      |
 | cursor  | .cursor/hooks.json              | version 1, hooks.event[] = handler             | seconds      |
+
+For Claude Code three things more. Its Stop hook (`.claude/hooks/majordomus-stop`) reminds an
+episode that committed and recorded nothing (`session/remind.py`). The skill
+`.claude/skills/majordomus/SKILL.md` says when a record is worth it and how. And the permission
+rules: `Bash(majordomus *)` is allowed, so recording never waits on a prompt (Claude Code's docs
+call the `Bash(majordomus:*)` form legacy and deprecated, the same rule: either one present
+counts); a person's acts (promote, reject, export) and `--verify` (which runs the command it is
+given) are `ask` rules, which Claude Code evaluates before `allow`: the allow rule alone would let
+any command through as a verification, and let an agent promote its own candidates.
 """
 from __future__ import annotations
 
@@ -25,7 +34,7 @@ from typing import Any
 from majordomus.base.errors import REFUSED, FatalError
 from majordomus.base.fsio import atomic_write, read_bytes, remove
 from majordomus.base.resources import data_dir
-from majordomus.hooks.providers import BOUNDARIES, COMPACT, END, START
+from majordomus.hooks.providers import BOUNDARIES, COMPACT, END, START, STOP
 from majordomus.store.agents import AGENTS, Agent
 from majordomus.store.workspace import Workspace
 
@@ -37,7 +46,17 @@ HOOKS = {
     "SessionStart": "majordomus-session-start",
     "SessionEnd": "majordomus-session-end",
     "PreCompact": "majordomus-pre-compact",
+    "Stop": "majordomus-stop",
 }
+SKILL = ".claude/skills/majordomus/SKILL.md"
+ALLOW = "Bash(majordomus *)"
+ALLOWED_ALREADY = (ALLOW, "Bash(majordomus:*)")  # the deprecated prefix form is the same rule
+ASK = (
+    "Bash(majordomus knowledge promote *)",
+    "Bash(majordomus knowledge reject *)",
+    "Bash(majordomus knowledge export *)",
+    "Bash(majordomus *--verify*)",
+)
 
 
 def _held(path: Path) -> bytes | None:
@@ -88,7 +107,7 @@ GIT_ROOT = '"$(git rev-parse --show-toplevel)"'
 REGISTRATIONS: dict[str, Registration] = {r.agent.name: r for r in (
     # no "matcher": Claude Code matches every source and trigger without one, and Copilot CLI,
     # which also reads this file, refuses the whole file over an empty one
-    Registration(AGENTS["claude"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact"},
+    Registration(AGENTS["claude"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact", STOP: "Stop"},
                  '"$CLAUDE_PROJECT_DIR"'),
     # SessionEnd: 1 s unless set, at most 3 s (more is clamped, with a warning)
     Registration(AGENTS["codex"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact"},
@@ -129,10 +148,32 @@ def _ours(reg: Registration, handler: Any, boundary: str) -> bool:
     return isinstance(handler, dict) and handler.get(reg.command_key) == reg.command(boundary)
 
 
+def _rules(reg: Registration, permissions: dict[str, Any], kind: str) -> list[Any]:
+    rules = permissions.setdefault(kind, [])
+    if not isinstance(rules, list):
+        raise _refuse(reg, f"permissions.{kind} is not a list")
+    return rules
+
+
+def merge_permissions(reg: Registration, settings: dict[str, Any]) -> None:
+    """Allow `majordomus`, ask for a person's acts and for `--verify`; each rule added once."""
+    permissions = settings.setdefault("permissions", {})
+    if not isinstance(permissions, dict):
+        raise _refuse(reg, '"permissions" is not an object')
+    allow = _rules(reg, permissions, "allow")
+    if not any(rule in allow for rule in ALLOWED_ALREADY):
+        allow.append(ALLOW)
+    ask = _rules(reg, permissions, "ask")
+    ask.extend(rule for rule in ASK if rule not in ask)
+
+
 def merge(reg: Registration, settings: dict[str, Any]) -> dict[str, Any]:
-    """`settings` with our three boundaries registered once each; everything else kept as it was.
-    A handler of ours from an older install gets a timeout it lacks, or one larger than its own,
-    and its group loses the empty "matcher" older installs wrote."""
+    """`settings` with our hooks registered once each (and, for Claude Code, our permission rules
+    present); everything else kept as it was. A handler of ours from an older install gets a
+    timeout it lacks, or one larger than its own, and its group loses the empty "matcher" older
+    installs wrote."""
+    if reg.agent.name == "claude":
+        merge_permissions(reg, settings)
     if reg.version:
         settings.setdefault("version", 1)
     hooks = settings.setdefault("hooks", {})
@@ -188,6 +229,19 @@ def _read(ws: Workspace, reg: Registration) -> str:
         raise _refuse(reg, "it is not UTF-8 text") from None
 
 
+def _skill(ws: Workspace, done: Installed) -> None:
+    """Write Claude Code's skill unless its bytes are there already (a hand edit is restored)."""
+    target = ws.root / SKILL
+    data = (data_dir("templates") / "skills" / "majordomus" / "SKILL.md").read_bytes()
+    if not target.is_symlink() and target.is_file() and target.read_bytes() == data:
+        done.unchanged.append(SKILL)
+        return
+    if target.is_symlink():
+        target.unlink()
+    atomic_write(target, data)
+    done.written.append(SKILL)
+
+
 def install(ws: Workspace, agent: str = "claude") -> Installed:
     """Write `agent`'s hook scripts and merge its registration. Idempotent."""
     reg = REGISTRATIONS[agent]
@@ -202,6 +256,8 @@ def install(ws: Workspace, agent: str = "claude") -> Installed:
             remove(target, root=ws.root)
         atomic_write(target, data, root=ws.root, mode=0o755)
         done.written.append(rel)
+    if agent == "claude":
+        _skill(ws, done)
     rel = reg.agent.registration
     original = _read(ws, reg)
     try:

@@ -18,6 +18,8 @@ from typing import Any
 
 START, END, COMPACT = "session-start", "session-end", "pre-compact"
 BOUNDARIES = (START, END, COMPACT)
+STOP = "stop"  # the end of an agent's turn: Claude Code's reminder, not an episode boundary
+HOOK_NAMES = (*BOUNDARIES, STOP)
 MAX_VALUE = 200  # a source, reason or trigger longer than this is not one
 
 
@@ -84,7 +86,8 @@ class Provider:
 
 
 # boundary -> (the payload key of its value, the value when the payload has none)
-VALUES = {START: ("source", "startup"), END: ("reason", "other"), COMPACT: ("trigger", "auto")}
+VALUES = {START: ("source", "startup"), END: ("reason", "other"), COMPACT: ("trigger", "auto"),
+          STOP: ("hook_event_name", "Stop")}
 
 PROVIDERS: dict[str, Provider] = {p.agent: p for p in (
     Provider("claude", root_env=("CLAUDE_PROJECT_DIR",)),

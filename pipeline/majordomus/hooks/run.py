@@ -30,8 +30,8 @@ from majordomus.base.ids import check_id
 from majordomus.base.output import escape, say
 from majordomus.evidence import episodes
 from majordomus.hooks import providers
-from majordomus.hooks.providers import COMPACT, END, START, Provider
-from majordomus.session import compact, end, pending, start
+from majordomus.hooks.providers import COMPACT, END, START, STOP, Provider
+from majordomus.session import compact, end, pending, remind, start
 from majordomus.store import agents
 from majordomus.store.workspace import HOOK_WAIT_S, Workspace, find_root, wait_bound
 
@@ -142,7 +142,7 @@ def _failed(ws: Workspace | None, name: str, error: str) -> None:
 
 
 def _dispatch(ws: Workspace, provider: Provider, name: str, payload: dict[str, Any]) -> None:
-    if name not in providers.BOUNDARIES:
+    if name not in providers.HOOK_NAMES:
         raise HookInputError(f"unknown hook {name!r}")
     try:
         call = provider.call(name, payload)
@@ -155,6 +155,8 @@ def _dispatch(ws: Workspace, provider: Provider, name: str, payload: dict[str, A
         session_end(ws, episode, call.value, provider)
     elif name == COMPACT:
         pre_compact(ws, episode, call.value, provider)
+    elif name == STOP:
+        stop(ws, episode, payload, provider)
 
 
 def session_start(ws: Workspace, episode: str, source: str, provider: Provider | None = None) -> None:
@@ -184,3 +186,14 @@ def session_end(ws: Workspace, episode: str, reason: str, provider: Provider | N
 def pre_compact(ws: Workspace, episode: str, trigger: str, provider: Provider | None = None) -> None:
     provider = provider or providers.PROVIDERS["claude"]
     compact.compact(ws, episode, trigger, agent=provider.agent)
+
+
+def stop(ws: Workspace, episode: str, payload: dict[str, Any], provider: Provider | None = None) -> None:
+    """Claude Code's agent finished a turn: remind it, once, when it committed and recorded nothing.
+    Only Claude Code's Stop output is documented for this; another agent running its registration
+    gets nothing."""
+    if (provider or providers.PROVIDERS["claude"]).agent != "claude":
+        return
+    said = remind.remind(ws, episode, payload.get("stop_hook_active") is True)
+    if said is not None:
+        sys.stdout.write(said + "\n")

@@ -38,6 +38,7 @@ class Candidate:
     title: str
     episode: str | None
     branch: str | None  # None: this checkout cannot place the episode
+    date: str = ""  # the evidence day, as written
 
 
 def _scalar(raw: str) -> str:
@@ -190,7 +191,8 @@ def waiting(ws: Workspace, folder: Path | None = None, paths: list[Path] | None 
     if cache is not None:
         cache.save()
     return [Candidate(rid, Path(where), f.get("class", "?"), f.get("status", "candidate"),
-                      f.get("title", ""), episode, branches.get(episode) if episode else None)
+                      f.get("title", ""), episode, branches.get(episode) if episode else None,
+                      f.get("date", ""))
             for rid, where, f, episode in raw]
 
 

@@ -29,11 +29,14 @@ def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]") -> N
         p = verbs.add_parser(cap.verb, help=cap.summary, description=f"{cap.description} "
                              f"(the capability {cap.name}; also served by `majordomus serve` and `majordomus mcp`)")
         for param in cap.parameters:
-            if param.positional:
+            if param.positional and param.required:
                 p.add_argument(param.name, metavar=param.name.upper(), help=param.summary)
+            elif param.positional:
+                p.add_argument(param.name, metavar=param.name.upper(), help=param.summary, nargs="?", default=None)
             else:
+                choices = param.schema.get("enum")
                 p.add_argument(f"--{param.name.replace('_', '-')}", dest=param.name, help=param.summary,
-                               required=param.required)
+                               required=param.required, **({"choices": choices} if choices else {}))
         p.add_argument("--json", action="store_true", help="print the result as JSON (its schema: "
                        "`majordomus openapi`)")
         p.set_defaults(handler=lambda a, cap=cap: run(cap, a))
@@ -117,7 +120,16 @@ def _status(st: dict[str, Any]) -> None:
     show("\n".join(line(o) for o in out) + "\n")
 
 
-RENDER: dict[str, Callable[[Any], None]] = {"candidates": _candidates, "record": _record, "status": _status}
+def _search(hits: list[dict[str, Any]]) -> None:
+    if not hits:
+        say("no record matches (`majordomus knowledge search` with no text lists every record)")
+        return
+    rows = [[line(h["id"]), line(h["status"]), line(h["class"]), line(h["title"])] for h in hits]
+    show(table(rows, ["ID", "STATUS", "CLASS", "TITLE"]))
+
+
+RENDER: dict[str, Callable[[Any], None]] = {"candidates": _candidates, "record": _record, "status": _status,
+                                             "search": _search}
 
 
 def edges(edge_type: str | None, rid: str | None, as_json: bool) -> int:

@@ -23,6 +23,8 @@ from majordomus.base import git
 from majordomus.base.errors import REFUSED, FatalError, unknown
 from majordomus.base.ids import ID_PATTERN, check_id
 from majordomus.knowledge import agenda, provenance, queue
+from majordomus.knowledge.search import STATUSES
+from majordomus.knowledge.search import search as find_records
 from majordomus.readers.status import status as answer
 from majordomus.store import listing as store
 from majordomus.store import records
@@ -40,7 +42,12 @@ class Param:
     summary: str
     schema: dict[str, Any]
     required: bool = False
-    positional: bool = False  # a positional argument on the command line, a path segment in HTTP
+    positional: bool = False  # a positional argument on the command line (optional unless required)
+
+    @property
+    def in_path(self) -> bool:
+        """A path segment in HTTP: a required positional parameter (any other is a query one)."""
+        return self.positional and self.required
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,12 @@ def status(ws: Workspace) -> dict[str, Any]:
     """Counts, queue, last derivation, writer freshness."""
 
     return answer(ws)
+
+
+def search(ws: Workspace, text: str = "", **filters: str) -> list[dict[str, Any]]:
+    """Records of both folders whose title or body holds every word of `text`."""
+
+    return find_records(ws, text, filters.get("class"), filters.get("status"))
 
 
 # --- schemas ----------------------------------------------------------------------------------
@@ -202,6 +215,13 @@ STATUS = {
     },
 }
 
+SEARCH_HIT = {"type": "object", "additionalProperties": False,
+              "required": ["id", "source", "status", "class", "title", "date", "path", "tracked", "matched"],
+              "properties": {"id": _TEXT, "source": _TEXT, "status": _TEXT, "class": _TEXT, "title": _TEXT,
+                             "date": _TEXT, "path": _TEXT, "tracked": {"type": "boolean"},
+                             "matched": {"type": "array", "items": {"enum": ["title", "body"]},
+                                         "description": "where the words were found"}}}
+
 CAPABILITIES: tuple[Capability, ...] = (
     Capability(f"{MODULE}.candidates", "the candidates awaiting review",
                "Every candidate with status candidate under the `candidates` source class, in review order "
@@ -218,6 +238,15 @@ CAPABILITIES: tuple[Capability, ...] = (
                "Records by status, class and source; the review queue with its oldest entry's age and "
                "the policy's caps; the last knowledge.derived line; whether the knowledge writer is fresh.",
                (), STATUS, status),
+    Capability(f"{MODULE}.search", "records whose title or body holds every word of a text",
+               "Candidates and verified records (and superseded ones, status shown) whose title or body "
+               "holds every word of TEXT, case-insensitively; no TEXT matches every record. Those with "
+               "every word in the title come first, then by class (constraints first), newest first.",
+               (Param("text", "the words to find (none: every record)", {"type": "string"}, positional=True),
+                Param("class", "only records of this class",
+                      {"type": "string", "enum": list(records.CLASSES)}),
+                Param("status", "only records of this status", {"type": "string", "enum": list(STATUSES)})),
+               {"type": "array", "items": SEARCH_HIT}, search),
 )
 
 
@@ -239,4 +268,7 @@ def call(ws: Workspace, capability: Capability, arguments: dict[str, Any]) -> An
             raise FatalError(f"{capability.name} needs the parameter {param.name!r} ({param.summary})", REFUSED)
         if value is not None and param.schema.get("type") == "string" and not isinstance(value, str):
             raise FatalError(f"{capability.name}: {param.name} must be a string, not {value!r}", REFUSED)
+        if value is not None and "enum" in param.schema and value not in param.schema["enum"]:
+            raise FatalError(f"{capability.name}: {param.name} {value!r} refused: use one of "
+                             f"{', '.join(param.schema['enum'])}", REFUSED)
     return capability.handler(ws, **{k: v for k, v in arguments.items() if v is not None})

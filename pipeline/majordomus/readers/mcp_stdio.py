@@ -1,25 +1,42 @@
-"""The MCP projection: one tool per declared capability, served on stdio with the official MCP
-Python SDK's low-level server (`mcp`, an optional dependency: `pip install 'majordomus[mcp]'`).
+"""The MCP projection: the reader capabilities and the evidence writers as tools, served on stdio.
 
-`tools()` is the tool list as plain JSON, built from the declarations without importing the SDK
-(it is slow to import, and only `majordomus mcp` may pay for it). A tool's name is the
-capability's name with `_` for `.` (Claude admits no dot in a tool name); its input schema is
+The server is a small JSON-RPC 2.0 loop of its own over newline-delimited JSON (the MCP stdio
+transport): `initialize` (protocol revisions 2024-11-05 to 2025-11-25), `ping`, `tools/list`,
+`tools/call`; notifications are read and need no answer. It imports nothing the first answer does
+not need, so `initialize` then `tools/list` come back in a fraction of the quarter second the
+official SDK took only to import; the tests drive it with that SDK's real client, which checks
+every answer (structured results against the tools' output schemas included).
+
+`tools()` is the tool list as plain JSON, built from the declarations. A reader's name is the
+capability's with `_` for `.` (Claude admits no dot in a tool name); its input schema is
 generated from the declared parameters; its output schema is the declared result, wrapped as
 `{"result": …}` when the result is not an object, because MCP structured content is an object.
-A refused or unknown id, an unknown parameter or an unknown tool is a tool error (`isError`)
-whose text says what was refused and the fix."""
+Readers are annotated read-only, writers (`readers/evidence_tools.py`) as neither read-only nor
+destructive. A refused or unknown id, an unknown parameter or an unknown tool is a tool error
+(`isError`) whose text says what was refused and the fix."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from majordomus import __version__
 from majordomus.base.errors import OK, REFUSED, UNKNOWN, FatalError
+from majordomus.readers import evidence_tools
 from majordomus.readers.knowledge_base import CAPABILITIES, Capability, call
 from majordomus.store.workspace import Workspace
 
 SERVER_NAME = "majordomus"
+PROTOCOLS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
+MAX_MESSAGE = 1 << 20  # one JSON-RPC message, at most
+READS = {"readOnlyHint": True, "openWorldHint": False}
+INSTRUCTIONS = ("This repository's knowledge store and its evidence ledger. Readers: the candidates awaiting "
+                "review, one record, the store's status, a search of titles and bodies. Writers: record a "
+                "decision, ask or resolve a question, start or finish a task; what they record becomes a "
+                "candidate at the episode's end. Promotion and rejection stay a person's acts on the command line.")
+# JSON-RPC error codes
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 
 
 def input_schema(cap: Capability) -> dict[str, Any]:
@@ -43,56 +60,101 @@ def tools() -> list[dict[str, Any]]:
     """The tool list, as `tools/list` answers it (camelCase keys, as on the wire)."""
     return [{"name": cap.flat_name, "title": cap.summary,
              "description": f"{cap.description} (capability {cap.name})",
-             "inputSchema": input_schema(cap), "outputSchema": output_schema(cap)}
-            for cap in CAPABILITIES]
+             "inputSchema": input_schema(cap), "outputSchema": output_schema(cap), "annotations": dict(READS)}
+            for cap in CAPABILITIES] + [tool.listing() for tool in evidence_tools.TOOLS]
 
 
 def call_tool(root: Path, name: str, arguments: dict[str, Any] | None) -> tuple[bool, Any]:
-    """(is_error, structured result or error text) for one tool call: the server minus the SDK."""
+    """(is_error, structured result or error text) for one tool call."""
 
     cap = next((c for c in CAPABILITIES if c.flat_name == name), None)
-    if cap is None:
-        names = ", ".join(c.flat_name for c in CAPABILITIES)
+    writer = evidence_tools.find(name) if cap is None else None
+    if cap is None and writer is None:
+        names = ", ".join(t["name"] for t in tools())
         return True, f"unknown tool {name!r}: the tools are {names}"
     try:
-        result = call(Workspace(root), cap, dict(arguments or {}))
+        ws = Workspace(root)
+        if writer is not None:
+            return False, evidence_tools.call(ws, writer, dict(arguments or {}))
+        assert cap is not None
+        result = call(ws, cap, dict(arguments or {}))
     except FatalError as exc:
         kind = {UNKNOWN: "unknown id", REFUSED: "refused"}.get(exc.code, "error")
         return True, f"{kind}: {exc.message}"
-    except Exception as exc:  # noqa: BLE001 - a reader never takes the server down
+    except Exception as exc:  # noqa: BLE001 - a tool never takes the server down
         return True, f"internal error: {type(exc).__name__}: {exc}"
     return False, {"result": result} if wraps(cap) else result
 
 
-def serve(root: Path) -> int:
-    """Serve the tools on stdin/stdout until the client closes the stream."""
-    import anyio
-    import mcp_types as types
-    from mcp.server.lowlevel import Server
-    from mcp.server.stdio import stdio_server
+def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}}
 
 
-    listed = [types.Tool(name=t["name"], title=t["title"], description=t["description"],
-                         input_schema=t["inputSchema"], output_schema=t["outputSchema"]) for t in tools()]
+def _result(msg_id: Any, result: dict[str, Any]) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "result": result}
 
-    async def list_tools(ctx: Any, params: Any) -> Any:
-        return types.ListToolsResult(tools=listed)
 
-    async def on_call(ctx: Any, params: Any) -> Any:
-        failed, value = await anyio.to_thread.run_sync(call_tool, root, params.name, params.arguments)
+def handle(root: Path, message: Any) -> dict[str, Any] | None:
+    """The answer to one JSON-RPC message, or None for a notification or a response."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return _error(message.get("id") if isinstance(message, dict) else None, INVALID_REQUEST,
+                      "not a JSON-RPC 2.0 message object")
+    method, msg_id = message.get("method"), message.get("id")
+    if method is None:
+        return None  # a response to a request of ours: this server sends none
+    if not isinstance(method, str):
+        return _error(msg_id, INVALID_REQUEST, "method is not a string")
+    if "id" not in message:
+        return None  # a notification: initialized, cancelled, … need no answer
+    params = message.get("params") or {}
+    if not isinstance(params, dict):
+        return _error(msg_id, INVALID_PARAMS, "params is not an object")
+    if method == "initialize":
+        asked = params.get("protocolVersion")
+        return _result(msg_id, {"protocolVersion": asked if asked in PROTOCOLS else PROTOCOLS[0],
+                                "capabilities": {"tools": {"listChanged": False}},
+                                "serverInfo": {"name": SERVER_NAME, "version": __version__},
+                                "instructions": INSTRUCTIONS})
+    if method == "ping":
+        return _result(msg_id, {})
+    if method == "tools/list":
+        return _result(msg_id, {"tools": tools()})
+    if method == "tools/call":
+        name, arguments = params.get("name"), params.get("arguments")
+        if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+            return _error(msg_id, INVALID_PARAMS, "tools/call takes a tool name and an arguments object")
+        failed, value = call_tool(root, name, arguments)
         if failed:
-            return types.CallToolResult(content=[types.TextContent(type="text", text=value)], is_error=True)
+            return _result(msg_id, {"content": [{"type": "text", "text": value}], "isError": True})
         text = json.dumps(value, indent=2, ensure_ascii=False)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                    structured_content=value)
+        return _result(msg_id, {"content": [{"type": "text", "text": text}], "structuredContent": value,
+                                "isError": False})
+    return _error(msg_id, METHOD_NOT_FOUND, f"method {method!r} not found: this server offers tools only")
 
-    server: Any = Server(SERVER_NAME, version=__version__, on_list_tools=list_tools, on_call_tool=on_call,
-                         instructions="Read-only access to this repository's knowledge store: "
-                                      "candidates awaiting review, one record, and the store's status.")
 
-    async def main() -> None:
-        async with stdio_server() as (read, write):
-            await server.run(read, write, server.create_initialization_options())
-
-    anyio.run(main)
-    return OK
+def serve(root: Path, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> int:
+    """Answer JSON-RPC messages, one a line, until the client closes stdin. Whatever else would be
+    printed goes to stderr: stdout carries the protocol alone."""
+    reader = stdin if stdin is not None else sys.stdin.buffer
+    writer = stdout if stdout is not None else sys.stdout.buffer
+    sys.stdout = sys.stderr
+    while True:
+        raw = reader.readline(MAX_MESSAGE + 1)
+        if not raw:
+            return OK
+        if len(raw) > MAX_MESSAGE and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):  # the rest of the oversized line
+                raw = reader.readline(MAX_MESSAGE + 1)
+            answer: dict[str, Any] | None = _error(None, INVALID_REQUEST, f"message over {MAX_MESSAGE} bytes")
+        elif not raw.strip():
+            continue
+        else:
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                answer = _error(None, PARSE_ERROR, "not JSON")
+            else:
+                answer = handle(root, message)
+        if answer is not None:
+            writer.write(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+            writer.flush()

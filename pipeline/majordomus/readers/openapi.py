@@ -25,7 +25,7 @@ INTERNAL = (500, "internal")
 
 def route(cap: Capability) -> str:
     """`/knowledge_base/record/{id}`: the dotted name as folders, positional parameters after."""
-    return "/" + cap.name.replace(".", "/") + "".join(f"/{{{p.name}}}" for p in cap.parameters if p.positional)
+    return "/" + cap.name.replace(".", "/") + "".join(f"/{{{p.name}}}" for p in cap.parameters if p.in_path)
 
 
 def _error(description: str) -> dict[str, Any]:
@@ -34,14 +34,14 @@ def _error(description: str) -> dict[str, Any]:
 
 
 def operation(cap: Capability) -> dict[str, Any]:
-    params = [{"name": p.name, "in": "path" if p.positional else "query",
-               "required": p.required or p.positional, "description": p.summary, "schema": p.schema}
+    params = [{"name": p.name, "in": "path" if p.in_path else "query",
+               "required": p.required, "description": p.summary, "schema": p.schema}
               for p in cap.parameters]
     responses: dict[str, Any] = {
         "200": {"description": cap.summary, "content": {"application/json": {"schema": cap.result}}},
         "400": _error("a refused request: a bad id pattern or an unknown parameter"),
     }
-    if any(p.positional for p in cap.parameters):
+    if any(p.in_path for p in cap.parameters):
         responses["404"] = _error("no record with this id in the knowledge store")
     responses["421"] = _error("the Host header names no host this server answers for (only localhost, "
                               "127.0.0.1, ::1 and the configured ones: a web page cannot read the store "

@@ -38,6 +38,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "session.resumed": ("episode", "source"),
     "session.closed": ("episode", "reason", "branch", "head"),
     "session.refused": ("episode", "why"),
+    "session.reminded": ("episode", "commits"),
     "task.started": ("task", "title", "scope"),
     "task.finished": ("task", "outcome", "verify", "note"),
     "decision.recorded": ("task", "text", "why"),

@@ -25,7 +25,10 @@ def add_parsers(sub: Subparsers) -> None:
         "(Claude Code when none is) and merge their registration into that agent's own file, keeping "
         "what is there: .claude/settings.json, .codex/hooks.json, .gemini/settings.json, "
         ".github/hooks/majordomus.json, .cursor/hooks.json. Idempotent. Without --agent it also names "
-        "the other agents it sees here, with the command that adds them.")
+        "the other agents it sees here, with the command that adds them. For Claude Code it also writes "
+        "the skill .claude/skills/majordomus/SKILL.md (when and how to record), registers the Stop hook's "
+        "reminder, and merges the permission rules (allow `Bash(majordomus *)`; ask for promote, reject, "
+        "export and --verify).")
     install_p.add_argument("--agent", action="append", choices=tuple(AGENTS), default=None,
                            help="the agent whose hooks to install; repeat for several")
     install_p.set_defaults(handler=lambda a: install(a.agent))
@@ -55,7 +58,8 @@ def install(agents: list[str] | None = None) -> int:
         folder = spec.registration.split("/")[0] + "/"
         if spec.registration.startswith(".github/"):
             folder = ".github/hooks/"
-        say(f"hooks installed: {spec.title} opens and closes episodes in this repository. "
+        skill = " and its agent knows how to record (the skill)" if agent == "claude" else ""
+        say(f"hooks installed: {spec.title} opens and closes episodes in this repository{skill}. "
             f"Commit {folder} so every clone shares them.")
         if spec.trust:
             say(f"trust: {spec.trust}")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from majordomus.cli.commands import Subparsers
 from majordomus.hooks import run as hooks
-from majordomus.hooks.providers import BOUNDARIES, PROVIDERS
+from majordomus.hooks.providers import HOOK_NAMES, PROVIDERS
 
 NAMES = ("hook",)  # the command names this module declares
 
@@ -12,7 +12,7 @@ def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("hook", help="run an agent's hook (called by the hook scripts; always exits 0)",
                        description="Read the agent's JSON on stdin and act on the repository it "
                        "names. Never blocks the agent: exits 0 and records a failure.")
-    p.add_argument("name", choices=BOUNDARIES)
+    p.add_argument("name", choices=HOOK_NAMES)
     p.add_argument("--agent", choices=tuple(PROVIDERS), default="claude",
                    help="the agent whose registration runs the hook (default: claude)")
     p.add_argument("--hook-root", default=None, help="the repository the hook script lives in")

@@ -5,6 +5,7 @@ from majordomus.base.errors import OK
 from majordomus.base.ids import check_id
 from majordomus.base.output import emit_json, show
 from majordomus.cli.commands import Subparsers
+from majordomus.cli.commands.export import export_verbs
 from majordomus.cli.commands.review import review_verbs
 from majordomus.cli.commands.reviewing import add_review
 from majordomus.evidence import episodes
@@ -32,6 +33,7 @@ def add_parsers(sub: Subparsers) -> None:
 
     review_verbs(verbs)
     add_review(verbs)  # the walk through the queue at a terminal
+    export_verbs(verbs)
     p.set_defaults(help_parser=p)
 
 

@@ -1,5 +1,6 @@
-"""majordomus mcp | serve | openapi: the reader capabilities of `pipeline.knowledge_base`,
-projected to MCP on stdio, to a read-only HTTP server, and to its OpenAPI document."""
+"""majordomus mcp | serve | openapi: the reader capabilities of `readers.knowledge_base`, projected
+to MCP on stdio (with the evidence writers), to a read-only HTTP server, and to its OpenAPI
+document."""
 from __future__ import annotations
 
 from majordomus.base.errors import OK, USAGE, FatalError
@@ -14,9 +15,9 @@ NAMES = ("mcp", "serve", "openapi")
 
 
 def add_parsers(sub: Subparsers) -> None:
-    m = sub.add_parser("mcp", help="serve the knowledge readers as MCP tools on stdio",
-                       description="An MCP server on stdin/stdout (the official MCP Python SDK): one tool "
-                       "per reader capability. Needs the SDK: pip install 'majordomus[mcp]'.")
+    m = sub.add_parser("mcp", help="serve the knowledge readers and the evidence writers as MCP tools on stdio",
+                       description="An MCP server on stdin/stdout: one tool per reader capability, and the "
+                       "evidence writers (record a decision, ask or resolve a question, start or finish a task).")
     m.add_argument("--list", action="store_true", help="print the tool list as JSON and exit")
     m.set_defaults(handler=lambda a: mcp(a.list))
     s = sub.add_parser("serve", help="serve the knowledge readers over HTTP (read-only)",
@@ -40,13 +41,7 @@ def mcp(list_only: bool) -> int:
     if list_only:
         emit_json(mcp_stdio.tools())
         return OK
-
-    root = open_workspace().root  # refuse before the SDK loads when the repository is not set up
-    try:
-        import mcp as _sdk  # noqa: F401 - only to tell a missing SDK from a failing server
-    except ImportError:
-        raise FatalError("the MCP Python SDK is not installed: pip install 'majordomus[mcp]'") from None
-    return mcp_stdio.serve(root)
+    return mcp_stdio.serve(open_workspace().root)
 
 
 def serve(host: str, port: int, allow: tuple[str, ...] = ()) -> int:

@@ -1,0 +1,54 @@
+"""`majordomus knowledge search`: the records of both folders whose title or body holds every word
+of a text, for the agent and for the person. Words are matched case-insensitively as substrings;
+an empty text matches every record, so `--status verified` alone lists what the repository knows.
+
+The files are those the source classes list (one git call); each is read once, and a record that
+cannot be read is passed over (`majordomus knowledge check` names it).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from majordomus.base.errors import refused
+from majordomus.knowledge.known import CLASS_ORDER, text_of
+from majordomus.store import listing as store
+from majordomus.store import records
+from majordomus.store.workspace import Workspace
+
+STATUSES = records.STATUSES
+
+
+def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+    """The records matching `text` (every word, in the title or the body), of class `cls` and
+    status `status` when given: those with every word in the title first, then by class (what
+    binds first), newest, id."""
+    if status is not None and status not in STATUSES:
+        raise refused(f"status {status!r} refused: use one of {', '.join(STATUSES)}")
+    words = [w.casefold() for w in text.split()]
+    hits: list[dict[str, Any]] = []
+    for entry in store.listing(ws).entries:
+        if not entry.readable:
+            continue
+        try:
+            record = records.load(entry.path)
+        except (OSError, records.RecordError):
+            continue
+        meta, body = record.meta, record.body
+        title = " ".join(text_of(meta.get("title")).split())
+        rec_cls, rec_status = text_of(meta.get("class")), text_of(meta.get("status"))
+        if (cls is not None and rec_cls != cls) or (status is not None and rec_status != status):
+            continue
+        folded_title, folded_body = title.casefold(), body.casefold()
+        if not all(w in folded_title or w in folded_body for w in words):
+            continue
+        matched = [name for name, where in (("title", folded_title), ("body", folded_body))
+                   if words and any(w in where for w in words)]
+        hits.append({"id": entry.id, "source": entry.source, "status": rec_status, "class": rec_cls,
+                     "title": title, "date": text_of(meta.get("date")), "path": entry.rel,
+                     "tracked": entry.tracked, "matched": matched})
+    rank = {c: i for i, c in enumerate(CLASS_ORDER)}
+    hits.sort(key=lambda h: h["id"])
+    hits.sort(key=lambda h: h["date"], reverse=True)
+    hits.sort(key=lambda h: (not (words and all(w in h["title"].casefold() for w in words)),
+                             rank.get(h["class"], len(rank))))
+    return hits

@@ -1,0 +1,123 @@
+"""The MCP write tools: record a decision, ask and resolve a question, start and finish a task.
+
+Each is one call of `majordomus.evidence.work`, the code path the command line takes: the same
+ledger lines, the same refusals, the same episode stamping (`$MAJORDOMUS_EPISODE`, else the newest
+open episode). They write evidence only; promotion and rejection stay a person's acts on the
+command line. A finish proven by a command is not offered here: `majordomus finish --verify CMD`
+runs CMD, and belongs on the command line, where the client's permission rules see it.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from majordomus.base.errors import refused
+from majordomus.evidence import work
+from majordomus.store.workspace import Workspace
+
+# Tool annotations (MCP): these add to the ledger and never remove or rewrite anything.
+WRITES = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False}
+
+_TEXT = {"type": "string"}
+_TEXT_OR_NULL = {"type": ["string", "null"]}
+
+
+def _properties(*names: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {**{name: _TEXT_OR_NULL for name in names}, **(extra or {})}
+
+
+LINE = ("ts", "event", "session")  # every ledger line carries these
+DECISION = {"type": "object", "required": [*LINE, "task", "text", "why"],
+            "properties": _properties(*LINE, "task", "text", "why")}
+QUESTION = {"type": "object", "required": ["question", "text", "task", "opened", "episode"],
+            "properties": _properties("question", "text", "task", "opened", "episode")}
+RESOLVED = {"type": "object", "required": [*LINE, "question", "task", "text", "answer"],
+            "properties": _properties(*LINE, "question", "task", "text", "answer")}
+TASK = {"type": "object", "required": ["task", "title", "scope", "started", "episode"],
+        "properties": _properties("task", "title", "scope", "started", "episode")}
+FINISHED = {"type": "object", "required": ["task", "title", "outcome", "note"],
+            "properties": _properties("task", "title", "outcome", "note", "reason")}
+
+
+@dataclass(frozen=True)
+class WriteTool:
+    name: str
+    title: str
+    description: str
+    input: dict[str, Any]  # JSON Schema of the arguments
+    output: dict[str, Any]  # JSON Schema of the structured result
+    handler: Callable[..., dict[str, Any]]  # handler(ws, **arguments)
+
+    def listing(self) -> dict[str, Any]:
+        """The tool as `tools/list` answers it."""
+        return {"name": self.name, "title": self.title, "description": self.description,
+                "inputSchema": self.input, "outputSchema": self.output, "annotations": dict(WRITES)}
+
+
+def _args(required: dict[str, str], optional: dict[str, Any] | None = None) -> dict[str, Any]:
+    props: dict[str, Any] = {k: {"type": "string", "description": v} for k, v in required.items()}
+    props.update(optional or {})
+    return {"type": "object", "additionalProperties": False, "properties": props, "required": list(required)}
+
+
+def _finish(ws: Workspace, outcome: str = "completed", reason: str | None = None) -> dict[str, Any]:
+    return work.finish(ws, outcome, reason)
+
+
+TOOLS: tuple[WriteTool, ...] = (
+    WriteTool("record_decision", "record a decision",
+              "Record a decision (one assertion a later session could otherwise make differently) under the "
+              "active task, or the episode alone; at the episode's end it becomes a candidate for a person to "
+              "review. The same as `majordomus decision add TEXT --why WHY`.",
+              _args({"text": "what was decided, in one sentence"},
+                    {"why": {"type": "string", "description": "the reason for it"}}),
+              DECISION, lambda ws, text, why=None: work.decision_add(ws, text, why)),
+    WriteTool("ask_question", "ask a question",
+              "Record an open question (something unknown that blocks or shapes the work), owned by the active "
+              "task; its id resolves it. The same as `majordomus question add TEXT`.",
+              _args({"text": "the question"}), QUESTION, lambda ws, text: work.question_add(ws, text)),
+    WriteTool("resolve_question", "resolve a question with its answer",
+              "Resolve an open question with its answer; the answer becomes a candidate fact at the episode's "
+              "end. The same as `majordomus question resolve ID ANSWER`.",
+              _args({"id": "the question's id (from ask_question or `majordomus question list`)",
+                     "answer": "the answer"}),
+              RESOLVED, lambda ws, id, answer: work.question_resolve(ws, id, answer)),
+    WriteTool("start_task", "start a task",
+              "Start a task (one is active at a time in a checkout). The same as "
+              "`majordomus start TITLE --scope PATH`.",
+              _args({"title": "what the task is"},
+                    {"scope": {"type": "string", "description": "the path the task is about"}}),
+              TASK, lambda ws, title, scope=None: work.start(ws, title, scope)),
+    WriteTool("finish_task", "finish the active task",
+              "Finish the active task with its outcome; any outcome but completed needs its reason, which "
+              "becomes a candidate lesson. The same as `majordomus finish --outcome O --reason R`. A finish "
+              "proven by a command is recorded on the command line: `majordomus finish --verify CMD`.",
+              _args({}, {"outcome": {"type": "string", "enum": list(work.OUTCOMES),
+                                     "description": "how it ended (default completed)"},
+                         "reason": {"type": "string", "description": "why it ended so"}}),
+              FINISHED, _finish),
+)
+
+
+def find(name: str) -> WriteTool | None:
+    return next((t for t in TOOLS if t.name == name), None)
+
+
+def call(ws: Workspace, tool: WriteTool, arguments: dict[str, Any]) -> dict[str, Any]:
+    """Run `tool` with `arguments` checked against its input schema's names, types and enums."""
+    props, required = tool.input["properties"], tool.input["required"]
+    extra = sorted(set(arguments) - set(props))
+    if extra:
+        raise refused(f"{tool.name} takes no parameter {', '.join(map(repr, extra))} "
+                      f"(its parameters: {', '.join(props) or 'none'})")
+    missing = [name for name in required if arguments.get(name) is None]
+    if missing:
+        raise refused(f"{tool.name} needs the parameter {missing[0]!r}")
+    for name, value in arguments.items():
+        if value is not None and not isinstance(value, str):
+            raise refused(f"{tool.name}: {name} must be a string, not {value!r}")
+        allowed = props[name].get("enum")
+        if value is not None and allowed and value not in allowed:
+            raise refused(f"{tool.name}: {name} {value!r} refused: use one of {', '.join(allowed)}")
+    return tool.handler(ws, **{k: v for k, v in arguments.items() if v is not None})
