@@ -57,5 +57,5 @@ def test_outside_a_git_repository_it_still_refuses(tmp_path: Path) -> None:
 def test_hooks_registered_after_initialising(bare_repo: Repo) -> None:
     bare_repo.mj("capture", "install", check=True)
     settings = json.loads((bare_repo.root / ".claude/settings.json").read_text(encoding="utf-8"))
-    assert set(settings["hooks"]) == {"SessionStart", "SessionEnd", "PreCompact"}
+    assert set(settings["hooks"]) == {"SessionStart", "SessionEnd", "PreCompact", "Stop"}
     assert (bare_repo.root / ".ai/local").is_dir() and ".ai/local/" in (bare_repo.root / ".gitignore").read_text()
