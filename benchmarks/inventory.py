@@ -9,8 +9,8 @@ the reader module to "the benchmark inventory"), so a capability or a hook canno
 
 The rows come from `majordomus.readers.knowledge_base.CAPABILITIES` (each measured three ways: its
 command, its JSON route and its cockpit page) and from `majordomus.hooks.install.REGISTRATIONS`
-× `majordomus.hooks.providers.BOUNDARIES` (each agent's registered command, fed the payload its
-provider reads). `benchmarks/inventory.json` is the committed copy; the runner refuses to measure
+× the events each registers (the boundaries, and Claude Code's Stop: each agent's registered
+command, fed the payload its provider reads). `benchmarks/inventory.json` is the committed copy; the runner refuses to measure
 a stale one, and tests/benchmarks/test_inventory.py fails when a declared capability or hook path
 has no row.
 
@@ -47,13 +47,13 @@ MJ = str(BIN / "majordomus")
 def rows() -> list[dict[str, Any]]:
     """Every row the declarations call for, in a stable order."""
     from majordomus.hooks.install import REGISTRATIONS
-    from majordomus.hooks.providers import BOUNDARIES, PROVIDERS, VALUES
+    from majordomus.hooks.providers import PROVIDERS, VALUES
     from majordomus.readers import cockpit, openapi
     from majordomus.readers.knowledge_base import CAPABILITIES
 
     found: list[dict[str, Any]] = []
     for cap in CAPABILITIES:
-        positional = [p.name for p in cap.parameters if p.positional]
+        positional = [p.name for p in cap.parameters if p.in_path]  # an optional one is left out
         found.append({
             "row": cap.name, "kind": "capability",
             "command": ["knowledge", cap.verb, *(f"{{{n}}}" for n in positional), "--json"],
@@ -62,7 +62,7 @@ def rows() -> list[dict[str, Any]]:
         })
     for agent, reg in REGISTRATIONS.items():
         provider = PROVIDERS[agent]
-        for boundary in BOUNDARIES:
+        for boundary in reg.events:  # the boundaries, and Claude Code's Stop
             key, value = VALUES[boundary]
             found.append({
                 "row": f"hook {agent} {boundary}", "kind": "hook", "agent": agent, "boundary": boundary,

@@ -15,14 +15,14 @@ sys.path.insert(0, str(PROJECT / "benchmarks"))
 import inventory  # noqa: E402
 
 from majordomus.hooks.install import REGISTRATIONS
-from majordomus.hooks.providers import BOUNDARIES
 from majordomus.readers import knowledge_base
 
 
 def test_every_capability_and_hook_path_has_a_row() -> None:
     held = {r["row"] for r in inventory.committed()}
     declared = [c.name for c in knowledge_base.CAPABILITIES]
-    hooks = [f"hook {agent} {b}" for agent in REGISTRATIONS for b in BOUNDARIES]
+    hooks = [f"hook {agent} {b}" for agent, reg in REGISTRATIONS.items() for b in reg.events]
+    assert "hook claude stop" in hooks
     assert [name for name in declared + hooks if name not in held] == [], \
         "run `python benchmarks/inventory.py --write` and commit benchmarks/inventory.json"
     assert inventory.missing() == []

@@ -233,12 +233,12 @@ def _skill(ws: Workspace, done: Installed) -> None:
     """Write Claude Code's skill unless its bytes are there already (a hand edit is restored)."""
     target = ws.root / SKILL
     data = (data_dir("templates") / "skills" / "majordomus" / "SKILL.md").read_bytes()
-    if not target.is_symlink() and target.is_file() and target.read_bytes() == data:
+    if _held(target) == data:
         done.unchanged.append(SKILL)
         return
-    if target.is_symlink():
-        target.unlink()
-    atomic_write(target, data)
+    if target.is_symlink():  # the link itself goes; what it points to is never written
+        remove(target, root=ws.root)
+    atomic_write(target, data, root=ws.root, mode=0o644)
     done.written.append(SKILL)
 
 

@@ -101,7 +101,7 @@ def target_path(ws: Workspace, file: str | None) -> Path:
         raise refused(f"{file} is a symbolic link: export writes a real file; give its target or remove the link")
     if os.path.lexists(path) and not os.path.isfile(path):
         raise refused(f"{file} is not a regular file: give a file path (default AGENTS.md)")
-    return Path(parent) / path.name
+    return ws.root / os.path.relpath(parent, root) / path.name
 
 
 def export(ws: Workspace, file: str | None = None) -> Exported:
@@ -118,5 +118,5 @@ def export(ws: Workspace, file: str | None = None) -> Exported:
     merged = merge(existing, text, ws.rel(path))
     if merged == existing and existing:
         return Exported(path, False, shown, len(records))
-    atomic_write(path, merged)
+    atomic_write(path, merged, root=ws.root)
     return Exported(path, True, shown, len(records))
