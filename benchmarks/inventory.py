@@ -186,10 +186,11 @@ def measure(runs: int, candidates: int, lines: int) -> list[tuple[str, str, floa
         hooks = [r for r in inventory if r["kind"] == "hook"]
         for agent in dict.fromkeys(r["agent"] for r in hooks):
             times: dict[str, list[float]] = {}
-            for n in range(runs):  # one episode per run: open, compact, close, in that order
+            for n in range(runs):  # one episode per run: open, compact, a turn's end, close, in that order
                 episode = f"bench-{agent}-{n}"
                 for row in sorted((r for r in hooks if r["agent"] == agent),
-                                  key=lambda r: ("session-start", "pre-compact", "session-end").index(r["boundary"])):
+                                  key=lambda r: ("session-start", "pre-compact", "stop",
+                                                 "session-end").index(r["boundary"])):
                     if row["boundary"] == "pre-compact":  # a compaction with something to record
                         subprocess.run([MJ, "decision", "add", f"decision of {episode}"], cwd=root,
                                        env=dict(env, MAJORDOMUS_EPISODE=episode), check=True, capture_output=True)

@@ -118,7 +118,8 @@ def test_a_person_reviews_ten_candidates_in_the_browser(served: tuple[Store, str
     assert browser.title == "knowledge_base · majordomus"
     assert text(browser, "h1") == "knowledge_base"
     sections = [s.text for s in browser.find_elements(By.CSS_SELECTOR, "main h2")]
-    assert sections == ["knowledge_base.candidates", "knowledge_base.record", "knowledge_base.status"]
+    assert sections == ["knowledge_base.candidates", "knowledge_base.record", "knowledge_base.status",
+                        "knowledge_base.search"]
     assert browser.find_elements(By.TAG_NAME, "script") == []
     shot(browser, tmp_path, "catalogue")
 
