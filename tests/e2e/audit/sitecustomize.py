@@ -5,7 +5,9 @@ run. When MJ_E2E_AUDIT_LOG names a file it appends JSON lines to it:
 - `start`: the process's command line, its parent's, and both start times (seconds since boot,
   from /proc, so a hook's wall time counts from its /bin/sh wrapper);
 - `open`: every open() of a path under one of the folders MJ_E2E_WATCH names (os.pathsep
-  between them), through a PEP 578 audit hook;
+  between them), through a PEP 578 audit hook; a rename onto such a path (an atomic write's
+  last step) counts as an open of it for writing, its folder read from the descriptor it was
+  made through when it was (majordomus writes relative to a folder descriptor);
 - `end`: the time the interpreter exits.
 
 It never raises: an audit that breaks the process under audit would test itself.
@@ -59,12 +61,22 @@ def _install() -> None:
     atexit.register(end)
 
     def hook(event: str, args: tuple[object, ...]) -> None:
-        if event != "open" or not watch:
+        if event not in ("open", "os.rename") or not watch:
             return
         try:
-            record(args)
+            if event == "open":
+                record(args)
+            else:  # (src, dst, src_dir_fd, dst_dir_fd): the file now at dst was written
+                record((resolved(args[1], args[3] if len(args) > 3 else None), "w", os.O_WRONLY))
         except Exception:  # noqa: BLE001 - an exception here would fail the open() under audit
             pass
+
+    def resolved(path: object, dir_fd: object) -> object:
+        if isinstance(dir_fd, int) and dir_fd >= 0 and isinstance(path, (str, bytes, os.PathLike)):
+            name = os.fsdecode(path)
+            if not os.path.isabs(name):
+                return os.path.join(os.readlink(f"/proc/self/fd/{dir_fd}"), name)
+        return path
 
     def record(args: tuple[object, ...]) -> None:
         path = args[0] if args else None
