@@ -65,7 +65,7 @@ def _title(text: str) -> str:
 
 def _knows(ws: Workspace) -> list[Block]:
     """The verified records, one line each, in the order an agent should meet them."""
-    records = known.verified(ws.curated)
+    records = known.verified(ws.curated, ws)
     changed = git.changed_paths(ws.root) if any(r.paths for r in records) else frozenset()
     items = [f"- {r.cls}: {_title(r.title)} ({r.id})" for r in known.ordered(records, changed)]
     count = f"{len(records)} verified record{'s' if len(records) != 1 else ''}"

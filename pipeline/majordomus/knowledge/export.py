@@ -107,7 +107,7 @@ def target_path(ws: Workspace, file: str | None) -> Path:
 def export(ws: Workspace, file: str | None = None) -> Exported:
     """Write the verified records into the block of `file` (default AGENTS.md)."""
     path = target_path(ws, file)
-    records = known.verified(ws.curated)
+    records = known.verified(ws.curated, ws)
     text, shown = block(records)
     try:
         existing = read_regular(path).decode("utf-8")

@@ -7,7 +7,9 @@ records that relate to a path this branch or the working tree changed, then the 
 superseded record is never read back as knowledge.
 
 Records are read through the one front-matter reader (`store.records.front`), whose fast path
-needs no YAML: this runs on the start hook.
+needs no YAML: this runs on the start hook. What was read of each file is kept in
+`.ai/local/state/known.cache.json` by the file's stat (`store/filecache.py`), so the start hook
+stats the curated records instead of reading them.
 """
 from __future__ import annotations
 
@@ -17,9 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from majordomus.store import records
+from majordomus.store.filecache import FileCache, entry_stat
+from majordomus.store.workspace import Workspace
 
 # The order an agent meets the classes in: what binds first.
 CLASS_ORDER = ("constraint", "convention", "lesson", "fact", "memory")
+CACHE = "known.cache.json"
+_VERSION = 1  # of what an entry holds: raise it when the fields read change
 
 
 @dataclass(frozen=True)
@@ -51,16 +57,41 @@ def _paths(meta: dict[str, Any]) -> tuple[str, ...]:
     return tuple(found)
 
 
-def verified(folder: Path) -> list[Known]:
+def _read(path: Path) -> list[Any] | None:
+    """What is kept of one record: [class, title, date, paths] when it is verified, [] when it is
+    a record of another status, None when it cannot be read as one."""
+    meta = records.front(path)
+    if meta is None:
+        return None
+    if meta.get("status") != "verified":
+        return []
+    return [text_of(meta.get("class")) or "?", " ".join(text_of(meta.get("title")).split()),
+            text_of(meta.get("date")), list(_paths(meta))]
+
+
+def verified(folder: Path, ws: Workspace | None = None) -> list[Known]:
     """Every record under `folder` whose status is verified, sorted by id. Leftovers of
-    interrupted writes, links and unreadable files are passed over."""
+    interrupted writes, links and unreadable files are passed over. With `ws`, through its cache
+    (`known.cache.json`): a file whose stat is unchanged is not read again."""
+    cache = FileCache(ws.state / CACHE, _VERSION, ws.root) if ws is not None else None
+    rel = ws.rel(folder) if ws is not None else ""
     found = []
-    for path in records.files(folder):
-        meta = records.front(path)
-        if meta is None or meta.get("status") != "verified":
+    seen: set[str] = set()
+    for entry in records.entries(folder):
+        st = entry_stat(entry) if cache is not None else None
+        hit, read = cache.get(rel, entry.name, st) if cache is not None and st is not None else (False, None)
+        if not hit:
+            read = _read(folder / entry.name)
+            if cache is not None and st is not None:
+                cache.put(rel, entry.name, st, read)
+        seen.add(entry.name)
+        if not read:
             continue
-        found.append(Known(path.stem, text_of(meta.get("class")) or "?", " ".join(text_of(meta.get("title")).split()),
-                           text_of(meta.get("date")), _paths(meta)))
+        cls, title, date, paths = read
+        found.append(Known(entry.name[:-len(".md")], cls, title, date, tuple(paths)))
+    if cache is not None:
+        cache.keep_only(rel, seen)
+        cache.save()
     return found
 
 
