@@ -91,13 +91,16 @@ class Claude:
         })
         return env
 
-    def run(self, *prompts: str, resume: str | None = None, extra: tuple[str, ...] = ()) -> ClaudeRun:
+    def run(self, *prompts: str, resume: str | None = None, extra: tuple[str, ...] = (),
+            allowed: str | None = "Bash") -> ClaudeRun:
         """`claude -p` with one prompt as its argument, or several as stream-json user messages;
-        `resume` continues that session (`--resume ID`)."""
+        `resume` continues that session (`--resume ID`); `allowed` is `--allowedTools` (None: not
+        given, so only the repository's own permission rules allow a command)."""
         if not prompts:
             raise ValueError("give the client at least one prompt")
         debug_log = self.logs / f"claude-debug-{len(self.runs) + 1}.log"
-        argv = [str(self.executable), "-p", "--allowedTools=Bash", f"--debug-file={debug_log}"]
+        argv = [str(self.executable), "-p", *([f"--allowedTools={allowed}"] if allowed else []),
+                f"--debug-file={debug_log}"]
         if resume:
             argv += ["--resume", resume]
         argv += list(extra)

@@ -1,8 +1,11 @@
 """The loop closed, as the real Claude Code client drives it (issue 15): a constraint a person
 promoted is in the next session's first request to the model; a session that commits three times
-and records nothing gets the Stop hook's reminder in the next request to the model, exactly once."""
+and records nothing gets the Stop hook's reminder in the next request to the model, exactly once;
+the permission rules `capture install` wrote let `majordomus` run unasked and keep a person's acts
+asked."""
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 
@@ -85,3 +88,31 @@ def test_three_commits_and_no_record_get_the_reminder_in_the_next_request_once(
     blocked = re.findall(r'Hook Stop \(Stop\) success:\\n\{\\"decision\\": \\"block\\"', log)
     assert ran == ["0", "0"] and len(blocked) == 1, (ran, blocked)
     assert [(line["session"], line["commits"]) for line in e2e_repo.events("session.reminded")] == [(sid, 3)]
+
+
+def test_recording_waits_on_no_permission_prompt_and_a_persons_acts_are_asked(
+        claude: Claude, e2e_repo: ThrowawayRepo) -> None:
+    """Without `--allowedTools`, only the rules `capture install` wrote in .claude/settings.json
+    decide: `majordomus` runs unasked; a promotion (an `ask` rule) and a command no rule names are
+    refused, since `claude -p` has nobody to ask."""
+    claude.fake.extend([
+        Step(prompt_contains("encoding"), name="record",
+             reply=bash('majordomus decision add "The lexer keeps one encoding" --why "tabs and spaces are one"')),
+        Step(after_tool, bash("majordomus knowledge promote some-000000000000 --class constraint"), name="promote"),
+        Step(after_tool, bash("touch stray.txt"), name="touch"),
+        Step(after_tool, text("Done."), name="done"),
+    ])
+    # A person trusted the workspace once (the client's trust dialog): until then the client
+    # ignores a project's allow rules, and says so on stderr.
+    (claude.home / ".claude.json").write_text(json.dumps(
+        {"projects": {str(e2e_repo.root): {"hasTrustDialogAccepted": True}}}), encoding="utf-8")
+    run = claude.run("Record that the lexer keeps one encoding.", allowed=None)
+    assert "has not been trusted" not in run.stderr, run.describe()
+    sid = succeeded(run)
+    assert claude.fake.unused_steps() == []
+    assert [(line["session"], line["text"]) for line in e2e_repo.events("decision.recorded")] == [
+        (sid, "The lexer keeps one encoding")]
+    denied = [d["tool_input"]["command"] for d in run.result.get("permission_denials", [])]
+    assert denied == ["majordomus knowledge promote some-000000000000 --class constraint", "touch stray.txt"], \
+        run.describe()
+    assert not (e2e_repo.root / "stray.txt").exists()
