@@ -8,7 +8,9 @@
 - the stop hook's time when nothing is due (it runs at the end of every turn).
 
 Times are the median and the best of N runs, and their ratio to the venv's own `python -c pass`
-measured in the same run.
+measured in the same run. As `scale.py` does, the source is compiled first and
+PYTHONDONTWRITEBYTECODE is dropped from the children's environment: a used install has its
+bytecode.
 
     .venv/bin/python benchmarks/loop.py [--runs N] [--keep]
 """
@@ -27,6 +29,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from scale import compile_bytecode  # noqa: E402
 from synthetic import BIN, clean_env, record, timed  # noqa: E402
 
 LEDGER_LINES = 20_000
@@ -121,6 +124,8 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the synthetic repository")
     args = parser.parse_args()
     env = clean_env()
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    compile_bytecode(env)
     tmp = Path(tempfile.mkdtemp(prefix="mj-loop-"))
     try:
         root = tmp / "repo"
