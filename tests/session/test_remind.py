@@ -94,3 +94,18 @@ def test_registered_by_capture_install(repo: Repo) -> None:
     settings = json.loads((repo.root / ".claude/settings.json").read_text(encoding="utf-8"))
     commands = [h["command"] for g in settings["hooks"]["Stop"] for h in g["hooks"]]
     assert commands == ['"$CLAUDE_PROJECT_DIR"/.claude/hooks/majordomus-stop']
+
+
+def test_a_turns_end_is_no_boundary_a_waiting_derivation_waits_for_the_next(episode: Repo) -> None:
+    """A derivation an earlier boundary could not run is picked up by the next start, end or
+    compaction, not by the Stop hook: a turn's end is not delayed by it, and its answer stays the
+    one JSON object."""
+    mark = episode.root / ".ai/local/state/pending/e1"
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.write_bytes(b"")
+    commits(episode, 3)
+    said = stop(episode)  # stdout parsed whole, stderr empty
+    assert said is not None and said["decision"] == "block"
+    assert mark.exists()
+    assert episode.hook("session-end", {"session_id": "e1", "reason": "other"}).returncode == 0
+    assert not mark.exists()

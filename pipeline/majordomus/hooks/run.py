@@ -112,8 +112,9 @@ def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
         if actual != agent and agents.installed(root, agents.AGENTS[actual]):
             return OK  # the agent's own registration runs this boundary too: one record, not two
         _dispatch(ws, provider, name, payload)
-        for waited in pending.pick_up(ws):
-            _failed(ws, name, waited)
+        if name in providers.BOUNDARIES:  # not at a turn's end: no derivation delays the turn, or writes to its answer
+            for waited in pending.pick_up(ws):
+                _failed(ws, name, waited)
     except Interrupted as stop:
         if ws is None:  # stopped before the repository was known: record it where the hook lives
             root = _root([hook_root, os.getcwd()])
