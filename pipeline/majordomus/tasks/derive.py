@@ -51,6 +51,20 @@ class RunState:
     acted: set[str] = field(default_factory=set)  # promoted or rejected since the plan
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     busy: Busy | None = None  # a lock an action could not get in time (doit reports it as a failure)
+    failure: BaseException | None = None  # what an action raised: the cause a failed run names
+
+
+def _recorded(action: Callable[..., dict[str, Any]], state: RunState) -> Callable[..., dict[str, Any]]:
+    """`action`, keeping the exception it raises in `state` (doit reduces it to report text)."""
+
+    def run(*args: Any) -> dict[str, Any]:
+        try:
+            return action(*args)
+        except BaseException as exc:
+            if state.failure is None:
+                state.failure = exc
+            raise
+    return run
 
 
 def write_record(ws: Workspace, draft: Draft, state: RunState) -> dict[str, Any]:
@@ -148,7 +162,7 @@ def creators(ws: Workspace, plans: list[Plan], state: RunState) -> dict[str, Cal
     def task_evidence() -> Iterator[dict[str, Any]]:
         """Write an episode's evidence (its ledger lines, notes and commits) as a file."""
         for plan in plans:
-            yield {"name": plan.episode, "actions": [(write_evidence, (ws, plan))],
+            yield {"name": plan.episode, "actions": [(_recorded(write_evidence, state), (ws, plan))],
                    "targets": [str(evidence_path(ws, plan.episode))], "uptodate": [False],
                    "meta": {engine.BOOKKEEPING: True}, "doc": f"the evidence of {plan.episode}"}
 
@@ -156,7 +170,7 @@ def creators(ws: Workspace, plans: list[Plan], state: RunState) -> dict[str, Cal
         """Render one candidate record from its episode's evidence and the template."""
         for plan in plans:
             for draft in plan.drafts:
-                yield {"name": draft.id, "actions": [(write_record, (ws, draft, state))],
+                yield {"name": draft.id, "actions": [(_recorded(write_record, state), (ws, draft, state))],
                        "file_dep": [str(evidence_path(ws, plan.episode)), writer],
                        "uptodate": [(as_last_written, (ws, draft))],
                        "targets": [str(draft.path)], "doc": f"render {draft.id}"}
@@ -164,7 +178,7 @@ def creators(ws: Workspace, plans: list[Plan], state: RunState) -> dict[str, Cal
     def task_derive() -> Iterator[dict[str, Any]]:
         """Derive an episode's candidates and record that it ran."""
         for plan in plans:
-            yield {"name": plan.episode, "actions": [(finish_derivation, (ws, plan, state))],
+            yield {"name": plan.episode, "actions": [(_recorded(finish_derivation, state), (ws, plan, state))],
                    "task_dep": [f"evidence:{plan.episode}", *(f"render:{d.id}" for d in plan.drafts)],
                    "uptodate": [False], "meta": {engine.BOOKKEEPING: True},
                    "doc": f"derive {plan.episode}"}
@@ -203,10 +217,54 @@ def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
     if state.busy is not None:
         raise state.busy
     if code != 0:
+        rerun = "`majordomus knowledge derive" + "".join(f" --episode {p.episode}" for p in plans[:1]) + "`"
+        if state.failure is not None:
+            raise FatalError(explain(ws, state.failure, rerun))
         why = engine.cause(text) or f"doit exit {code}"
         raise FatalError(f"derive failed ({why}; tasks {', '.join(report.failed) or '-'}): fix that, then "
-                         "rerun `majordomus knowledge derive` (MJ_DEBUG=1 shows doit's report)")
+                         f"rerun {rerun} (MJ_DEBUG=1 shows doit's report)")
     return state.outcomes
+
+
+def explain(ws: Workspace, exc: BaseException, rerun: str) -> str:
+    """One line for a failed derivation: the real cause (a path relative to the root when it is
+    one), and the fix."""
+
+    if isinstance(exc, FatalError):
+        return exc.message
+    kind = type(exc).__name__
+    if isinstance(exc, OSError) and isinstance(exc.filename, str):
+        path = Path(exc.filename)
+        if isinstance(exc, (FileExistsError, NotADirectoryError)):
+            culprit = not_a_folder(path, include_self=isinstance(exc, FileExistsError))
+            if culprit is not None:
+                where = _shown(ws, culprit)
+                return (f"{where} is a file where a folder belongs ({kind}): move it aside "
+                        f"(`mv {where} {where}.bak`), then rerun {rerun}")
+        if isinstance(exc, PermissionError):
+            return (f"{_shown(ws, path)} is not writable ({kind}): give the user write permission on it, "
+                    f"then rerun {rerun}")
+        return f"cannot write {_shown(ws, path)} ({kind}: {exc.strerror}): fix that, then rerun {rerun}"
+    text = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return (f"derive failed ({kind}{': ' + text if text else ''}): fix that, then rerun {rerun} "
+            "(MJ_DEBUG=1 shows doit's report)")
+
+
+def not_a_folder(path: Path, include_self: bool) -> Path | None:
+    """The nearest path at or above `path` that exists and is not a folder (what a write under
+    it trips on), or None."""
+
+    for candidate in ([path] if include_self else []) + list(path.parents):
+        if os.path.lexists(candidate) and not candidate.is_dir():
+            return candidate
+    return None
+
+
+def _shown(ws: Workspace, path: Path) -> str:
+    try:
+        return ws.rel(path)
+    except ValueError:
+        return str(path)
 
 
 def derive(ws: Workspace, episode: str, dry_run: bool = False) -> table.Outcome:

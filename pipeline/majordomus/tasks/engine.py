@@ -74,8 +74,12 @@ def reporter_class(report: RunReport, out: TextIO | None = None, quiet: bool = F
 
 
 def config(dep_file: Path, report: RunReport, quiet: bool = False, out: TextIO | None = None) -> dict[str, Any]:
-    return {"backend": "sqlite3", "dep_file": str(dep_file), "verbosity": 0,
-            "reporter": reporter_class(report, out=out, quiet=quiet)}
+    """The run's DOIT_CONFIG. The reporter writes to `out`, else `sys.stdout` as it is *now*: doit's
+    own default (`outfile`) is the stream bound when `doit.cmd_run` was first imported, which a later
+    redirect (a hook's quiet run) never reaches."""
+    stream = out if out is not None else sys.stdout
+    return {"backend": "sqlite3", "dep_file": str(dep_file), "verbosity": 0, "outfile": stream,
+            "reporter": reporter_class(report, out=stream, quiet=quiet)}
 
 
 def lock_path(dep_file: Path) -> Path:
