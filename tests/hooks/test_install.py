@@ -178,3 +178,57 @@ def test_broken_permissions_are_refused_untouched(bare_repo: Repo) -> None:
         proc = bare_repo.mj("capture", "install")
         assert proc.returncode == 4 and "fix it by hand" in proc.stderr and len(proc.stderr.splitlines()) == 1
         assert json.loads(path.read_text(encoding="utf-8")) == broken
+
+
+# Claude Code gives all SessionEnd hooks 1.5 s unless one registers a larger timeout: the end and
+# compaction hooks derive, so capture install registers them with 30 s (issue 13).
+END = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/majordomus-session-end'
+COMPACT = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/majordomus-pre-compact'
+START = '"$CLAUDE_PROJECT_DIR"/.claude/hooks/majordomus-session-start'
+
+
+def ours(settings: dict, event: str, command: str) -> list[dict]:  # type: ignore[type-arg]
+    return [h for g in settings["hooks"][event] for h in g["hooks"] if h.get("command") == command]
+
+
+def test_end_and_compact_hooks_are_registered_with_a_timeout(repo: Repo) -> None:
+    settings = json.loads((repo.root / ".claude/settings.json").read_text(encoding="utf-8"))
+    assert [h["timeout"] for h in ours(settings, "SessionEnd", END)] == [30]
+    assert [h["timeout"] for h in ours(settings, "PreCompact", COMPACT)] == [30]
+    assert [h.get("timeout") for h in ours(settings, "SessionStart", START)] == [None]
+
+
+def test_a_reinstall_adds_the_timeout_to_an_older_entry_then_changes_no_byte(bare_repo: Repo) -> None:
+    bare_repo.mj("init", check=True)
+    path = bare_repo.root / ".claude/settings.json"
+    path.parent.mkdir()
+    older = {"hooks": {
+        "SessionEnd": [{"matcher": "", "hooks": [{"type": "command", "command": "echo mine"},
+                                                 {"type": "command", "command": END}]}],
+        "PreCompact": [{"matcher": "", "hooks": [{"type": "command", "command": COMPACT, "timeout": 5}]}],
+    }}
+    path.write_text(json.dumps(older, indent=2) + "\n", encoding="utf-8")
+
+    bare_repo.mj("capture", "install", check=True)
+
+    merged = json.loads(path.read_text(encoding="utf-8"))
+    assert merged["hooks"]["SessionEnd"] == [{"matcher": "", "hooks": [
+        {"type": "command", "command": "echo mine"}, {"type": "command", "command": END, "timeout": 30}]}]
+    assert ours(merged, "PreCompact", COMPACT) == [{"type": "command", "command": COMPACT, "timeout": 30}]
+    assert len(merged["hooks"]["PreCompact"]) == 1  # merged into the entry, not added beside it
+    before = path.read_bytes()
+    proc = bare_repo.mj("capture", "install", check=True)
+    assert path.read_bytes() == before
+    assert "unchanged .claude/settings.json" in proc.stderr
+
+
+def test_a_larger_timeout_set_by_hand_is_kept(bare_repo: Repo) -> None:
+    bare_repo.mj("init", check=True)
+    path = bare_repo.root / ".claude/settings.json"
+    path.parent.mkdir()
+    mine = {"hooks": {"SessionEnd": [{"matcher": "", "hooks": [
+        {"type": "command", "command": END, "timeout": 55}]}]}}
+    path.write_text(json.dumps(mine), encoding="utf-8")
+    bare_repo.mj("capture", "install", check=True)
+    merged = json.loads(path.read_text(encoding="utf-8"))
+    assert [h["timeout"] for h in ours(merged, "SessionEnd", END)] == [55]

@@ -106,9 +106,11 @@ class Registration:
 GIT_ROOT = '"$(git rev-parse --show-toplevel)"'
 REGISTRATIONS: dict[str, Registration] = {r.agent.name: r for r in (
     # no "matcher": Claude Code matches every source and trigger without one, and Copilot CLI,
-    # which also reads this file, refuses the whole file over an empty one
+    # which also reads this file, refuses the whole file over an empty one. SessionEnd: all hooks
+    # share 1.5 s unless one registers a larger timeout (seconds; the budget then rises to the
+    # largest, capped at 60 s): the end and compaction hooks derive, so 30 s
     Registration(AGENTS["claude"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact", STOP: "Stop"},
-                 '"$CLAUDE_PROJECT_DIR"'),
+                 '"$CLAUDE_PROJECT_DIR"', {END: 30, COMPACT: 30}),
     # SessionEnd: 1 s unless set, at most 3 s (more is clamped, with a warning)
     Registration(AGENTS["codex"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact"},
                  GIT_ROOT, {START: 30, END: 3, COMPACT: 30}),
