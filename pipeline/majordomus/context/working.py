@@ -2,7 +2,8 @@
 
 Three sources, each of which can be checked: the episode's open record (or, once it closed, its
 `session.opened` and `session.closed` lines); git now against git at the open; and the episode's
-ledger window. Nothing is cached and nothing is fabricated: a section with no record says so and
+ledger window. It covers the whole episode: every span (a resumed episode has several), git since
+its first open, and everything the window holds. Nothing is cached and nothing is fabricated: a section with no record says so and
 names the command that fills it. The repository's context is `majordomus context`'s to resolve;
 this refers to it and does not re-resolve it.
 """
@@ -43,10 +44,12 @@ class SessionContext:
     git: dict[str, Any]
     window_lines: int
     sections: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    spans: list[dict[str, Any]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {"episode": self.episode, "state": self.state, "opened": self.opened,
-                "closed": self.closed, "git": self.git, "window_lines": self.window_lines,
+                "closed": self.closed, "spans": self.spans, "git": self.git,
+                "window_lines": self.window_lines,
                 **self.sections,
                 "empty": {name: FILLED_BY[name][0] for name in FILLED_BY if not self.sections[name]},
                 "repository_context": REPOSITORY_CONTEXT}
@@ -65,7 +68,8 @@ def _span(window: list[Line]) -> list[Line]:
 
 
 def opening(ws: Workspace, episode: str, window: list[Line]) -> tuple[str, dict[str, Any], dict[str, Any] | None]:
-    """(state, opened, closed): from the open record while it is open, else from the window."""
+    """(state, opened, closed) of the span `window` holds: from the open record while it is
+    open, else from the window."""
 
     record = episodes.open_record(ws, episode)
     if record is not None:
@@ -178,14 +182,37 @@ def authored(window: list[Line]) -> dict[str, list[dict[str, Any]]]:
             "questions": list(questions.values()), "tasks": list(tasks.values())}
 
 
+def span_list(ws: Workspace, episode: str, window: list[Line]) -> list[dict[str, Any]]:
+    """Every span of the episode, first to last: its opening and, once it closed, its close."""
+    record = episodes.open_record(ws, episode)
+    found = episodes.spans(window)
+    out = []
+    for index, span in enumerate(found):
+        o, c = span.opened, span.closed
+        entry: dict[str, Any] = {"span": index + 1, "opened": o.ts if o else None,
+                                 **{k: o.get(k) if o else None for k in ("source", "by", "branch", "head")},
+                                 "closed": None}
+        if c is not None:
+            entry["closed"] = {"closed": c.ts, **{k: c.get(k) for k in ("reason", "by", "branch", "head")}}
+        elif o is None and record is not None and index == len(found) - 1:
+            entry.update({k: record.get(k) for k in ("opened", "source", "by", "branch", "head")})
+        out.append(entry)
+    return out
+
+
 def compose(ws: Workspace, episode: str, window: list[Line] | None = None) -> SessionContext:
-    """The working context of `episode`, now. `window`: its ledger lines, when already read."""
-    span = _span(ws.ledger.window(episode) if window is None else window)
-    state, opened, closed = opening(ws, episode, span)
+    """The working context of `episode`, now, over the whole episode (every span).
+    `window`: its ledger lines, when already read."""
+    window = ws.ledger.window(episode) if window is None else window
+    state, newest, closed = opening(ws, episode, _span(window))
+    spans = span_list(ws, episode, window)
+    opened = newest
+    if len(spans) > 1 and spans[0]["opened"] is not None:  # the episode's first open, not the newest span's
+        opened = {k: spans[0][k] for k in ("opened", "source", "by", "branch", "head")}
     info = git_since(ws, opened.get("head"), (closed or {}).get("head"), closed=closed is not None)
     if closed is not None:
         info["branch"] = closed.get("branch")
-    return SessionContext(episode, state, opened, closed, info, len(span), authored(span))
+    return SessionContext(episode, state, opened, closed, info, len(window), authored(window), spans)
 
 
 def _short(sha: Any) -> str:
@@ -212,6 +239,13 @@ def blocks(ctx: SessionContext, level: int = 1) -> list[Block]:
     episode = [f"- opened {o.get('opened') or '(its session.opened line is no longer in the ledger)'}"
                f" ({o.get('source') or '-'}, by {o.get('by') or '-'})"
                f" on {o.get('branch') or 'a detached head'} at {_short(o.get('head'))}"]
+    if len(ctx.spans) > 1:
+        episode[0] = episode[0].replace("- opened", "- first opened", 1)
+        for span in ctx.spans:
+            close = span["closed"]
+            episode.append(f"  - span {span['span']}: opened {span['opened'] or '(line no longer in the ledger)'}"
+                           f" ({span.get('source') or '-'}) at {_short(span.get('head'))}, "
+                           + (f"closed {close['closed']} ({close.get('reason') or '-'})" if close else "open"))
     if c:
         episode.append(f"- closed {c['closed']} ({c.get('reason') or '-'}, by {c.get('by') or '-'})"
                        f" on {c.get('branch') or 'a detached head'} at {_short(c.get('head'))}")

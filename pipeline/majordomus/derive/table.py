@@ -7,7 +7,8 @@ table (seed 001, "What is derivable without a model is exactly this list").
 | question.resolved                             | fact stating question and answer; task:<id>      |
 | task.finished blocked / failed / no_match     | lesson carrying the first line of the reason     |
 | task.finished completed with a verify command | fact naming the command that passed              |
-| commits touching .ai/repo/rules|adrs/**       | commit:<sha> on every record, relates_to a path  |
+| commits touching .ai/repo/rules|adrs/**       | commit:<sha> on every record of the span that    |
+|   (the span the evidence line belongs to)     |   made them, relates_to each path they touched   |
 
 Beyond the ledger line, the table reads the task note and the episode's commits
 (pipeline/evidence.py). Nothing else is read: no conversation, no handover, no checkpoint.
@@ -27,7 +28,8 @@ from majordomus.base import fsio
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
 from majordomus.derive import handedit
-from majordomus.evidence.commits import episode_commits, first_line, task_reason
+from majordomus.evidence.commits import first_line, span_bounds, span_commits, task_reason
+from majordomus.evidence.episodes import spans
 from majordomus.store import records
 from majordomus.store.ledger import Line
 from majordomus.store.records import KIND, quick_status, reference_problem
@@ -103,7 +105,8 @@ class Row(NamedTuple):
 
 def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = None) -> Plan:
     """What the table derives from `episode` into the folder `target` (the tracked candidates,
-    or the outbox on the trunk: the caller routes); one pass over the ledger, one git call."""
+    or the outbox on the trunk: the caller routes); one pass over the ledger, one git call per
+    span that has evidence."""
 
     if window is None:
         window = ws.ledger.window(episode)
@@ -130,24 +133,37 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
         result.inputs.append({"ts": line.ts, "event": line.event, "line": line.data, "read": list(row.texts)})
     if not rows:
         return result
-    commits = episode_commits(ws, window)
-    result.provenance = commits.note
-    commit_refs = tuple(f"commit:{sha}" for sha in commits.shas)
-    # a path no reference can name (a control character in it) is not a relation target
-    relations = tuple(("relates_to", f"file:{p}") for p in commits.paths if not reference_problem(f"file:{p}"))
-    result.commits, result.relations = commits.shas, tuple(t[len("file:"):] for _, t in relations)
+    # A record carries the commits of its own span: a later span (a resume) never changes what an
+    # earlier span's records cite, so they are not rewritten (docs/EPISODES.md).
+    span_of = {l.number: i for i, span in enumerate(spans(window)) for l in span.lines}
+    bounds = span_bounds(ws, window)
+    by_span: dict[int, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {}
+    notes: list[str] = []
     seen: set[str] = set()
     for line, row in rows:
         rid = record_id(episode, *row.source)
         if rid in seen:
             continue
         seen.add(rid)
+        index = span_of.get(line.number, len(bounds) - 1)
+        if index not in by_span:
+            commits = span_commits(ws, bounds[index] if 0 <= index < len(bounds) else None)
+            if commits.note and commits.note not in notes:
+                notes.append(commits.note)
+            # a path no reference can name (a control character in it) is not a relation target
+            by_span[index] = (tuple(f"commit:{sha}" for sha in commits.shas),
+                              tuple(("relates_to", f"file:{p}") for p in commits.paths
+                                    if not reference_problem(f"file:{p}")))
+            result.commits += tuple(s for s in commits.shas if s not in result.commits)
+            result.relations = tuple(sorted({*result.relations, *(t[len("file:"):] for _, t in by_span[index][1])}))
         if acted_on(ws, rid, target):
             result.kept.append(rid)
             continue
+        commit_refs, relations = by_span[index]
         result.drafts.append(Draft(rid, episode, row.cls, row.epistemics, row.title, line.ts[:10],
                                    row.refs + commit_refs, relations, row.body,
                                    target / f"{rid}.md"))
+    result.provenance = "; ".join(notes) or None
     return result
 
 

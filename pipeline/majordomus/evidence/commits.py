@@ -1,16 +1,17 @@
 """What the derivation table reads beyond a ledger line: the task note and the episode's commits.
 
 Both are read once per derivation: the note of a task that finished with a lesson outcome, and
-one `git log` over the episode's span for the commits that touched a rule or a decision record,
-kept only when this checkout's HEAD reflog says the episode made them.
+one `git log` over each span that has evidence for the commits that touched a rule or a decision
+record, kept only when this checkout's HEAD reflog says the episode made them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from majordomus.base import fsio, git
 from majordomus.base.ids import ID_PATTERN
-from majordomus.evidence.episodes import open_record
+from majordomus.evidence.episodes import open_record, spans
 from majordomus.evidence.work import note_path, read_note_reason
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
@@ -47,32 +48,61 @@ class Commits:
     note: str | None = None  # why commits that may be the episode's are not cited (said, not silent)
 
 
-def episode_commits(ws: Workspace, window: list[Line]) -> Commits:
-    """The commits the episode made that touch rules or decision records, oldest first.
+@dataclass(frozen=True)
+class Bounds:
+    """Where a span's commits are looked for: from the head it opened on (with HEAD's reflog
+    position then) to the head it closed on (HEAD while it is open)."""
 
-    A commit is the episode's when all of these hold (docs/KNOWLEDGE.md, "Commit provenance"):
-    it is reachable from the head the episode closed on (HEAD while it is open) and not from the
+    start: str | None  # None: no commit yet at the open
+    mark: Any  # HEAD's reflog position at the open (an int, or missing on older lines)
+    end: str
+
+
+def span_bounds(ws: Workspace, window: list[Line]) -> list[Bounds | None]:
+    """The bounds of each span of the episode (`episodes.spans`), first to last; None for a span
+    whose opening is unknown (the ledger trimmed it and no open record says): no commits.
+
+    Each span has its own bounds, so a record derived from one span cites that span's commits
+    only, and a later span's commits never change what an earlier span's records cite.
+    """
+
+    found = spans(window)
+    bounds: list[Bounds | None] = []
+    for index, span in enumerate(found):
+        last = index == len(found) - 1
+        if span.opened is not None:
+            start, mark = span.opened.get("head"), span.opened.get("reflog")
+        else:  # the opening line is gone (retention): the open record knows the current span's
+
+            record = open_record(ws, window[0].session or "") if last and window else None
+            if record is None:
+                bounds.append(None)
+                continue
+            start, mark = record.get("head"), record.get("reflog")
+        end = span.closed.get("head") if span.closed is not None else None
+        if not _sha(end) and not last and span.closed is None:  # its close never came: up to the next opening
+            following = found[index + 1].opened
+            end = following.get("head") if following is not None else None
+        bounds.append(Bounds(start, mark, end if isinstance(end, str) and _sha(end) else "HEAD"))
+    return bounds
+
+
+def span_commits(ws: Workspace, bounds: Bounds | None) -> Commits:
+    """The commits a span made that touch rules or decision records, oldest first.
+
+    A commit is the span's when all of these hold (docs/KNOWLEDGE.md, "Commit provenance"):
+    it is reachable from the head the span closed on (HEAD while it is open) and not from the
     head it opened on; and this checkout made it after the open: HEAD's reflog, which is per
     checkout, has an entry past the position recorded at the open (`reflog` on `session.opened`)
     that made it (a commit, an amend, a cherry-pick, a rebase's pick). So commits pulled, merged or
     fast-forwarded in from another clone are never cited. When that cannot be told (the head it
     opened on is gone, the reflog was rewritten, the opening predates the position), nothing is
-    cited and `note` says why. A path the episode deleted is not a relation target.
+    cited and `note` says why. A path the span deleted is not a relation target.
     """
 
-    opened = next((l for l in window if l.event == "session.opened"), None)
-    closed = next((l for l in reversed(window) if l.event == "session.closed"), None)
-    if opened is not None:
-        start, mark = opened.get("head"), opened.get("reflog")  # head None: no commit yet at the open
-    else:  # the opening line is gone (retention): the open record knows the head, else no span
-
-        record = open_record(ws, window[0].session or "") if window else None
-        if record is None:
-            return Commits((), ())
-        start, mark = record.get("head"), record.get("reflog")
-    end = (closed.get("head") if closed else None) or "HEAD"
-    if not _sha(end) and end != "HEAD":
-        end = "HEAD"
+    if bounds is None:
+        return Commits((), ())
+    start, mark, end = bounds.start, bounds.mark, bounds.end
     since = start if _sha(start) else None
     if since is not None and (end if end != "HEAD" else ws.refs().head.sha) == since:
         return Commits((), ())  # the head has not moved since the open: no commit, no git log
@@ -102,6 +132,21 @@ def episode_commits(ws: Workspace, window: list[Line]) -> Commits:
     note = (f"{others} commit(s) since the open not made in this checkout (pulled or merged in): "
             "not cited") if others else None
     return Commits(tuple(shas), tuple(sorted(p for p, s in last.items() if s != "D")), note)
+
+
+def episode_commits(ws: Workspace, window: list[Line]) -> Commits:
+    """The commits of every span of the episode, oldest span first (`span_commits` of each)."""
+
+    shas: list[str] = []
+    paths: set[str] = set()
+    notes: list[str] = []
+    for bounds in span_bounds(ws, window):
+        found = span_commits(ws, bounds)
+        shas += [s for s in found.shas if s not in shas]
+        paths.update(found.paths)
+        if found.note and found.note not in notes:
+            notes.append(found.note)
+    return Commits(tuple(shas), tuple(sorted(paths)), "; ".join(notes) or None)
 
 
 def _sha(value: object) -> bool:

@@ -1,8 +1,13 @@
-"""Episodes: which are open, and the open record of each (the session layer opens and closes them).
+"""Episodes: which are open, the open record of each, their spans, and which have gone quiet
+(the session layer opens and closes them).
 
 The open-episode state lives under `.ai/local/state/episodes/<id>.json`; `state/current` names
 the most recently opened one, which is the open episode for a command that does not carry
 `$MAJORDOMUS_EPISODE` (written to `$CLAUDE_ENV_FILE` by the start hook where Claude Code gives one).
+
+An episode is one session id with one or more spans (open -> close): a resume of a closed
+episode opens a new span with a new `session.opened` line. In the ledger window the spans are
+the runs of lines that each `session.opened` begins (docs/EPISODES.md).
 """
 from __future__ import annotations
 
@@ -10,16 +15,20 @@ import functools
 import json
 import os
 from collections.abc import Callable
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from majordomus.base.errors import UNKNOWN, FatalError
-from majordomus.base.fsio import atomic_write, read_text, remove
+from majordomus.base.fsio import atomic_write, read_regular, read_text, remove
 from majordomus.base.ids import check_id
+from majordomus.store.ledger import Line, parse_line
 from majordomus.store.workspace import Workspace
 
 P = ParamSpec("P")
 R = TypeVar("R")
+RECORD_LIMIT = 1 << 20  # a session record is a few hundred bytes a span
 
 
 def open_dir(ws: Workspace) -> Path:
@@ -52,6 +61,18 @@ def open_record(ws: Workspace, episode: str) -> dict[str, Any] | None:
     except (OSError, ValueError):  # missing, or not a regular file of ours: not open
         return None
     return data if isinstance(data, dict) else None
+
+
+def write_open(ws: Workspace, record: dict[str, Any]) -> None:
+    """Write the open record of `record["episode"]` and make it the newest opened."""
+    episode = record["episode"]
+    atomic_write(open_dir(ws) / f"{episode}.json", json.dumps(record, indent=2) + "\n", root=ws.root)
+    write_current(ws, episode)
+
+
+def write_current(ws: Workspace, episode: str) -> None:
+    """Make `episode` the open episode of commands that carry no $MAJORDOMUS_EPISODE."""
+    atomic_write(ws.state / "current", episode + "\n", root=ws.root)
 
 
 def current(ws: Workspace) -> str | None:
@@ -111,3 +132,81 @@ def note_agent(ws: Workspace, agent: str, episode: str) -> None:
 def agents_seen(ws: Workspace) -> set[str]:
     folder = agents_dir(ws)
     return {p.name for p in folder.iterdir() if p.is_file()} if folder.is_dir() else set()
+
+
+# --- the published session record -------------------------------------------------------------
+
+def record_file(ws: Workspace, episode: str) -> tuple[Path, str] | None:
+    """The published session record of `episode` and its text: tracked, else waiting in the
+    trunk outbox; None when neither holds one (or it is not a regular file)."""
+    for folder in (ws.sessions, ws.outbox / "sessions"):
+        path = folder / f"{episode}.md"
+        try:
+            return path, read_regular(path, RECORD_LIMIT).decode("utf-8", errors="replace")
+        except OSError:
+            continue
+    return None
+
+
+# --- spans --------------------------------------------------------------------------------------
+
+@dataclass
+class SpanLines:
+    """One span of an episode as its ledger window holds it."""
+
+    opened: Line | None  # None: the window starts inside it (retention trimmed its opening)
+    closed: Line | None = None  # None: still open, or its close never came
+    lines: list[Line] = field(default_factory=list)
+
+
+def spans(window: list[Line]) -> list[SpanLines]:
+    """The spans of a window, first to last: each `session.opened` line begins one; lines before
+    the first belong to a span whose opening the ledger no longer holds."""
+    found: list[SpanLines] = []
+    for line in window:
+        if line.event == "session.opened" or not found:
+            found.append(SpanLines(line if line.event == "session.opened" else None))
+        span = found[-1]
+        span.lines.append(line)
+        if line.event == "session.closed":
+            span.closed = line
+    return found
+
+
+# --- quiet open episodes (the orphan sweep and doctor) ------------------------------------------
+
+def _stamp(value: Any) -> str | None:
+    """A ledger timestamp (UTC, seconds, `Z`: they sort as text), or None when it is not one."""
+    if isinstance(value, str) and len(value) == 20 and value[4] == "-" and value[10] == "T" and value[-1] == "Z":
+        return value
+    return None
+
+
+def quiet_open(ws: Workspace, minutes: int, now: float, exclude: frozenset[str] = frozenset()) -> list[str]:
+    """Open episodes (but `exclude`) with no ledger line in the last `minutes`, sorted.
+
+    Cheap enough for the start hook: an episode opened inside the window has a line inside it
+    (its `session.opened`) and costs one small file read; only when an older one is open is the
+    ledger read, from its end backwards, and only as far as the first line older than the window.
+    """
+    cutoff = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - minutes * 60.0))
+    suspects = set()
+    for episode in open_episodes(ws):
+        if episode in exclude:
+            continue
+        opened = _stamp((open_record(ws, episode) or {}).get("opened"))
+        if opened is None or opened < cutoff:
+            suspects.add(episode)
+    if not suspects:
+        return []
+    for text in ws.ledger.reversed_lines():
+        line = parse_line(0, text)
+        if line is None:
+            continue
+        when = _stamp(line.ts)
+        if when is not None and when < cutoff:
+            break
+        suspects.discard(line.session or "")
+        if not suspects:
+            break
+    return sorted(suspects)

@@ -54,8 +54,8 @@ class Provider:
             raise PayloadError(f"the payload has no {keys} string")
         key, default = VALUES[boundary]
         value = payload.get(key)
-        if not isinstance(value, str) or not value or len(value) >= MAX_VALUE:
-            value = default
+        if not isinstance(value, str) or not value or len(value) >= MAX_VALUE or not value.isprintable():
+            value = default  # a value is one line of text: it lands in the session record's prose
         return Call(boundary, session, self.renames.get(value, value))
 
     def roots(self, payload: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:

@@ -160,9 +160,29 @@ def _dispatch(ws: Workspace, provider: Provider, name: str, payload: dict[str, A
         stop(ws, episode, payload, provider)
 
 
+def forked_from(episode: str, source: str) -> str | None:
+    """The episode a `source: fork` start was forked from, when the hook can know it.
+
+    Claude Code's payload names no parent (2.1.214 and later report `source: "fork"` for
+    `--fork-session` and `/fork`; earlier ones `resume`). What the hook can see is the client's
+    `CLAUDE_CODE_SESSION_ID`, which a forked session is started with set to its parent's id: when
+    it names another valid id, that is the parent. Otherwise the fork is recorded without one.
+    """
+    if source != "fork":
+        return None
+    parent = os.environ.get("CLAUDE_CODE_SESSION_ID", "")
+    if not parent or parent == episode:
+        return None
+    try:
+        return check_id(parent, "CLAUDE_CODE_SESSION_ID")
+    except FatalError:
+        return None
+
+
 def session_start(ws: Workspace, episode: str, source: str, provider: Provider | None = None) -> None:
     provider = provider or providers.PROVIDERS["claude"]
-    started = start.start(ws, episode, source=source, by="hook", agent=provider.agent)
+    started = start.start(ws, episode, source=source, by="hook", agent=provider.agent,
+                          forked_from=forked_from(episode, source))
     for error in started.errors:
         _failed(ws, START, error)
     env_file = os.environ.get("CLAUDE_ENV_FILE")

@@ -1,9 +1,9 @@
 """Is the knowledge writer fresh? One judgement, made from the ledger and the policy, shared by
 the rule `majordomus.knowledge-observed` and by `majordomus knowledge status`.
 
-The close derives before it appends `session.closed`, so the newest closed episode that no
-`knowledge.derived` line names, older than `session.freshness.stale_minutes`, is a stopped
-writer. A ledger with no `knowledge.derived` at all is not judged (the gate): the first
+The close derives before it appends `session.closed`, so a newest close that no
+`knowledge.derived` line since the episode's previous close names, older than
+`session.freshness.stale_minutes`, is a stopped writer (an episode closes once a span). A ledger with no `knowledge.derived` at all is not judged (the gate): the first
 derivation ends that case.
 """
 from __future__ import annotations
@@ -54,7 +54,12 @@ def judge(ws: Workspace, lines: list[Line] | None = None, now: float | None = No
         return Freshness(False, True, "not judged: no episode has closed yet", last_derived=last_derived)
     newest = closed[-1]
     episode = newest.get("episode") or newest.session
-    names = {l.get("episode") for l in derived}
+    # The newest close is judged, not the episode: a resumed episode closes once a span, and the
+    # derivation of an earlier span does not vouch for the newest one. A knowledge.derived line
+    # counts when it names the episode and comes after the episode's previous close (the close
+    # derives first, so its own line precedes it; a `knowledge derive` run later follows it).
+    previous = max((l.number for l in closed[:-1] if (l.get("episode") or l.session) == episode), default=0)
+    names = {l.get("episode") for l in derived if l.number > previous}
     stale_after = float(ws.policy["session.freshness.stale_minutes"])
     closed_epoch = _epoch(newest.ts)
     minutes = None

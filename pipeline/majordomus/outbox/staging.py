@@ -21,14 +21,15 @@ from typing import Any, NamedTuple
 
 from majordomus.base.fsio import atomic_write, read_bytes, read_regular
 from majordomus.base.ids import ID_PATTERN
+from majordomus.store import sessionrecord
 from majordomus.store.records import quick_status
 from majordomus.store.workspace import Workspace
 
 SECTIONS = ("sessions", "candidates")
 
 # What a drain does with one staged record (see `classify`).
-MOVE = "move"  # nothing tracked under its name: copy it there, then remove it from the outbox
-SAME = "same"  # tracked already with the same bytes: remove it from the outbox
+MOVE = "move"  # nothing tracked under its name (or a session record it only adds spans to): copy it there
+SAME = "same"  # tracked already with the same bytes (or, a session record, with more spans): remove it
 SETTLED = "settled"  # a candidate a person already promoted or rejected: remove it, never revive it
 DIFFERS = "differs"  # tracked with other bytes: keep it in the outbox and report it
 
@@ -104,7 +105,16 @@ def classify(ws: Workspace, item: Staged) -> str:
         tracked = read_bytes(item.dst)
     except FileNotFoundError:
         return MOVE
-    return SAME if tracked == read_bytes(item.src) else DIFFERS
+    staged = read_bytes(item.src)
+    if tracked == staged:
+        return SAME
+    if item.section == "sessions":  # a record grows by spans: the copy that holds the other whole wins
+        old, new = tracked.decode("utf-8", "replace"), staged.decode("utf-8", "replace")
+        if sessionrecord.extends(old, new):
+            return MOVE
+        if sessionrecord.extends(new, old):
+            return SAME  # the tracked record already holds every span the staged one lists
+    return DIFFERS
 
 
 def move_bytes(ws: Workspace, item: Staged) -> None:

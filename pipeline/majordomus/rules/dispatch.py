@@ -3,7 +3,8 @@
 Exit: 10 when any finding is blocking; under `watch`, 11 when the findings are advisory only;
 else 0. `doctor` also checks the machinery (every registered validator declared by a rule, every
 declared validator registered, the vendored copy equal to the installed package) and notes what
-is worth knowing but fails nothing: malformed ledger lines, a non-empty trunk outbox, its budget.
+is worth knowing but fails nothing: malformed ledger lines, a non-empty trunk outbox, an open
+episode past `session.orphan_after_minutes`, its budget.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 
 from majordomus.base.errors import ADVISORY, BLOCKING, OK, FatalError
 from majordomus.base.findings import Finding
+from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
 from majordomus.rules import ruleset as rules
 from majordomus.rules import vendor
@@ -97,6 +99,15 @@ def _notes(ws: Workspace, ctx: Context) -> list[Finding]:
                              "copy, then run `majordomus drain` on a branch" if conflicts else
                              "start a branch and run `majordomus drain`",
                              False, reproduce=f"ls {where}/sessions {where}/candidates"))
+    minutes = int(ws.policy["session.orphan_after_minutes"])
+    quiet = episodes.quiet_open(ws, minutes, ctx.now) if minutes > 0 else []
+    for episode in quiet:
+        notes.append(Finding("doctor.episodes", f"episode {episode} is open and has had no ledger line "
+                             f"for more than session.orphan_after_minutes ({minutes}): its end never "
+                             "came, and the next session start closes it as orphaned",
+                             f"close it now: majordomus session close --id {episode} --reason orphaned",
+                             False, file=ws.rel(episodes.open_dir(ws) / f"{episode}.json"),
+                             reproduce=f"majordomus history --episode {episode}"))
     drift = vendor.drift(ws)
     if drift:
         notes.append(Finding("doctor.vendor", "the vendored rules differ from the installed package: "

@@ -1,8 +1,13 @@
 """The one close path: publish the session record, derive, drain, then append `session.closed`.
 
-Every close (the end hook, `majordomus session close`, any later caller) comes through
-`close_episode`, so every close is preceded by its `knowledge.derived` line when
-`session.knowledge_on_end` is on (the rule knowledge-observed reads this module's source).
+Every close (the end hook, `majordomus session close`, the orphan sweep of a later start, any
+later caller) comes through `close_episode`, so every close is preceded by its
+`knowledge.derived` line when `session.knowledge_on_end` is on (the rule knowledge-observed reads
+this module's source).
+
+A close ends the episode's current span: the session record gains that span after the ones it
+already lists (docs/EPISODES.md). An end that arrives for an episode the orphan sweep already
+closed is a span of its own, opened and closed by that late end, never an error.
 """
 from __future__ import annotations
 
@@ -10,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from majordomus.base import git
 from majordomus.base.errors import UNKNOWN, FatalError
 from majordomus.base.fsio import atomic_write, remove
 from majordomus.base.ids import check_id
@@ -17,11 +23,18 @@ from majordomus.derive.table import Outcome
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
 from majordomus.session import pending
-from majordomus.store import templates
+from majordomus.store import sessionrecord
 from majordomus.store.ledger import utc_now
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import derive, drain
 from majordomus.tasks.drain import Drained
+
+ORPHANED = "orphaned"
+LATE_END = "late-end"  # the source of a span a late end opens and closes at once
+
+
+class NotOpen(FatalError):
+    """The episode is not open (the sweep's race with another close: nothing to do)."""
 
 
 @dataclass(frozen=True)
@@ -32,26 +45,34 @@ class Closed:
     error: str | None = None  # why the derivation failed; the close still happened
     drained: Drained | None = None  # the outbox, moved at this boundary
     drain_error: str | None = None  # why the drain failed; the close still happened
+    late: bool = False  # a late end: the span was opened and closed by this close
 
 
 @episodes.serialised(remove=True)
-def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = "cli") -> Closed:
+def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = "cli",
+                  detail: dict[str, Any] | None = None, sweep: bool = False) -> Closed:
     """The one close path: publish the session record, derive, then append `session.closed`.
 
-    Every close (the end hook, `majordomus session close`, any later caller) comes through here,
-    so every close is preceded by its `knowledge.derived` line when `session.knowledge_on_end`
-    is on.
+    Every close (the end hook, `majordomus session close`, the orphan sweep, any later caller)
+    comes through here, so every close is preceded by its `knowledge.derived` line when
+    `session.knowledge_on_end` is on. `detail` goes into the `session.closed` line; `sweep`:
+    an episode no longer open raises `NotOpen` and records nothing (another close won the race).
     """
     check_id(episode, "episode id", written=True)
     record = episodes.open_record(ws, episode)
+    late = False
+    if record is None and not sweep:
+        record = open_late_span(ws, episode, by)
+        late = record is not None
     if record is None:
+        if sweep:
+            raise NotOpen(f"episode {episode!r} is no longer open", UNKNOWN)
         ws.ledger.append("session.refused", episodes.current(ws), episode=episode,
                          why="close for an episode that is not open")
         raise FatalError(f"episode {episode!r} is not open: nothing to close "
                          "(`majordomus history --event session.opened` lists episodes)", UNKNOWN)
     head = ws.refs().head  # one git process routes the record, the derivation and the drain
-    closed_ts = utc_now()
-    path = publish_session_record(ws, record, closed_ts, reason, head.sha, head.branch)
+    path = publish_session_record(ws, record, utc_now(), reason, head.sha, head.branch)
     outcome, error = None, None
     if ws.policy.on("session.knowledge_on_end"):
         try:
@@ -63,8 +84,9 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
         drained = drain_on_close(ws)
     except Exception as exc:  # noqa: BLE001 - reported by the caller; the close goes on
         drain_error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-    ws.ledger.append("session.closed", episode, ts=closed_ts, episode=episode, reason=reason,
-                     branch=head.branch, head=head.sha, by=by)
+    # stamped now, after the derivation it follows: its ts is never earlier than knowledge.derived's
+    ws.ledger.append("session.closed", episode, episode=episode, reason=reason,
+                     branch=head.branch, head=head.sha, by=by, **(detail or {}))
     remove(episodes.open_dir(ws) / f"{episode}.json", root=ws.root)
     episodes.forget_current(ws, episode)
     limit = ws.policy["ledger.retention_lines"]
@@ -73,7 +95,7 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
         removed = ws.ledger.trim(limit, open_episodes=episodes.open_episodes(ws))
         if removed:
             ws.ledger.append("ledger.trimmed", None, removed=removed, kept=limit)
-    return Closed(episode, path, outcome, error, drained, drain_error)
+    return Closed(episode, path, outcome, error, drained, drain_error, late)
 
 
 def derive_on_close(ws: Workspace, episode: str) -> Outcome:
@@ -88,6 +110,32 @@ def drain_on_close(ws: Workspace) -> Drained | None:
     return drain.drain_at_boundary(ws)
 
 
+def open_late_span(ws: Workspace, episode: str, by: str) -> dict[str, Any] | None:
+    """For an end that arrives after the orphan sweep closed `episode`: open the span this end
+    closes (source `late-end`) and return its open record; None for any other closed episode."""
+    if last_close_reason(ws, episode) != ORPHANED:
+        return None
+    head = git.head(ws.root)
+    line = ws.ledger.append("session.opened", episode, episode=episode, source=LATE_END,
+                            branch=head.branch, head=head.sha, reflog=head.reflog, by=by)
+    record = {"episode": episode, "opened": line["ts"], "source": LATE_END, "by": by,
+              "branch": head.branch, "head": head.sha, "reflog": head.reflog}
+    episodes.write_open(ws, record)
+    return record
+
+
+def last_close_reason(ws: Workspace, episode: str) -> str | None:
+    """Why `episode` last closed: its published record's newest span, else its ledger window."""
+    found = episodes.record_file(ws, episode)
+    if found is not None:
+        reason = sessionrecord.last_reason(found[1])
+        if reason is not None:
+            return reason
+    closes = [l for l in ws.ledger.window(episode) if l.event == "session.closed"]
+    reason = closes[-1].get("reason") if closes else None
+    return reason if isinstance(reason, str) else None
+
+
 def session_record_dir(ws: Workspace) -> Path:
     """Where a closed session record goes: the tracked sessions, or the outbox on the trunk."""
     return outbox.sessions_dir(ws)
@@ -95,12 +143,39 @@ def session_record_dir(ws: Workspace) -> Path:
 
 def publish_session_record(ws: Workspace, record: dict[str, Any], closed: str, reason: str,
                            head_close: str | None, branch_close: str | None) -> Path:
-    text = templates.render("session-record.md.j2", {
-        "episode": record["episode"], "branch": record.get("branch"),
-        "branch_close": branch_close, "opened": record.get("opened"), "closed": closed,
-        "source": record.get("source"), "reason": reason, "head_open": record.get("head"),
-        "head_close": head_close,
-    })
-    path = session_record_dir(ws) / f"{record['episode']}.md"
+    """Write the session record with the span `record` opened, closed now, after the spans it
+    already lists. With no published record, the earlier spans come from the ledger window."""
+    episode = record["episode"]
+    span = sessionrecord.Span(record.get("opened"), record.get("source"), record.get("branch"),
+                              record.get("head"), closed, reason, head_close)
+    folder = session_record_dir(ws)
+    found = episodes.record_file(ws, episode)
+    if found is not None:
+        text = sessionrecord.add_span(found[1], episode, span, record.get("forked_from"))
+    else:
+        earlier, forked_from = spans_from_ledger(ws, episode, record.get("opened"))
+        forked_from = forked_from or record.get("forked_from")
+        text = sessionrecord.render(episode, [*earlier, span], forked_from)
+    path = folder / f"{episode}.md"
     atomic_write(path, text, root=ws.root)
+    if found is not None and found[0] != path and found[0].parent != ws.sessions:
+        remove(found[0], root=ws.root)  # the outbox copy, now tracked whole (a tracked one stays)
     return path
+
+
+def spans_from_ledger(ws: Workspace, episode: str, current_opened: str | None
+                      ) -> tuple[list[sessionrecord.Span], str | None]:
+    """The closed spans of `episode` the ledger window holds (before the current one), and the
+    episode it forked from: for a record that was never published in this checkout."""
+    earlier = []
+    forked_from = None
+    for span in episodes.spans(ws.ledger.window(episode)):
+        o, c = span.opened, span.closed
+        if o is not None and forked_from is None and isinstance(o.get("forked_from"), str):
+            forked_from = o.get("forked_from")
+        if c is None or (o is not None and o.ts == current_opened):
+            continue
+        earlier.append(sessionrecord.Span(
+            o.ts if o else None, o.get("source") if o else None, o.get("branch") if o else None,
+            o.get("head") if o else None, c.ts, c.get("reason"), c.get("head")))
+    return earlier, forked_from

@@ -1,17 +1,24 @@
-"""The one open path: open (or resume) an episode, drain the outbox on a branch, write the opening
-snapshot and compose the briefing. The start hook and `majordomus session start` both come here."""
+"""The one open path: close what was orphaned, open (or resume) an episode, drain the outbox on a
+branch, write the opening snapshot and compose the briefing. The start hook and `majordomus
+session start` both come here.
+
+Opening an episode that is closed (a `--resume`, `--continue` or `/resume` of it) opens a new
+span of it: a new `session.opened` line; its session record keeps every earlier span and gains
+this one at its close (docs/EPISODES.md).
+"""
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from majordomus.base import git
 from majordomus.base.errors import FatalError
-from majordomus.base.fsio import atomic_write
 from majordomus.base.ids import check_id
 from majordomus.context import briefing, snapshot
 from majordomus.evidence import episodes
+from majordomus.session import end
+from majordomus.session.end import Closed
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import drain
 from majordomus.tasks.drain import Drained
@@ -20,22 +27,27 @@ from majordomus.tasks.drain import Drained
 @dataclass(frozen=True)
 class Opened:
     episode: str
-    resumed: bool
+    resumed: bool  # it was open already: the same span goes on
     record: dict[str, Any]
     others_open: tuple[str, ...]
+    reopened: bool = False  # it was closed: this opened a new span of it
 
 
 @episodes.serialised()
 def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
-                 agent: str | None = None, errors: list[str] | None = None) -> Opened:
+                 agent: str | None = None, forked_from: str | None = None,
+                 errors: list[str] | None = None) -> Opened:
     """Open `episode` (or resume it when it is open already), recording it in the ledger, with
     the agent whose hook opened it. Without git (not on PATH, a broken repository) the episode
-    still opens, with no branch or head, and why goes to `errors`."""
+    still opens, with no branch or head, and why goes to `errors`.
+
+    `forked_from`: the episode this one was forked from, when the caller knows it.
+    """
     check_id(episode, "episode id", written=True)
     existing = episodes.open_record(ws, episode)
     if existing is not None:
         ws.ledger.append("session.resumed", episode, episode=episode, source=source)
-        atomic_write(ws.state / "current", episode + "\n", root=ws.root)
+        episodes.write_current(ws, episode)
         return Opened(episode, True, existing, ())
     try:
         head = git.head(ws.root)
@@ -46,6 +58,8 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
     extra: dict[str, Any] = {"others_open": list(others)} if others else {}
     if agent:
         extra["agent"] = agent
+    if forked_from and forked_from != episode:
+        extra["forked_from"] = check_id(forked_from, "episode id")
     line = ws.ledger.append("session.opened", episode, episode=episode, source=source,
                             branch=head.branch, head=head.sha, reflog=head.reflog, by=by, **extra)
     record = {"episode": episode, "opened": line["ts"], "source": source, "by": by,
@@ -53,10 +67,10 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
     if agent:
         record["agent"] = agent
         episodes.note_agent(ws, agent, episode)
-    atomic_write(episodes.open_dir(ws) / f"{episode}.json", json.dumps(record, indent=2) + "\n",
-                 root=ws.root)
-    atomic_write(ws.state / "current", episode + "\n", root=ws.root)
-    return Opened(episode, False, record, others)
+    if "forked_from" in extra:
+        record["forked_from"] = extra["forked_from"]
+    episodes.write_open(ws, record)
+    return Opened(episode, False, record, others, reopened=episodes.record_file(ws, episode) is not None)
 
 
 @dataclass(frozen=True)
@@ -65,7 +79,8 @@ class Started:
     briefing: str
     drained: Drained | None
     drain_error: str | None  # why the drain failed; the episode opened and the briefing stands
-    errors: tuple[str, ...] = ()  # every step that failed alone (the drain's among them)
+    errors: tuple[str, ...] = ()  # every step that failed alone (the drain's, an orphan's among them)
+    orphans: tuple[Closed, ...] = ()  # episodes this start closed as orphaned
 
 
 def _note(errors: list[str] | None, step: str, exc: BaseException) -> str:
@@ -77,12 +92,19 @@ def _note(errors: list[str] | None, step: str, exc: BaseException) -> str:
 
 
 def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
-          agent: str | None = None) -> Started:
-    """Open, drain, snapshot, brief: what every session start does, whoever calls it. Each step
-    after the open fails alone (git missing, a full disk, a broken record): the others still run,
-    and `Started.errors` says what failed."""
+          agent: str | None = None, forked_from: str | None = None) -> Started:
+    """Sweep orphans, open, drain, snapshot, brief: what every session start does, whoever calls
+    it. Each step after the open fails alone (git missing, a full disk, a broken record): the
+    others still run, and `Started.errors` says what failed."""
     errors: list[str] = []
-    opened = open_episode(ws, episode, source=source, by=by, agent=agent, errors=errors)
+    try:
+        orphans, orphan_errors = sweep_orphans(ws, episode, by)
+    except Exception as exc:  # noqa: BLE001 - the sweep fails alone
+        orphans, orphan_errors = (), ()
+        _note(errors, "orphan sweep", exc)
+    errors.extend(orphan_errors)
+    opened = open_episode(ws, episode, source=source, by=by, agent=agent, forked_from=forked_from,
+                          errors=errors)
     drained, drain_error = None, None
     try:  # a branch episode carries what trunk episodes left in the outbox; never at the briefing's cost
         drained = drain.drain_at_boundary(ws)
@@ -101,4 +123,31 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
         why = _note(errors, "briefing", exc)
         text = (f"# Majordomus briefing: episode {episode} ({source})\n\nThe briefing could not be "
                 f"composed ({why}); `majordomus context` shows the repository context.\n")
-    return Started(opened, text, drained, drain_error, tuple(errors))
+    return Started(opened, text, drained, drain_error, tuple(errors), orphans)
+
+
+def sweep_orphans(ws: Workspace, starting: str, by: str,
+                  now: float | None = None) -> tuple[tuple[Closed, ...], tuple[str, ...]]:
+    """Close, through the one close path with reason `orphaned`, every open episode (but the one
+    starting) with no ledger line for `session.orphan_after_minutes`: its end never came."""
+    minutes = int(ws.policy["session.orphan_after_minutes"])
+    if minutes <= 0:
+        return (), ()
+    quiet = episodes.quiet_open(ws, minutes, time.time() if now is None else now,
+                                exclude=frozenset({starting}))
+    closed, errors = [], []
+    for orphan in quiet:
+        try:
+            closed.append(end.close_episode(ws, orphan, reason=end.ORPHANED, by=by, sweep=True,
+                                            detail={"orphan_after_minutes": minutes, "swept_by": starting}))
+        except end.NotOpen:
+            continue  # closed by another process since it was found
+        except Exception as exc:  # noqa: BLE001 - the start goes on; the caller reports it
+            why = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            errors.append(f"closing orphaned episode {orphan} failed: {why}")
+            continue
+        if closed[-1].error:
+            errors.append(f"derivation failed for orphaned episode {orphan}: {closed[-1].error}")
+        if closed[-1].drain_error:
+            errors.append(str(closed[-1].drain_error))
+    return tuple(closed), tuple(errors)

@@ -34,9 +34,9 @@ from majordomus.base.fsio import append_line, atomic_write, locked
 
 # The registry: event name -> what its payload carries (documentation and the check below).
 EVENTS: dict[str, tuple[str, ...]] = {
-    "session.opened": ("episode", "source", "branch", "head", "reflog", "agent"),
+    "session.opened": ("episode", "source", "branch", "head", "reflog", "agent", "forked_from"),
     "session.resumed": ("episode", "source"),
-    "session.closed": ("episode", "reason", "branch", "head"),
+    "session.closed": ("episode", "reason", "branch", "head", "orphan_after_minutes", "swept_by"),
     "session.refused": ("episode", "why"),
     "session.reminded": ("episode", "commits"),
     "task.started": ("task", "title", "scope"),
@@ -233,6 +233,29 @@ class Ledger:
             for raw in lines:
                 yield number, raw
                 number += 1
+
+    def reversed_lines(self, block: int = 1 << 16) -> Iterator[str]:
+        """The ledger's non-blank lines, newest first, read in blocks from the end of the file: a
+        reader that wants only what is recent stops early and never reads the rest."""
+        fd = self._open()
+        if fd is None:
+            return
+        with open(fd, "rb") as handle:
+            pos = handle.seek(0, os.SEEK_END)
+            rest = b""
+            while pos > 0:
+                step = min(block, pos)
+                pos -= step
+                handle.seek(pos)
+                parts = (handle.read(step) + rest).split(b"\n")
+                rest = parts[0]
+                for raw in reversed(parts[1:]):
+                    text = raw.decode("utf-8", errors="replace")
+                    if text.strip():
+                        yield text
+            text = rest.decode("utf-8", errors="replace")
+            if text.strip():
+                yield text
 
     def stream(self, contains: str | None = None, result: ReadResult | None = None,
                any_of: tuple[str, ...] = ()) -> Iterator[Line]:

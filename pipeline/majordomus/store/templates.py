@@ -22,6 +22,7 @@ def environment() -> Any:
         autoescape=False,
     )
     env.filters["yaml"] = yamlio.scalar
+    env.filters["oneline"] = lambda value: " ".join(str(value).split())  # free text on one line of prose
     return env
 
 

@@ -14,8 +14,9 @@ HELP = {
               "pre-commit hook. Exit 10 on a blocking finding, else 0."),
     "doctor": ("run every rule dispatched from doctor, and check the rule machinery",
                "Run the rules that name `doctor`, check that every validator is declared by a rule "
-               "and every rule's validator exists, and note malformed ledger lines, a non-empty "
-               "trunk outbox, a vendored copy that differs, and the run's time against its budget. "
+               "and every rule's validator exists, and note malformed ledger lines, an open episode "
+               "whose end never came (past session.orphan_after_minutes), a non-empty trunk outbox, "
+               "a vendored copy that differs, and the run's time against its budget. "
                "Exit 10 on a blocking finding, else 0 (advisory findings warn)."),
     "watch": ("run the rules dispatched from watch: 0 clean, 10 blocking, 11 advisory drift",
               "Run the rules that name `watch`, once, for a status line, a cron job or CI. Exit 10 "

@@ -22,8 +22,9 @@ def add_parsers(sub: Subparsers) -> None:
     s = verbs.add_parser("start", help="open an episode and print the briefing",
                          description="Open an episode (resume it when it is open) and print the briefing.")
     s.add_argument("--id", dest="episode", help="episode id (default: manual-<UTC stamp>)")
-    s.add_argument("--source", default="startup", help="startup|resume|clear|compact (default startup)")
-    s.set_defaults(handler=lambda a: start(a.episode, a.source))
+    s.add_argument("--source", default="startup", help="startup|resume|clear|compact|fork (default startup)")
+    s.add_argument("--forked-from", metavar="ID", help="the episode this one was forked from (with --source fork)")
+    s.set_defaults(handler=lambda a: start(a.episode, a.source, a.forked_from))
     c = verbs.add_parser("close", help="close an episode: session record, derivation, session.closed",
                          description="The one close path: publish the session record, derive candidates "
                          "(unless session.knowledge_on_end is off), then append session.closed.")
@@ -43,15 +44,21 @@ def add_parsers(sub: Subparsers) -> None:
     p.set_defaults(help_parser=p)
 
 
-def start(episode: str | None, source: str) -> int:
+def start(episode: str | None, source: str, forked_from: str | None = None) -> int:
     ws = open_workspace()
     if episode is None:
         episode = "manual-" + utc_now().replace("-", "").replace(":", "")
-    started = session_start.start(ws, episode, source=source, by="cli")
+    started = session_start.start(ws, episode, source=source, by="cli", forked_from=forked_from)
     opened = started.opened
+    for orphan in started.orphans:
+        say(f"closed orphaned episode {orphan.episode} (no ledger line for "
+            f"session.orphan_after_minutes): {ws.rel(orphan.session_record)}")
+    for error in started.orphan_errors:
+        say(f"majordomus: {error}")
     if started.drained is not None:
         say(started.drained.summary())
-    say(f"episode {episode} {'resumed' if opened.resumed else 'opened'}"
+    state = "resumed" if opened.resumed else "reopened (a new span)" if opened.reopened else "opened"
+    say(f"episode {episode} {state}"
         + (f" (also open: {', '.join(opened.others_open)})" if opened.others_open else "")
         + f"; export MAJORDOMUS_EPISODE={episode} to stamp this shell's commands with it")
     show(started.briefing)
