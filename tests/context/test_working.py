@@ -5,6 +5,7 @@ import json
 import re
 
 from conftest import Repo
+from lifecycle import end, start
 
 # section heading -> the command its empty line must name
 FILLERS = {"Checkpoints": "majordomus checkpoint", "Decisions": "majordomus decision add",
@@ -151,3 +152,31 @@ def test_the_refusals_refuse_what_seed_004_describes(episode: Repo) -> None:
     for bad in (old_path, notes, silent):
         with pytest.raises(AssertionError):
             refuse_bad_context(bad)
+
+
+# The working context covers the whole episode: every span, and what each span recorded.
+def test_a_resumed_episode_is_composed_whole(repo: Repo) -> None:
+    start(repo, "e1")
+    repo.mj("decision", "add", "From the first span", check=True)
+    first_head = repo.git("rev-parse", "HEAD").strip()
+    end(repo, "e1")
+    sha = repo.commit("between the spans")
+    start(repo, "e1", "resume")
+    repo.mj("decision", "add", "From the second span", check=True)
+
+    data = json.loads(repo.mj("session", "context", "--json", check=True).stdout)
+    assert data["state"] == "open"
+    assert [d["text"] for d in data["decisions"]] == ["From the first span", "From the second span"]
+    assert [(s["span"], s["source"], s["closed"] is not None) for s in data["spans"]] == \
+        [(1, "startup", True), (2, "resume", False)]
+    assert data["opened"]["source"] == "startup" and data["opened"]["head"] == first_head
+    assert [c["sha"] for c in data["git"]["commits"]] == [sha]  # git since the episode's first open
+
+    text = repo.mj("session", "context", check=True).stdout
+    assert "- first opened " in text and "  - span 1: opened " in text and "  - span 2: opened " in text
+    assert "(resume)" in text and ", open" in text
+
+    end(repo, "e1")
+    data = json.loads(repo.mj("session", "context", "--episode", "e1", "--json", check=True).stdout)
+    assert data["state"] == "closed" and len(data["spans"]) == 2 and data["spans"][1]["closed"]["reason"] == "other"
+    assert len(data["decisions"]) == 2
