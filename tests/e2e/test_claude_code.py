@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from claude_driver import Claude, ClaudeRun
 from fake_anthropic import Step, after_tool, bash, is_compaction, prompt_contains, text
 from harness import ThrowawayRepo
@@ -137,7 +135,6 @@ def test_compact_in_a_session_runs_pre_compact_which_derives(claude: Claude, e2e
     assert_transcript_never_opened(claude, sid)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 13 item 1 (spans) is being built; strict: remove this mark when it passes")
 def test_resume_adds_a_span_and_a_candidate_and_rewrites_nothing_committed(
         claude: Claude, e2e_repo: ThrowawayRepo) -> None:
     """Issue 13, item 1: a resumed closed episode keeps its history."""
