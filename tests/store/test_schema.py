@@ -20,6 +20,7 @@ SKELETON_POLICY = PROJECT / ".ai-skeleton" / "repo" / "policy.yaml"
 # DESIGN.md §2, as written there.
 DESIGN_KEYS = {"session.knowledge_on_end", "session.knowledge_on_compact", "session.checkpoint_on_compact",
                "session.briefing_budget_lines", "session.freshness.stale_minutes", "session.remind_after_commits",
+               "session.orphan_after_minutes",
                "knowledge.candidates_max_files", "knowledge.candidate_max_age_minutes", "ledger.retention_lines"}
 
 
