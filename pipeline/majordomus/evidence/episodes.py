@@ -14,8 +14,8 @@ from __future__ import annotations
 import functools
 import json
 import os
-from collections.abc import Callable
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
