@@ -95,7 +95,7 @@ def as_last_written(task: Any, values: Any, ws: Workspace, draft: Draft) -> bool
     alone would call a hand-edited file unchanged, and the edit must be reported and counted."""
     try:
         current = draft.path.read_bytes()
-    except FileNotFoundError:
+    except OSError:  # missing, or unreadable: the render runs, and a failure is its own, with its cause
         return False
     return handedit.last_written(ws, draft.id) == handedit.digest(current)
 
