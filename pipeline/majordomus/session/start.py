@@ -9,7 +9,7 @@ this one at its close (docs/EPISODES.md).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from majordomus.base import git

@@ -53,8 +53,6 @@ def start(episode: str | None, source: str, forked_from: str | None = None) -> i
     for orphan in started.orphans:
         say(f"closed orphaned episode {orphan.episode} (no ledger line for "
             f"session.orphan_after_minutes): {ws.rel(orphan.session_record)}")
-    for error in started.orphan_errors:
-        say(f"majordomus: {error}")
     if started.drained is not None:
         say(started.drained.summary())
     state = "resumed" if opened.resumed else "reopened (a new span)" if opened.reopened else "opened"
