@@ -183,7 +183,7 @@ def test_claude_codes_registration_has_no_empty_matcher_and_an_older_one_loses_i
     settings.write_text(json.dumps(older), encoding="utf-8")
     plain.mj("capture", "install", check=True)
     merged = json.loads(settings.read_text(encoding="utf-8"))
-    assert merged["hooks"]["PreCompact"] == [{"hooks": older["hooks"]["PreCompact"][0]["hooks"]}]
+    assert merged["hooks"]["PreCompact"] == [{"hooks": [{**older["hooks"]["PreCompact"][0]["hooks"][0], "timeout": 30}]}]
     assert merged["hooks"]["SessionStart"][0] == older["hooks"]["SessionStart"][0]  # theirs: untouched
     assert all("matcher" not in g for g in merged["hooks"]["SessionStart"][1:])
 

@@ -212,7 +212,7 @@ def test_a_reinstall_adds_the_timeout_to_an_older_entry_then_changes_no_byte(bar
     bare_repo.mj("capture", "install", check=True)
 
     merged = json.loads(path.read_text(encoding="utf-8"))
-    assert merged["hooks"]["SessionEnd"] == [{"matcher": "", "hooks": [
+    assert merged["hooks"]["SessionEnd"] == [{"hooks": [  # the empty matcher goes (Copilot CLI refuses it)
         {"type": "command", "command": "echo mine"}, {"type": "command", "command": END, "timeout": 30}]}]
     assert ours(merged, "PreCompact", COMPACT) == [{"type": "command", "command": COMPACT, "timeout": 30}]
     assert len(merged["hooks"]["PreCompact"]) == 1  # merged into the entry, not added beside it
