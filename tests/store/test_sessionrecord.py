@@ -42,6 +42,20 @@ def test_a_span_closed_again_replaces_only_itself() -> None:
     assert sr.add_span(sr.render("e1", [a]), "e1", a_again) == sr.render("e1", [a_again])
 
 
+def test_spans_opened_in_the_same_second_are_told_apart_by_what_was_listed() -> None:
+    """A resume within the second of the first span's open (a fast client, a test): the opening
+    stamps match, and only `listed` (spans the record held when this one opened) tells a new span
+    from a close run again."""
+    a = sr.Span("2026-01-01T00:00:00Z", "startup", "main", "a" * 40, "2026-01-01T00:00:00Z", "other", "a" * 40)
+    b = sr.Span(a.opened, "resume", "main", "a" * 40, "2026-01-01T00:00:00Z", "other", "b" * 40)
+    one = sr.render("e1", [a])
+    two = sr.add_span(one, "e1", b, listed=1)
+    assert two == sr.render("e1", [a, b]) and sr.span_count(two) == 2
+    b_again = sr.Span(b.opened, "resume", "main", "a" * 40, "2026-01-01T00:00:01Z", "clear", "c" * 40)
+    assert sr.add_span(two, "e1", b_again, listed=1) == sr.render("e1", [a, b_again])
+    assert sr.add_span(one, "e1", b) == sr.render("e1", [b])  # without `listed`: taken for a rerun
+
+
 def test_what_is_not_a_record_is_replaced_and_extends_nothing() -> None:
     a = sr.Span("2026-01-01T00:00:00Z", "startup", None, None, "2026-01-01T01:00:00Z", "other", None)
     assert sr.add_span("", "e1", a) == sr.render("e1", [a])

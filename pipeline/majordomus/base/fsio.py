@@ -97,6 +97,10 @@ def _open_child(root: Path, here: Path, part: str, fd: int) -> int:
         if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
             raise
         mode = os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode
+        if stat.S_ISREG(mode):
+            shown = _shown(root, here)
+            raise refused(f"{shown} is a file where a folder belongs: move it aside "
+                          f"(`mv {shown} {shown}.bak`)") from None
         raise _not_real(root, here, _kind(mode)) from None
 
 

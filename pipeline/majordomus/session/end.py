@@ -120,6 +120,9 @@ def open_late_span(ws: Workspace, episode: str, by: str) -> dict[str, Any] | Non
                             branch=head.branch, head=head.sha, reflog=head.reflog, by=by)
     record = {"episode": episode, "opened": line["ts"], "source": LATE_END, "by": by,
               "branch": head.branch, "head": head.sha, "reflog": head.reflog}
+    published = episodes.record_file(ws, episode)
+    if published is not None:
+        record["listed"] = sessionrecord.span_count(published[1])
     episodes.write_open(ws, record)
     return record
 
@@ -151,9 +154,11 @@ def publish_session_record(ws: Workspace, record: dict[str, Any], closed: str, r
     folder = session_record_dir(ws)
     found = episodes.record_file(ws, episode)
     if found is not None:
-        text = sessionrecord.add_span(found[1], episode, span, record.get("forked_from"))
+        listed = record.get("listed")
+        text = sessionrecord.add_span(found[1], episode, span, record.get("forked_from"),
+                                      listed if isinstance(listed, int) else None)
     else:
-        earlier, forked_from = spans_from_ledger(ws, episode, record.get("opened"))
+        earlier, forked_from = spans_from_ledger(ws, episode)
         forked_from = forked_from or record.get("forked_from")
         text = sessionrecord.render(episode, [*earlier, span], forked_from)
     path = folder / f"{episode}.md"
@@ -163,8 +168,7 @@ def publish_session_record(ws: Workspace, record: dict[str, Any], closed: str, r
     return path
 
 
-def spans_from_ledger(ws: Workspace, episode: str, current_opened: str | None
-                      ) -> tuple[list[sessionrecord.Span], str | None]:
+def spans_from_ledger(ws: Workspace, episode: str) -> tuple[list[sessionrecord.Span], str | None]:
     """The closed spans of `episode` the ledger window holds (before the current one), and the
     episode it forked from: for a record that was never published in this checkout."""
     earlier = []
@@ -173,7 +177,7 @@ def spans_from_ledger(ws: Workspace, episode: str, current_opened: str | None
         o, c = span.opened, span.closed
         if o is not None and forked_from is None and isinstance(o.get("forked_from"), str):
             forked_from = o.get("forked_from")
-        if c is None or (o is not None and o.ts == current_opened):
+        if c is None:  # the current span (still open), or one whose close never came
             continue
         earlier.append(sessionrecord.Span(
             o.ts if o else None, o.get("source") if o else None, o.get("branch") if o else None,

@@ -19,6 +19,7 @@ from majordomus.context import briefing, snapshot
 from majordomus.evidence import episodes
 from majordomus.session import end
 from majordomus.session.end import Closed
+from majordomus.store import sessionrecord
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import drain
 from majordomus.tasks.drain import Drained
@@ -69,8 +70,11 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
         episodes.note_agent(ws, agent, episode)
     if "forked_from" in extra:
         record["forked_from"] = extra["forked_from"]
+    published = episodes.record_file(ws, episode)
+    if published is not None:  # closed before: this opens a new span after those it lists
+        record["listed"] = sessionrecord.span_count(published[1])
     episodes.write_open(ws, record)
-    return Opened(episode, False, record, others, reopened=episodes.record_file(ws, episode) is not None)
+    return Opened(episode, False, record, others, reopened=published is not None)
 
 
 @dataclass(frozen=True)

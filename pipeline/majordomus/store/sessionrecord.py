@@ -82,13 +82,16 @@ def last_reason(text: str) -> str | None:
     return found[-1].strip().strip('"') if found else None
 
 
-def add_span(text: str, episode: str, span: Span, forked_from: str | None = None) -> str:
+def add_span(text: str, episode: str, span: Span, forked_from: str | None = None,
+             listed: int | None = None) -> str:
     """`text` (a published record, or "" for none) with `span` closed in it.
 
-    A record that does not yet list `span` gains it after everything it holds. One whose newest
-    span is `span` (same opening: a close that was interrupted after its record and is run
-    again) gets that span's close replaced, and nothing else changes. A file that is not a
-    record is replaced by a record of `span` alone.
+    `listed`: how many spans the record listed when `span` opened. A record that lists no more
+    gains `span` after everything it holds; one that lists more already holds it (a close that
+    was interrupted after its record and is run again): that newest span's close is replaced,
+    and nothing else changes. Without `listed` (an open record written before spans counted),
+    a newest span with the same opening is taken for it. A file that is not a record is replaced
+    by a record of `span` alone.
     """
     parts = _split(text) if text else None
     if parts is None:
@@ -96,7 +99,11 @@ def add_span(text: str, episode: str, span: Span, forked_from: str | None = None
     front, body = parts
     count = 1 + len(_ITEM.findall(front))
     opened = openings(text)
-    if opened and opened[-1] == templates.environment().filters["yaml"](span.opened):
+    if listed is not None:
+        again = count > listed
+    else:
+        again = bool(opened) and opened[-1] == templates.environment().filters["yaml"](span.opened)
+    if again:
         if count == 1:
             return render(episode, [span], forked_from)
         front = front[:list(_ITEM.finditer(front))[-1].start()]

@@ -231,7 +231,7 @@ def explain(ws: Workspace, exc: BaseException, rerun: str) -> str:
     one), and the fix."""
 
     if isinstance(exc, FatalError):
-        return exc.message
+        return exc.message if "majordomus knowledge derive" in exc.message else f"{exc.message}; then rerun {rerun}"
     kind = type(exc).__name__
     if isinstance(exc, OSError) and isinstance(exc.filename, str):
         path = Path(exc.filename)
