@@ -18,6 +18,9 @@ def test_a_resume_of_a_closed_episode_opens_a_new_span(repo: Repo) -> None:
     assert not repo.events("session.resumed")
     assert (repo.root / ".ai/local/state/episodes/e1.json").exists()
     assert len(list((repo.root / ".ai/local/session-contexts").glob("*--e1.md"))) == 2  # one snapshot a span
+    # the second span's is numbered (a resume may open in the first span's second) and is the one named
+    newest = repo.mj("session", "context", "--path", "--episode", "e1", check=True).stdout.strip()
+    assert newest.endswith("-2--e1.md") and [l.get("span") for l in opened] == [None, 2], newest
     proc = repo.mj("session", "context", "--json", check=True)
     assert '"state": "open"' in proc.stdout
 

@@ -1,5 +1,5 @@
-"""The opening snapshot: `.ai/local/session-contexts/<stamp>--<episode>.md`, written once when an
-episode opens and never changed. It is evidence of what the episode started from."""
+"""The opening snapshot: `.ai/local/session-contexts/<stamp>--<episode>.md` (`<stamp>-<span>--`
+for a later span), written once when an episode's span opens and never changed. It is evidence of what the episode started from."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,9 +10,12 @@ from majordomus.base.resources import data_dir
 from majordomus.store.workspace import Workspace
 
 
-def path_for(ws: Workspace, episode: str, opened: str) -> Path:
+def path_for(ws: Workspace, episode: str, opened: str, span: Any = None) -> Path:
+    """The snapshot of the span opened at `opened`; a later span of a closed episode (`span` 2
+    on) is numbered too, since a resume may open in the same second as the span it follows."""
     stamp = opened.replace("-", "").replace(":", "")
-    return ws.contexts / f"{stamp}--{episode}.md"
+    number = f"-{span}" if isinstance(span, int) and span > 1 else ""
+    return ws.contexts / f"{stamp}{number}--{episode}.md"
 
 
 def write_opening(ws: Workspace, episode: str, record: dict[str, Any],
@@ -21,7 +24,7 @@ def write_opening(ws: Workspace, episode: str, record: dict[str, Any],
     from string import Template
 
 
-    path = path_for(ws, episode, record["opened"])
+    path = path_for(ws, episode, record["opened"], record.get("span"))
     if path.exists():
         return path
     template = Template((data_dir("templates") / "opening-snapshot.md.tmpl").read_text(encoding="utf-8"))

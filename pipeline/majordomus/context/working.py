@@ -89,8 +89,12 @@ def opening(ws: Workspace, episode: str, window: list[Line]) -> tuple[str, dict[
 def snapshot_path(ws: Workspace, episode: str) -> Any:
     """The opening snapshot of `episode`: written once at its open, never changed."""
 
-    _, opened, _ = opening(ws, episode, _span(ws.ledger.window(episode)))
-    path = snapshot.path_for(ws, episode, opened["opened"]) if opened.get("opened") else None
+    window = _span(ws.ledger.window(episode))
+    _, opened, _ = opening(ws, episode, window)
+    record = episodes.open_record(ws, episode)
+    span = (record or {}).get("span") if record else next(
+        (l.get("span") for l in window if l.event == "session.opened"), None)
+    path = snapshot.path_for(ws, episode, opened["opened"], span) if opened.get("opened") else None
     if path is None or not path.is_file():
         raise FatalError(f"episode {episode} has no opening snapshot"
                          + (f" ({ws.rel(path)} is missing)" if path else "")

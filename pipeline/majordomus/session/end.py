@@ -116,13 +116,12 @@ def open_late_span(ws: Workspace, episode: str, by: str) -> dict[str, Any] | Non
     if last_close_reason(ws, episode) != ORPHANED:
         return None
     head = git.head(ws.root)
-    line = ws.ledger.append("session.opened", episode, episode=episode, source=LATE_END,
-                            branch=head.branch, head=head.sha, reflog=head.reflog, by=by)
-    record = {"episode": episode, "opened": line["ts"], "source": LATE_END, "by": by,
-              "branch": head.branch, "head": head.sha, "reflog": head.reflog}
     published = episodes.record_file(ws, episode)
-    if published is not None:
-        record["listed"] = sessionrecord.span_count(published[1])
+    span = {"span": sessionrecord.span_count(published[1]) + 1} if published is not None else {}
+    line = ws.ledger.append("session.opened", episode, episode=episode, source=LATE_END,
+                            branch=head.branch, head=head.sha, reflog=head.reflog, by=by, **span)
+    record = {"episode": episode, "opened": line["ts"], "source": LATE_END, "by": by,
+              "branch": head.branch, "head": head.sha, "reflog": head.reflog, **span}
     episodes.write_open(ws, record)
     return record
 
@@ -154,9 +153,9 @@ def publish_session_record(ws: Workspace, record: dict[str, Any], closed: str, r
     folder = session_record_dir(ws)
     found = episodes.record_file(ws, episode)
     if found is not None:
-        listed = record.get("listed")
+        number = record.get("span")  # this span's number, when the record listed earlier ones at its open
         text = sessionrecord.add_span(found[1], episode, span, record.get("forked_from"),
-                                      listed if isinstance(listed, int) else None)
+                                      number - 1 if isinstance(number, int) and number > 1 else None)
     else:
         earlier, forked_from = spans_from_ledger(ws, episode)
         forked_from = forked_from or record.get("forked_from")

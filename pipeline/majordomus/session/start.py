@@ -61,6 +61,9 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
         extra["agent"] = agent
     if forked_from and forked_from != episode:
         extra["forked_from"] = check_id(forked_from, "episode id")
+    published = episodes.record_file(ws, episode)
+    if published is not None:  # closed before: this opens a new span after those its record lists
+        extra["span"] = sessionrecord.span_count(published[1]) + 1
     line = ws.ledger.append("session.opened", episode, episode=episode, source=source,
                             branch=head.branch, head=head.sha, reflog=head.reflog, by=by, **extra)
     record = {"episode": episode, "opened": line["ts"], "source": source, "by": by,
@@ -70,9 +73,8 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
         episodes.note_agent(ws, agent, episode)
     if "forked_from" in extra:
         record["forked_from"] = extra["forked_from"]
-    published = episodes.record_file(ws, episode)
-    if published is not None:  # closed before: this opens a new span after those it lists
-        record["listed"] = sessionrecord.span_count(published[1])
+    if "span" in extra:
+        record["span"] = extra["span"]
     episodes.write_open(ws, record)
     return Opened(episode, False, record, others, reopened=published is not None)
 

@@ -34,7 +34,7 @@ from majordomus.base.fsio import append_line, atomic_write, locked
 
 # The registry: event name -> what its payload carries (documentation and the check below).
 EVENTS: dict[str, tuple[str, ...]] = {
-    "session.opened": ("episode", "source", "branch", "head", "reflog", "agent", "forked_from"),
+    "session.opened": ("episode", "source", "branch", "head", "reflog", "agent", "forked_from", "span"),
     "session.resumed": ("episode", "source"),
     "session.closed": ("episode", "reason", "branch", "head", "orphan_after_minutes", "swept_by"),
     "session.refused": ("episode", "why"),
