@@ -117,7 +117,7 @@ def open_late_span(ws: Workspace, episode: str, by: str) -> dict[str, Any] | Non
         return None
     head = git.head(ws.root)
     published = episodes.record_file(ws, episode)
-    span = {"span": sessionrecord.span_count(published[1]) + 1} if published is not None else {}
+    span: dict[str, Any] = {"span": sessionrecord.span_count(published[1]) + 1} if published is not None else {}
     line = ws.ledger.append("session.opened", episode, episode=episode, source=LATE_END,
                             branch=head.branch, head=head.sha, reflog=head.reflog, by=by, **span)
     record = {"episode": episode, "opened": line["ts"], "source": LATE_END, "by": by,
