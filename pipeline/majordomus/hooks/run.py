@@ -31,7 +31,7 @@ from majordomus.base.output import escape, say
 from majordomus.evidence import episodes
 from majordomus.hooks import providers
 from majordomus.hooks.providers import COMPACT, END, START, STOP, Provider
-from majordomus.session import compact, end, pending, remind, start
+from majordomus.session import pending
 from majordomus.store import agents
 from majordomus.store.workspace import HOOK_WAIT_S, Workspace, find_root, wait_bound
 
@@ -179,7 +179,13 @@ def forked_from(episode: str, source: str) -> str | None:
         return None
 
 
+# Each boundary imports its own session module where it runs (a start never loads the close
+# path, doit's runner or the derivation table; docs/PERFORMANCE.md): tests/test_layers.py lists
+# these imports as the hook paths' only function-local ones of our own.
+
 def session_start(ws: Workspace, episode: str, source: str, provider: Provider | None = None) -> None:
+    from majordomus.session import start
+
     provider = provider or providers.PROVIDERS["claude"]
     started = start.start(ws, episode, source=source, by="hook", agent=provider.agent,
                           forked_from=forked_from(episode, source))
@@ -197,6 +203,8 @@ def session_start(ws: Workspace, episode: str, source: str, provider: Provider |
 
 
 def session_end(ws: Workspace, episode: str, reason: str, provider: Provider | None = None) -> None:
+    from majordomus.session import end
+
     closed = end.close_episode(ws, episode, reason=reason, by="hook")
     if closed.error:
         _failed(ws, END, f"derivation failed for {episode}: {closed.error}")
@@ -205,6 +213,8 @@ def session_end(ws: Workspace, episode: str, reason: str, provider: Provider | N
 
 
 def pre_compact(ws: Workspace, episode: str, trigger: str, provider: Provider | None = None) -> None:
+    from majordomus.session import compact
+
     provider = provider or providers.PROVIDERS["claude"]
     compact.compact(ws, episode, trigger, agent=provider.agent)
 
@@ -215,6 +225,8 @@ def stop(ws: Workspace, episode: str, payload: dict[str, Any], provider: Provide
     gets nothing."""
     if (provider or providers.PROVIDERS["claude"]).agent != "claude":
         return
+    from majordomus.session import remind
+
     said = remind.remind(ws, episode, payload.get("stop_hook_active") is True)
     if said is not None:
         sys.stdout.write(said + "\n")

@@ -14,7 +14,6 @@ from majordomus.base.errors import Busy, FatalError
 from majordomus.base.fsio import TMP_PREFIX, atomic_write, remove
 from majordomus.base.ids import ID_PATTERN
 from majordomus.store.workspace import Workspace
-from majordomus.tasks import derive
 
 PICK_UP_WAIT_S = 1.0  # a boundary never waits long for work it only picks up
 
@@ -46,8 +45,13 @@ def waiting(ws: Workspace) -> list[str]:
 def pick_up(ws: Workspace) -> list[str]:
     """Run the waiting derivations; what failed, one line each (a lock still held is no failure:
     that one waits for the next boundary)."""
-    problems = []
-    for episode in waiting(ws):
+    problems: list[str] = []
+    episodes = waiting(ws)
+    if not episodes:  # the usual case: nothing waits, and doit's runner is never loaded
+        return problems
+    from majordomus.tasks import derive
+
+    for episode in episodes:
         with ws.waiting_at_most(PICK_UP_WAIT_S):
             try:
                 derive.derive(ws, episode)

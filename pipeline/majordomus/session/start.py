@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from majordomus.base import git
 from majordomus.base.errors import FatalError
 from majordomus.base.ids import check_id
 from majordomus.context import briefing, snapshot
 from majordomus.evidence import episodes
-from majordomus.session import end
-from majordomus.session.end import Closed
+from majordomus.outbox import staging as outbox
 from majordomus.store import sessionrecord
 from majordomus.store.workspace import Workspace
-from majordomus.tasks import drain
-from majordomus.tasks.drain import Drained
+
+if TYPE_CHECKING:  # imported where they run: a start with nothing to drain or close loads neither
+    from majordomus.session.end import Closed
+    from majordomus.tasks.drain import Drained
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
                           errors=errors)
     drained, drain_error = None, None
     try:  # a branch episode carries what trunk episodes left in the outbox; never at the briefing's cost
-        drained = drain.drain_at_boundary(ws)
+        drained = drain_at_boundary(ws)
     except Exception as exc:  # noqa: BLE001 - the drain fails alone
         drain_error = _note(errors, "drain", exc)
     if not opened.resumed:
@@ -132,6 +133,15 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
     return Started(opened, text, drained, drain_error, tuple(errors), orphans)
 
 
+def drain_at_boundary(ws: Workspace) -> Drained | None:
+    """The boundary's drain; with an empty outbox (the usual start) it is not even loaded."""
+    if not outbox.listing(ws):
+        return None
+    from majordomus.tasks import drain
+
+    return drain.drain_at_boundary(ws)
+
+
 def sweep_orphans(ws: Workspace, starting: str, by: str,
                   now: float | None = None) -> tuple[tuple[Closed, ...], tuple[str, ...]]:
     """Close, through the one close path with reason `orphaned`, every open episode (but the one
@@ -141,7 +151,12 @@ def sweep_orphans(ws: Workspace, starting: str, by: str,
         return (), ()
     quiet = episodes.quiet_open(ws, minutes, time.time() if now is None else now,
                                 exclude=frozenset({starting}))
-    closed, errors = [], []
+    if not quiet:
+        return (), ()
+    from majordomus.session import end  # the close path, loaded only when there is one to close
+
+    closed: list[Closed] = []
+    errors: list[str] = []
     for orphan in quiet:
         try:
             closed.append(end.close_episode(ws, orphan, reason=end.ORPHANED, by=by, sweep=True,
