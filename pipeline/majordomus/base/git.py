@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 _ENV = {"LC_ALL": "C", "LANG": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
 # The GIT_* variables a caller may set: identity, where a person's configuration lives, how far up
@@ -47,8 +47,7 @@ def run(root: Path, *args: str, check: bool = True, input: str | None = None) ->
     return proc.stdout
 
 
-@dataclass(frozen=True)
-class Head:
+class Head(NamedTuple):
     branch: str | None  # None when detached
     sha: str | None  # None before the first commit
     reflog: int | None = None  # bytes in this checkout's HEAD reflog now (where the next entry starts)
@@ -65,8 +64,7 @@ def head(root: Path) -> Head:
     return Head(branch or None, None, 0)
 
 
-@dataclass(frozen=True)
-class Refs:
+class Refs(NamedTuple):
     """HEAD and the trunk, as one `git for-each-ref` states them."""
 
     current: str | None  # the checked-out branch that has a commit; None when detached or unborn
@@ -173,8 +171,7 @@ _MADE = (r"^(?:commit|cherry-pick|revert|am)\b|\((?:pick|reword|edit|squash|fixu
          r"|: Merge made by ")  # compiled on first use (re caches it): most runs never read a reflog
 
 
-@dataclass(frozen=True)
-class Made:
+class Made(NamedTuple):
     """What HEAD's reflog says this checkout did since a position: the commits it made."""
 
     shas: frozenset[str]
@@ -208,8 +205,7 @@ def made_since(root: Path, position: int, head_then: str | None) -> Made:
     return Made(frozenset(shas))
 
 
-@dataclass(frozen=True)
-class Touch:
+class Touch(NamedTuple):
     """One commit and the paths it changed, each with its status letter (A, M, D ...)."""
 
     sha: str

@@ -24,7 +24,7 @@ from typing import Any
 from majordomus.base import git
 from majordomus.context import working as session_context
 from majordomus.context.blocks import Block, clip, fit
-from majordomus.context.repository import last_handover
+from majordomus.context.working import last_handover
 from majordomus.evidence import work
 from majordomus.knowledge import known
 from majordomus.knowledge import queue as candidates

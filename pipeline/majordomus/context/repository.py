@@ -13,20 +13,12 @@ from typing import Any
 
 from majordomus.context.blocks import Block
 from majordomus.context.blocks import render as render_blocks
+from majordomus.context.working import last_handover
 from majordomus.evidence import episodes, work
 from majordomus.knowledge import queue
 from majordomus.outbox import staging as staged
 from majordomus.rules import ruleset
-from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
-
-
-def last_handover(lines: list[Line]) -> dict[str, Any] | None:
-    """The newest `handover.recorded` among `lines` that names a next action, as data."""
-    for line in reversed(lines):
-        if line.event == "handover.recorded" and isinstance(line.get("next"), str) and line.get("next").strip():
-            return {"next": line.get("next"), "ts": line.ts, "episode": line.session, "task": line.get("task")}
-    return None
 
 
 def rules(ws: Workspace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -307,3 +307,11 @@ def render(ctx: SessionContext) -> str:
     """The whole working context as Markdown, nothing cut."""
 
     return render_blocks(blocks(ctx))
+
+
+def last_handover(lines: list[Line]) -> dict[str, Any] | None:
+    """The newest `handover.recorded` among `lines` that names a next action, as data."""
+    for line in reversed(lines):
+        if line.event == "handover.recorded" and isinstance(line.get("next"), str) and line.get("next").strip():
+            return {"next": line.get("next"), "ts": line.ts, "episode": line.session, "task": line.get("task")}
+    return None

@@ -5,7 +5,6 @@ open questions are small state files under `.ai/local/state/`; the ledger stays 
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -31,6 +30,8 @@ REASON_HEADING = "## Reason"
 
 def _short_id(prefix: str, *parts: str) -> str:
     blob = json.dumps(parts, ensure_ascii=False).encode("utf-8")
+    import hashlib  # OpenSSL's load is a few ms of every start hook, which never makes an id
+
     return f"{prefix}-{hashlib.sha256(blob).hexdigest()[:8]}"
 
 

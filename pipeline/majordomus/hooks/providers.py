@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 START, END, COMPACT = "session-start", "session-end", "pre-compact"
 BOUNDARIES = (START, END, COMPACT)
@@ -27,8 +27,7 @@ class PayloadError(ValueError):
     """The payload lacks what the boundary needs (its session id)."""
 
 
-@dataclass(frozen=True)
-class Call:
+class Call(NamedTuple):
     """What one hook asks of the session layer, whatever the agent."""
 
     boundary: str
@@ -36,14 +35,13 @@ class Call:
     value: str  # the start's source, the end's reason or the compaction's trigger
 
 
-@dataclass(frozen=True)
-class Provider:
+class Provider(NamedTuple):
     agent: str
     session_keys: tuple[str, ...] = ("session_id",)
     root_env: tuple[str, ...] = ()  # variables naming the project, tried after the payload's cwd
     root_lists: tuple[str, ...] = ()  # payload keys holding a list of roots, tried first
     briefing_form: str = "plain"  # plain | hookSpecificOutput | additionalContext | additional_context
-    renames: Mapping[str, str] = field(default_factory=dict)  # the agent's value -> ours
+    renames: Mapping[str, str] = MappingProxyType({})  # the agent's value -> ours
     end_first: bool = False  # record the end before the close: the agent kills a slow end hook
 
     def call(self, boundary: str, payload: Mapping[str, Any]) -> Call:

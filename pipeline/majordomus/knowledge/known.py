@@ -14,9 +14,8 @@ stats the curated records instead of reading them.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.store import records
 from majordomus.store.filecache import FileCache, entry_stat
@@ -28,8 +27,7 @@ CACHE = "known.cache.json"
 _VERSION = 1  # of what an entry holds: raise it when the fields read change
 
 
-@dataclass(frozen=True)
-class Known:
+class Known(NamedTuple):
     id: str
     cls: str
     title: str

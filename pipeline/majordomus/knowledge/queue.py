@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.base.fsio import read_regular
 from majordomus.base.ids import ID_PATTERN
@@ -29,8 +28,7 @@ _FIELDS = ("class", "status", "title", "date")
 FEW = 16  # files read directly rather than through the cache
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     id: str
     path: Path
     cls: str

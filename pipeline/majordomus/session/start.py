@@ -9,8 +9,7 @@ this one at its close (docs/EPISODES.md).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from majordomus.base import git
 from majordomus.base.errors import FatalError
@@ -18,7 +17,6 @@ from majordomus.base.ids import check_id
 from majordomus.context import briefing, snapshot
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
-from majordomus.store import sessionrecord
 from majordomus.store.workspace import Workspace
 
 if TYPE_CHECKING:  # imported where they run: a start with nothing to drain or close loads neither
@@ -26,8 +24,7 @@ if TYPE_CHECKING:  # imported where they run: a start with nothing to drain or c
     from majordomus.tasks.drain import Drained
 
 
-@dataclass(frozen=True)
-class Opened:
+class Opened(NamedTuple):
     episode: str
     resumed: bool  # it was open already: the same span goes on
     record: dict[str, Any]
@@ -64,6 +61,10 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
         extra["forked_from"] = check_id(forked_from, "episode id")
     published = episodes.record_file(ws, episode)
     if published is not None:  # closed before: this opens a new span after those its record lists
+        from majordomus.store import (
+            sessionrecord,  # (and its template) only for a resume
+        )
+
         extra["span"] = sessionrecord.span_count(published[1]) + 1
     line = ws.ledger.append("session.opened", episode, episode=episode, source=source,
                             branch=head.branch, head=head.sha, reflog=head.reflog, by=by, **extra)
@@ -80,8 +81,7 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
     return Opened(episode, False, record, others, reopened=published is not None)
 
 
-@dataclass(frozen=True)
-class Started:
+class Started(NamedTuple):
     opened: Opened
     briefing: str
     drained: Drained | None
@@ -153,7 +153,9 @@ def sweep_orphans(ws: Workspace, starting: str, by: str,
                                 exclude=frozenset({starting}))
     if not quiet:
         return (), ()
-    from majordomus.session import end  # the close path, loaded only when there is one to close
+    from majordomus.session import (
+        end,  # the close path, loaded only when there is one to close
+    )
 
     closed: list[Closed] = []
     errors: list[str] = []

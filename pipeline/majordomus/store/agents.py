@@ -8,12 +8,11 @@ where it was seen (a real client run here, or the agent's documentation and sour
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class Agent:
+class Agent(NamedTuple):
     name: str  # what `--agent` takes and the ledger records
     title: str
     registration: str  # the file holding its hook registration, relative to the repository

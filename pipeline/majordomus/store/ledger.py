@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.base.errors import refused
 from majordomus.base.fsio import append_line, atomic_write, locked
@@ -73,15 +73,14 @@ def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     """One parsed ledger line with its 1-based line number."""
 
     number: int
     ts: str
     event: str
     session: str | None
-    data: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, Any]
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)

@@ -6,7 +6,6 @@ the file and the fix. No jsonschema here: the session-start hook loads the polic
 """
 from __future__ import annotations
 
-import difflib
 import errno
 import os
 import stat
@@ -101,6 +100,8 @@ def unknown_key(key: str, where: str) -> FatalError:
     """An unknown key, named, with the nearest declared one when it looks like a slip."""
 
     known = sorted(declared())
+    import difflib  # only for a key that is not one: every command reads the policy
+
     near = difflib.get_close_matches(key, known, n=1)
     hint = f"did you mean {near[0]}? rename or remove it" if near else "remove it"
     return FatalError(f"{where}: unknown policy key {key!r}: {hint} (the keys are declared in "

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.base import yamlio
 from majordomus.base.fsio import read_regular
@@ -59,8 +58,7 @@ def reference_problem(ref: Any, field: str | None = None) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
     path: Path
     meta: dict[str, Any]
     body: str

@@ -12,8 +12,7 @@ drain (outbox/staging.py) uses `extends` to tell a grown record from a conflicti
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.store import templates
 
@@ -24,8 +23,7 @@ _OPENED = re.compile(r"^(?:    )?opened: (.*)$", re.M)
 _REASON = re.compile(r"^(?:    )?reason: (.*)$", re.M)
 
 
-@dataclass(frozen=True)
-class Span:
+class Span(NamedTuple):
     """One span as the record states it; the values are the ledger's (ts, heads, branch)."""
 
     opened: str | None
@@ -48,8 +46,8 @@ def _render(part: str, **context: Any) -> str:
     base.update(context)
     for key in ("first", "span"):
         if isinstance(base[key], Span):
-            base[key] = asdict(base[key])
-    base["later"] = [asdict(s) for s in base["later"]]
+            base[key] = base[key]._asdict()
+    base["later"] = [s._asdict() for s in base["later"]]
     return templates.render(TEMPLATE, base)
 
 
