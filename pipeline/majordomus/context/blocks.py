@@ -11,7 +11,6 @@ commit subject, a handover) can neither forge a line nor send the terminal an es
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 
 from majordomus.base.output import line as one_line
 
@@ -33,18 +32,23 @@ def clip(text: str, limit: int, whole: str = "") -> str:
     return text[: max(limit - len(tail), 0)].rstrip() + tail
 
 
-@dataclass
 class Block:
-    heading: str | None = None
-    level: int = 2
-    lines: list[str] = field(default_factory=list)  # fixed lines, printed whole (clipped)
-    items: list[str] = field(default_factory=list)  # the bounded list
-    empty: str | None = None  # printed instead of the list when it has no item
-    what: str = "more"  # "open questions": what a cut line counts
-    more: str = ""  # the command that shows the whole list
-    indent: str = ""
-    whole: str = ""  # the command that shows a clipped line whole (default: `more`)
-    budgeted: bool = True  # False: the line budget never cuts this list (the character ceiling may)
+    """One section: a heading, fixed lines, and a list the budget may cut."""
+
+    __slots__ = ("heading", "level", "lines", "items", "empty", "what", "more", "indent", "whole", "budgeted")
+
+    def __init__(self, heading: str | None = None, level: int = 2, lines: list[str] | None = None,
+                 items: list[str] | None = None, empty: str | None = None, what: str = "more",
+                 more: str = "", indent: str = "", whole: str = "", budgeted: bool = True) -> None:
+        self.heading, self.level = heading, level
+        self.lines = lines if lines is not None else []  # fixed lines, printed whole (clipped)
+        self.items = items if items is not None else []  # the bounded list
+        self.empty = empty  # printed instead of the list when it has no item
+        self.what = what  # "open questions": what a cut line counts
+        self.more = more  # the command that shows the whole list
+        self.indent = indent
+        self.whole = whole  # the command that shows a clipped line whole (default: `more`)
+        self.budgeted = budgeted  # False: the line budget never cuts this list (the character ceiling may)
 
     def cut_line(self, hidden: int) -> str:
         where = f": `{self.more}` shows them all" if self.more else ""

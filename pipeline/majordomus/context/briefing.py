@@ -18,7 +18,6 @@ branch only when the caller does not already know it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from majordomus.base import git
@@ -41,14 +40,18 @@ RECORDING = ("What an episode records becomes a candidate for review when it end
              "finish (`majordomus finish --verify CMD`, or `--outcome blocked --reason \"…\"`).")
 
 
-@dataclass
 class Scan:
     """What the briefing needs from the ledger."""
 
-    handover: dict[str, Any] | None = None
-    # each episode's branch at its open, when the caller has them (else the queue asks the index)
-    opened_branches: dict[str, str | None] | None = None
-    window: list[Line] = field(default_factory=list)
+    __slots__ = ("handover", "opened_branches", "window")
+
+    def __init__(self, handover: dict[str, Any] | None = None,
+                 opened_branches: dict[str, str | None] | None = None,
+                 window: list[Line] | None = None) -> None:
+        self.handover = handover
+        # each episode's branch at its open, when the caller has them (else the queue asks the index)
+        self.opened_branches = opened_branches
+        self.window = window if window is not None else []
 
 
 def scan(ws: Workspace, episode: str | None = None) -> Scan:

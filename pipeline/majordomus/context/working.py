@@ -9,7 +9,6 @@ this refers to it and does not re-resolve it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from majordomus.base import git
@@ -35,16 +34,19 @@ FILLED_BY = {
 }
 
 
-@dataclass
 class SessionContext:
-    episode: str
-    state: str  # open | closed
-    opened: dict[str, Any]
-    closed: dict[str, Any] | None
-    git: dict[str, Any]
-    window_lines: int
-    sections: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    spans: list[dict[str, Any]] = field(default_factory=list)
+    """One episode's working context, composed when read."""
+
+    __slots__ = ("episode", "state", "opened", "closed", "git", "window_lines", "sections", "spans")
+
+    def __init__(self, episode: str, state: str, opened: dict[str, Any], closed: dict[str, Any] | None,
+                 git: dict[str, Any], window_lines: int,
+                 sections: dict[str, list[dict[str, Any]]] | None = None,
+                 spans: list[dict[str, Any]] | None = None) -> None:
+        self.episode, self.state = episode, state  # state: open | closed
+        self.opened, self.closed, self.git, self.window_lines = opened, closed, git, window_lines
+        self.sections = sections if sections is not None else {}
+        self.spans = spans if spans is not None else []
 
     def as_json(self) -> dict[str, Any]:
         return {"episode": self.episode, "state": self.state, "opened": self.opened,

@@ -16,7 +16,6 @@ import json
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
@@ -150,13 +149,15 @@ def record_file(ws: Workspace, episode: str) -> tuple[Path, str] | None:
 
 # --- spans --------------------------------------------------------------------------------------
 
-@dataclass
 class SpanLines:
     """One span of an episode as its ledger window holds it."""
 
-    opened: Line | None  # None: the window starts inside it (retention trimmed its opening)
-    closed: Line | None = None  # None: still open, or its close never came
-    lines: list[Line] = field(default_factory=list)
+    __slots__ = ("opened", "closed", "lines")
+
+    def __init__(self, opened: Line | None) -> None:
+        self.opened = opened  # None: the window starts inside it (retention trimmed its opening)
+        self.closed: Line | None = None  # None: still open, or its close never came
+        self.lines: list[Line] = []
 
 
 def spans(window: list[Line]) -> list[SpanLines]:

@@ -11,7 +11,6 @@ import re
 import signal
 import subprocess
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -121,12 +120,13 @@ VERIFY_TIMEOUT_S = 600.0  # `finish --verify`: a test suite may take minutes; te
 TAIL_BYTES = 64 * 1024  # of the command's output, only the end is kept (its last lines are shown)
 
 
-@dataclass(frozen=True)
 class VerifyFailed(Exception):
-    command: str
-    code: int
-    tail: str
-    timed_out: float | None = None  # the timeout it ran into, when it did
+    """`finish --verify`'s command failed: its exit code and the tail of its output."""
+
+    def __init__(self, command: str, code: int, tail: str, timed_out: float | None = None) -> None:
+        super().__init__(command, code)
+        self.command, self.code, self.tail = command, code, tail
+        self.timed_out = timed_out  # the timeout it ran into, when it did
 
 
 def verify(ws: Workspace, command: str, timeout_s: float = VERIFY_TIMEOUT_S) -> None:

@@ -25,7 +25,6 @@ import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -86,7 +85,6 @@ class Line(NamedTuple):
         return self.data.get(key, default)
 
 
-@dataclass
 class LedgerIndex:
     """What the ledger holds up to `size` bytes (a line boundary), derived from its bytes.
 
@@ -96,16 +94,17 @@ class LedgerIndex:
     newest parseable `handover.recorded` line, or -1. The saved map is parsed only when an
     episode is looked up: the start hook mostly needs the header."""
 
-    dev: int
-    ino: int
-    size: int = 0
-    lines: int = 0
-    check: str = ""
-    handover: int = -1
-    saved: bytes = b"{}"  # the saved episodes map, as JSON text until it is needed
-    fresh: dict[str, list[int]] = field(default_factory=dict)  # episodes seen past the saved map
-    scanned: int = 0  # bytes scanned past what was loaded (not saved yet)
-    _known: dict[str, list[int]] | None = None
+
+    __slots__ = ("dev", "ino", "size", "lines", "check", "handover", "saved", "fresh", "scanned", "_known")
+
+    def __init__(self, dev: int, ino: int, size: int = 0, lines: int = 0, check: str = "",
+                 handover: int = -1, saved: bytes = b"{}") -> None:
+        self.dev, self.ino, self.size, self.lines, self.check = dev, ino, size, lines, check
+        self.handover = handover
+        self.saved = saved  # the saved episodes map, as JSON text until it is needed
+        self.fresh: dict[str, list[int]] = {}  # episodes seen past the saved map
+        self.scanned = 0  # bytes scanned past what was loaded (not saved yet)
+        self._known: dict[str, list[int]] | None = None
 
     def known(self) -> dict[str, list[int]]:
         if self._known is None:
@@ -134,11 +133,15 @@ class LedgerIndex:
                 "check": self.check, "handover": self.handover}
 
 
-@dataclass
 class ReadResult:
-    lines: list[Line]
-    malformed: int = 0
-    first_malformed: int | None = None
+    """Parsed lines, and the malformed ones counted (the first by its number)."""
+
+    __slots__ = ("lines", "malformed", "first_malformed")
+
+    def __init__(self, lines: list[Line]) -> None:
+        self.lines = lines
+        self.malformed = 0
+        self.first_malformed: int | None = None
 
 
 class Ledger:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +30,16 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-@dataclass(frozen=True)
 class Policy:
-    values: dict[str, Any]
-    declared: frozenset[str]  # the keys the file itself declares
-    path: Path | None = None
+    """The effective policy: every declared key's value, the keys the file itself declares, and
+    the file (a plain class: the hook path builds no dataclass, docs/PERFORMANCE.md)."""
+
+    __slots__ = ("values", "declared", "path")
+
+    def __init__(self, values: dict[str, Any], declared: frozenset[str], path: Path | None = None) -> None:
+        self.values = values
+        self.declared = declared  # the keys the file itself declares
+        self.path = path
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]

@@ -15,7 +15,6 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,13 +41,21 @@ def wait_bound(default: float) -> float:
     return value if math.isfinite(value) and 0 <= value <= 86_400 else default
 
 
-@dataclass
 class Workspace:
-    root: Path
-    _policy: Policy | None = field(default=None, repr=False)
-    _ledger: Ledger | None = field(default=None, repr=False)
-    _refs: git.Refs | None = field(default=None, repr=False)
-    deadline: float | None = field(default=None, repr=False)  # a hook's: every wait ends by it
+    """The repository a command works in: its paths, its policy and ledger (each read once), the
+    lock waits' deadline. Built once per command and handed down."""
+
+    __slots__ = ("root", "_policy", "_ledger", "_refs", "deadline")
+
+    def __init__(self, root: Path, deadline: float | None = None) -> None:
+        self.root = root
+        self._policy: Policy | None = None
+        self._ledger: Ledger | None = None
+        self._refs: git.Refs | None = None
+        self.deadline = deadline  # a hook's: every wait ends by it
+
+    def __repr__(self) -> str:
+        return f"Workspace({self.root!r})"
 
     # --- locks, each waited for a bounded time -------------------------------------------------
     def wait_s(self) -> float:
