@@ -37,3 +37,7 @@ step "echo \"the parser's tests refuse a tab since the first commit\" | majordom
 echo "the parser's tests refuse a tab since the first commit" | majordomus knowledge promote "$id"
 run majordomus knowledge check
 run majordomus knowledge status
+echo
+echo "The next session starts: the briefing its agent reads first carries what a person verified."
+step "printf '{\"session_id\":\"e2\",\"source\":\"startup\"}' | .claude/hooks/majordomus-session-start"
+printf '{"session_id":"e2","source":"startup"}' | .claude/hooks/majordomus-session-start
