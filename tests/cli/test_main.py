@@ -2,12 +2,14 @@
 so one command imports its own module, and no command but a hook imports the hooks."""
 from __future__ import annotations
 
+import argparse
 import importlib
 import subprocess
 import sys
 
 from conftest import Repo
-from majordomus.cli.main import COMMANDS
+from majordomus.cli.commands.knowledge import VERBS
+from majordomus.cli.main import COMMANDS, build_parser
 
 
 def test_the_command_table_is_what_each_module_declares() -> None:
@@ -29,3 +31,33 @@ def test_a_command_imports_its_own_module_only(repo: Repo) -> None:
     assert not {m for m in _imported(repo, "knowledge", "candidates") if m.startswith("majordomus.hooks")}
     everything = _imported(repo, "--help")
     assert {f"majordomus.cli.commands.{name}" for name in COMMANDS} <= everything
+
+
+def _verbs(parser: argparse.ArgumentParser) -> list[str]:
+    """The verbs `parser` declares under `knowledge`."""
+    (top,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    knowledge = top.choices["knowledge"]
+    (verbs,) = (a for a in knowledge._actions if isinstance(a, argparse._SubParsersAction))
+    return list(verbs.choices)
+
+
+def test_the_verb_table_is_what_the_knowledge_parser_declares() -> None:
+    assert _verbs(build_parser("knowledge")) == list(VERBS)  # every verb, in the order --help lists them
+    for verb in VERBS:  # each verb alone: declared by its own module, with that module's other verbs
+        alone = _verbs(build_parser("knowledge", verb))
+        assert verb in alone
+        assert set(alone) == {v for v, where in VERBS.items() if where == VERBS[verb]}
+
+
+def test_a_knowledge_verb_imports_its_own_module_only(repo: Repo) -> None:
+    derive = _imported(repo, "knowledge", "derive", "--dry-run")
+    assert "majordomus.tasks.derive" in derive
+    assert not {"majordomus.cli.commands.export", "majordomus.cli.commands.reviewing",
+                "majordomus.cli.commands.review", "majordomus.readers.cli"} & derive
+    candidates = _imported(repo, "knowledge", "candidates")
+    assert "majordomus.readers.cli" in candidates
+    assert not {"majordomus.cli.commands.export", "majordomus.tasks.derive"} & candidates
+    openapi = _imported(repo, "openapi")
+    assert "majordomus.readers.httpd" not in openapi
+    assert "shutil" not in openapi  # argparse's formatter is told the width (shutil brings bz2, lzma)
+    assert {"majordomus.cli.commands.export", "majordomus.cli.commands.reviewing"} <= _imported(repo, "knowledge", "--help")

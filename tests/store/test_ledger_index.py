@@ -60,7 +60,7 @@ ACTIONS = st.one_of(
               st.sampled_from(("session.opened", "checkpoint.recorded", "handover.recorded", "decision.recorded")),
               st.sampled_from(("main", "feature", None))),
     st.tuples(st.just("odd"), st.sampled_from(EPISODES),
-              st.sampled_from(("spaced", "reordered", "twice", "escaped", "torn", "blank", "nested", "binary"))),
+              st.sampled_from(("spaced", "blanks", "reordered", "twice", "escaped", "torn", "blank", "nested", "binary"))),
     st.tuples(st.just("trim"), st.integers(1, 12)),
     st.tuples(st.just("forget"), st.sampled_from(("delete", "garble", "foreign"))),
     st.tuples(st.just("rewrite"), st.sampled_from(("truncate", "replace", "grow-back", "last-line"))),
@@ -78,6 +78,9 @@ def _act(ledger: Ledger, action: tuple[Any, ...], n: int) -> None:
         _, episode, shape = action
         if shape == "spaced":  # json.dumps' default separators
             _raw(ledger.path, _line(ts="2026-01-01T00:00:00Z", event="session.opened", session=episode, branch="sp"))
+        elif shape == "blanks":  # JSON's every blank, between every token
+            _raw(ledger.path, ('{ \t"ts" :\t"2026-01-01T00:00:00Z" ,\r"event" : "session.opened" , "session" : '
+                               + json.dumps(episode, ensure_ascii=False) + ' , "branch" : "bl" }\n').encode("utf-8"))
         elif shape == "reordered":
             _raw(ledger.path, _line(event="handover.recorded", session=episode, ts="2026-01-01T00:00:00Z", next="r"))
         elif shape == "twice":  # JSON keeps the last of two keys
@@ -157,12 +160,13 @@ def _agree(ledger: Ledger) -> None:
     assert (blocks.malformed, blocks.first_malformed) == (whole.malformed, whole.first_malformed)
 
 
-@pytest.mark.parametrize("chunk,save_after", [(64, 1), (257, 300), (1 << 22, 1 << 18)])
+@pytest.mark.parametrize("chunk,save_after,few", [(64, 1, 64), (257, 300, 0), (1 << 22, 1 << 18, 2)])
 @given(actions=st.lists(ACTIONS, max_size=40))
 def test_every_reader_through_the_index_answers_what_a_full_parse_answers(
         tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
-        chunk: int, save_after: int, actions: list[tuple[Any, ...]]) -> None:
+        chunk: int, save_after: int, few: int, actions: list[tuple[Any, ...]]) -> None:
     monkeypatch.setattr(ledger_module, "CHUNK", chunk)
+    monkeypatch.setattr(ledger_module, "FEW", few)
     monkeypatch.setattr(ledger_module, "SAVE_AFTER", save_after)
     local = tmp_path_factory.mktemp("local")
     ledger = Ledger(local)

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     import argparse
 
 # Command modules, in the order `majordomus --help` lists them, with the commands each declares
-# (its NAMES): a command imports its own module only, not all fourteen and what they import.
+# (its NAMES): a command imports its own module only, not all sixteen and what they import. A
+# module with VERBS (`knowledge`) declares, given the verb, only the verbs of that verb's module.
 COMMANDS: dict[str, tuple[str, ...]] = {
     "init": ("init",),
     "capture": ("capture",),
@@ -26,7 +27,9 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "history": ("history",),
     "context": ("context",),
     "knowledge": ("knowledge",),
-    "readers": ("mcp", "serve", "openapi"),
+    "mcp": ("mcp",),
+    "serve": ("serve",),
+    "openapi": ("openapi",),
     "doctor": ("check", "doctor", "watch"),
     "rules": ("rules",),
     "drain": ("drain",),
@@ -50,12 +53,32 @@ def _parser_class() -> type[argparse.ArgumentParser]:
             """One line, like every refusal: what was wrong and where the help is."""
             self.exit(USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
 
+        def _get_formatter(self) -> argparse.HelpFormatter:
+            """argparse's formatter, told the width: without it, every `add_argument` makes one
+            that imports shutil for the terminal's width, and with shutil bz2 and lzma (~8 ms)."""
+            return self.formatter_class(prog=self.prog, width=_width())
+
     return Parser
 
 
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The parser; with `only`, just the command module that declares that command (fast path:
-    the hooks run on every session boundary and must not pay for every command's parser)."""
+def _width() -> int:
+    """The help text's width, as argparse would take it from `shutil.get_terminal_size`."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
+
+
+def build_parser(only: str | None = None, verb: str | None = None) -> argparse.ArgumentParser:
+    """The parser; with `only`, just the command module that declares that command, and with
+    `verb`, just the module that declares that verb (fast path: a command pays for its own
+    modules' imports, not for every command's)."""
     import argparse
 
     Parser = _parser_class()
@@ -66,7 +89,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     owner = [name for name, names in COMMANDS.items() if only in names] or list(COMMANDS)
     for name in owner:
-        importlib.import_module(f"majordomus.cli.commands.{name}").add_parsers(sub)
+        module = importlib.import_module(f"majordomus.cli.commands.{name}")
+        if verb is not None and verb in getattr(module, "VERBS", ()):
+            module.add_parsers(sub, verb)
+        else:
+            module.add_parsers(sub)
     return parser
 
 
@@ -76,7 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hook is not None:  # the hooks' modules, imported by the hooks alone
         code: int = importlib.import_module("majordomus.hooks.run").run(*hook)
         return code
-    parser = build_parser(argv[0] if argv else None)
+    parser = build_parser(*argv[:2])
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:

@@ -116,7 +116,7 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
         branch = ctx.git.get("branch")
         out += session_context.blocks(ctx, level=2)
     elif branch is None:
-        branch = git.head(ws.root).branch
+        branch = git.branch(ws.root)
     out += _knows(ws)
     task = work.active_task(ws)
     out.append(Block("Active task", 2, [f"{task['task']}: {task['title']}"

@@ -2,13 +2,14 @@
 target names, in words — the episode with its branch and when it opened, the task by its title,
 a commit by its subject, another record by its title.
 
-One ledger read (the few events that name episodes and tasks, pre-filtered), one git call for
-every commit, and the store's listing for `knowledge:` targets. Nothing here decides whether a
+Two pre-filtered ledger reads (the episodes' open and close lines; the lines that name a task
+cited), one git call for every commit, and the store's listing for `knowledge:` targets. Nothing here decides whether a
 reference is admissible or resolves: that is `knowledge check`'s; an entry that names nothing
 this checkout knows says so (`resolved: false`) and is shown as written.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +21,7 @@ from majordomus.store import listing as kstore
 from majordomus.store import records
 from majordomus.store.workspace import Workspace
 
-EVENTS = ("session.opened", "session.closed", "task.started", "task.finished", "decision.recorded")
+TASK_EVENTS = ("task.started", "task.finished", "decision.recorded")
 
 
 @dataclass(frozen=True)
@@ -60,24 +61,28 @@ def resolve(ws: Workspace, meta: dict[str, Any]) -> list[Reference]:
     kinds = {ref.partition(":")[0] for _, ref in pairs}
     episodes: dict[str, dict[str, str | None]] = {}
     tasks: dict[str, dict[str, Any]] = {}
-    if kinds & {"session", "task", "decision"}:
-        for line in ws.ledger.events(*EVENTS):
-            task = line.get("task")
-            if line.event in ("session.opened", "session.closed") and line.session:
+    if "session" in kinds:
+        for line in ws.ledger.events("session.opened", "session.closed"):
+            if line.session:
                 seen = episodes.setdefault(line.session, {"opened": None, "closed": None, "branch": None})
                 if line.event == "session.opened":
                     seen["opened"] = seen["opened"] or line.ts
                     seen["branch"] = line.get("branch") if isinstance(line.get("branch"), str) else seen["branch"]
                 else:
                     seen["closed"] = line.ts
-            elif isinstance(task, str):
-                entry = tasks.setdefault(task, {"title": None, "outcome": None, "decisions": []})
-                if line.event == "task.started":
-                    entry["title"] = line.get("title")
-                elif line.event == "task.finished":
-                    entry["outcome"] = line.get("outcome")
-                elif isinstance(line.get("text"), str):
-                    entry["decisions"].append(line.get("text"))
+    named_tasks = {ref.partition(":")[2] for _, ref in pairs if ref.partition(":")[0] in ("task", "decision")}
+    if named_tasks:  # only the lines that hold a named task's id as a JSON string are parsed
+        for line in ws.ledger.matching(*(json.dumps(t, ensure_ascii=False) for t in sorted(named_tasks))):
+            task = line.get("task")
+            if line.event not in TASK_EVENTS or task not in named_tasks:
+                continue
+            entry = tasks.setdefault(task, {"title": None, "outcome": None, "decisions": []})
+            if line.event == "task.started":
+                entry["title"] = line.get("title")
+            elif line.event == "task.finished":
+                entry["outcome"] = line.get("outcome")
+            elif isinstance(line.get("text"), str):
+                entry["decisions"].append(line.get("text"))
     named = {ref.partition(":")[2] for _, ref in pairs if ref.startswith("session:")}
     branches = episode_branches(ws, named, {e: v["branch"] for e, v in episodes.items()}) if named else {}
     shas = sorted({ref.partition(":")[2] for _, ref in pairs if ref.startswith("commit:")})

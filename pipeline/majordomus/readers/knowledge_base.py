@@ -77,7 +77,7 @@ def candidates(ws: Workspace) -> list[dict[str, Any]]:
 
     entries = {e.path: e for e in store.listing(ws).of("candidates") if e.readable}
     waiting = queue.waiting(ws, paths=list(entries))
-    ordered = agenda.ordered(ws, waiting, git.head(ws.root).branch) if waiting else []
+    ordered = agenda.ordered(ws, waiting, git.branch(ws.root)) if waiting else []
     return [{"id": w.candidate.id, "title": w.candidate.title, "class": w.candidate.cls,
              "branch": w.candidate.branch, **w.as_dict(), "episode": w.candidate.episode,
              "path": entries[w.candidate.path].rel, "tracked": entries[w.candidate.path].tracked}
@@ -105,7 +105,7 @@ def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parame
     if entry.source == "candidates" and isinstance(meta, dict) and meta.get("status", "candidate") == "candidate":
         (one,) = queue.waiting(ws, paths=[entry.path]) or (None,)
         if one is not None:
-            (w,) = agenda.ordered(ws, [one], git.head(ws.root).branch)
+            (w,) = agenda.ordered(ws, [one], git.branch(ws.root))
             review = {**w.as_dict(), "branch": one.branch, "episode": one.episode}
     return {"id": entry.id, "source": entry.source, "path": entry.rel, "tracked": entry.tracked,
             "meta": meta, "body": body, "problem": problem, "references": refs, "review": review}

@@ -1,57 +1,34 @@
-"""majordomus knowledge: derive, and the readers and acts of the knowledge store."""
+"""majordomus knowledge: derive, and the readers and acts of the knowledge store, each verb declared
+by the module that implements it."""
 from __future__ import annotations
 
-from majordomus.base.errors import OK
-from majordomus.base.ids import check_id
-from majordomus.base.output import emit_json, show
+import importlib
+
 from majordomus.cli.commands import Subparsers
-from majordomus.cli.commands.export import export_verbs
-from majordomus.cli.commands.review import review_verbs
-from majordomus.cli.commands.reviewing import add_review
-from majordomus.evidence import episodes
-from majordomus.readers.cli import add_verbs
-from majordomus.store.workspace import open_workspace
-from majordomus.tasks import derive as deriver
 
 NAMES = ("knowledge",)
 
+# Each verb of `knowledge` and the function that declares it: a verb imports the module that
+# declares it and what that imports, not every verb's. In the order `knowledge --help` lists them;
+# tests/cli/test_main.py checks the table against the parser.
+_READERS = "majordomus.readers.cli:add_verbs"  # generated from readers.knowledge_base's CAPABILITIES
+_ACTS = "majordomus.cli.commands.review:review_verbs"
+VERBS: dict[str, str] = {
+    "derive": "majordomus.cli.commands.derive:derive_verbs",
+    "candidates": _READERS, "record": _READERS, "status": _READERS, "search": _READERS, "edges": _READERS,
+    "promote": _ACTS, "reject": _ACTS, "check": _ACTS,
+    "review": "majordomus.cli.commands.reviewing:add_review",  # the walk through the queue at a terminal
+    "export": "majordomus.cli.commands.export:export_verbs",
+}
 
-def add_parsers(sub: Subparsers) -> None:
+
+def add_parsers(sub: Subparsers, verb: str | None = None) -> None:
     p = sub.add_parser("knowledge", help="derive, read and review knowledge records",
                        description="The knowledge store: candidates derived at episode boundaries, "
                        "promoted or rejected by a person.")
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
-    d = verbs.add_parser("derive", help="derive an episode's candidates (a doit task)",
-                         description="Map an episode's ledger lines and commits to candidate records by "
-                         "the fixed table. A re-run over unchanged evidence writes nothing and says so.")
-    d.add_argument("--episode", help="the episode (default: the open one)")
-    d.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
-    d.add_argument("--json", action="store_true")
-    d.set_defaults(handler=lambda a: derive(a.episode, a.dry_run, a.json))
-
-    add_verbs(verbs)  # candidates | record | status, generated from pipeline.knowledge_base; edges
-
-    review_verbs(verbs)
-    add_review(verbs)  # the walk through the queue at a terminal
-    export_verbs(verbs)
+    wanted = [VERBS[verb]] if verb in VERBS else list(dict.fromkeys(VERBS.values()))
+    for where in wanted:
+        module, _, declare = where.partition(":")
+        getattr(importlib.import_module(module), declare)(verbs)
     p.set_defaults(help_parser=p)
-
-
-def derive(episode: str | None, dry_run: bool, as_json: bool) -> int:
-    ws = open_workspace()
-    episode = check_id(episode, "episode id") if episode is not None else episodes.require_current(ws)
-    outcome = deriver.derive(ws, episode, dry_run=dry_run)
-    if as_json:
-        emit_json({"episode": episode, "dry_run": dry_run,
-                   "written": [ws.rel(p) for p in outcome.written],
-                   "unchanged": [ws.rel(p) for p in outcome.unchanged],
-                   "skipped": [{"line": n, "why": why} for n, why in outcome.skipped],
-                   "kept": outcome.kept, "edited": [ws.rel(p) for p in outcome.edited],
-                   "provenance": outcome.provenance,
-                   "records": [{"id": d.id, "class": d.cls, "epistemics": d.epistemics,
-                                "title": d.title, "path": ws.rel(d.path),
-                                "derived_from": list(d.derived_from)} for d in outcome.drafts]})
-    else:
-        show(outcome.summary(ws) + "\n")
-    return OK
-

@@ -1,25 +1,17 @@
-"""majordomus mcp | serve | openapi: the reader capabilities of `readers.knowledge_base`, projected
-to MCP on stdio (with the evidence writers), to a read-only HTTP server, and to its OpenAPI
-document."""
+"""majordomus serve: the reader capabilities of `readers.knowledge_base` over read-only HTTP, with
+the cockpit's pages."""
 from __future__ import annotations
 
-from majordomus.base.errors import OK, USAGE, FatalError
-from majordomus.base.output import emit_json
+from majordomus.base.errors import USAGE, FatalError
 from majordomus.cli.commands import Subparsers
 from majordomus.cli.options import port as port_number
-from majordomus.readers import httpd, mcp_stdio
-from majordomus.readers.openapi import document
+from majordomus.readers import httpd
 from majordomus.store.workspace import open_workspace
 
-NAMES = ("mcp", "serve", "openapi")
+NAMES = ("serve",)
 
 
 def add_parsers(sub: Subparsers) -> None:
-    m = sub.add_parser("mcp", help="serve the knowledge readers and the evidence writers as MCP tools on stdio",
-                       description="An MCP server on stdin/stdout: one tool per reader capability, and the "
-                       "evidence writers (record a decision, ask or resolve a question, start or finish a task).")
-    m.add_argument("--list", action="store_true", help="print the tool list as JSON and exit")
-    m.set_defaults(handler=lambda a: mcp(a.list))
     s = sub.add_parser("serve", help="serve the knowledge readers over HTTP (read-only)",
                        description="A read-only HTTP server: GET /openapi.json and one route per reader "
                        "capability. Bound to 127.0.0.1 unless --host says otherwise.")
@@ -29,19 +21,6 @@ def add_parsers(sub: Subparsers) -> None:
                    help="answer requests whose Host header is NAME too (repeatable; localhost, "
                    "127.0.0.1, ::1 and --host are always answered, any other Host is refused: 421)")
     s.set_defaults(handler=lambda a: serve(a.host, a.port, tuple(a.allow_host)))
-    o = sub.add_parser("openapi", help="print the OpenAPI 3.1 document of the readers",
-                       description="The OpenAPI 3.1 document generated from the reader declarations, "
-                       "as `majordomus serve` serves it at /openapi.json.")
-    o.set_defaults(handler=lambda a: openapi())
-
-
-def mcp(list_only: bool) -> int:
-    """Serve the MCP tools on stdio (or print their list)."""
-
-    if list_only:
-        emit_json(mcp_stdio.tools())
-        return OK
-    return mcp_stdio.serve(open_workspace().root)
 
 
 def serve(host: str, port: int, allow: tuple[str, ...] = ()) -> int:
@@ -55,10 +34,3 @@ def serve(host: str, port: int, allow: tuple[str, ...] = ()) -> int:
     except OSError as exc:
         raise FatalError(f"cannot listen on {host}:{port}: {exc.strerror or exc}: "
                          "choose another --port (0 picks a free one)", USAGE) from None
-
-
-def openapi() -> int:
-    """Print the OpenAPI document."""
-
-    emit_json(document())
-    return OK
