@@ -229,10 +229,18 @@ def read_regular(path: Path | str, limit: int = -1) -> bytes:
             raise OSError(errno.ELOOP, "a symbolic link, which majordomus never follows", str(path)) from None
         raise
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "not a regular file (a folder, a pipe or a device)", str(path))
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            return handle.read(limit)
+        chunks, total = [], 0
+        while limit < 0 or total < limit:  # plain reads, sized by the file: no buffered file object
+            want = max(st.st_size - total + 1, 8192)
+            chunk = os.read(fd, want if limit < 0 else min(want, limit - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        return b"".join(chunks)
     finally:
         os.close(fd)
 

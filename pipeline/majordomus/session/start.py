@@ -134,8 +134,9 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
 
 
 def drain_at_boundary(ws: Workspace) -> Drained | None:
-    """The boundary's drain; with an empty outbox (the usual start) it is not even loaded."""
-    if not outbox.listing(ws):
+    """The boundary's drain; with an empty outbox (the usual start), or on the trunk where the
+    outbox waits, it is not even loaded."""
+    if not outbox.listing(ws) or outbox.refusal(ws) is not None:
         return None
     from majordomus.tasks import drain
 

@@ -155,6 +155,9 @@ def run(ws: Workspace) -> Drained:
     """
 
     state = Drained()
+    if not outbox.listing(ws):  # nothing staged: no task to run, and doit is not even imported
+        state.where = ws.rel(ws.outbox)
+        return state
     report = doitrun.RunReport()
     code, report, text = doitrun.run_quietly(creators(ws, state, report), ["drain"], ws.dep_file, ws.root,
                                              report=report, wait_s=ws.wait_s())
