@@ -7,7 +7,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from majordomus import __version__
 from majordomus.base.errors import INTERNAL, INTERRUPTED, OK, USAGE, FatalError
@@ -56,7 +56,8 @@ def _parser_class() -> type[argparse.ArgumentParser]:
         def _get_formatter(self) -> argparse.HelpFormatter:
             """argparse's formatter, told the width: without it, every `add_argument` makes one
             that imports shutil for the terminal's width, and with shutil bz2 and lzma (~8 ms)."""
-            return self.formatter_class(prog=self.prog, width=_width())
+            formatter = cast("type[argparse.HelpFormatter]", self.formatter_class)
+            return formatter(prog=self.prog, width=_width())
 
     return Parser
 
@@ -67,7 +68,7 @@ def _width() -> int:
         columns = int(os.environ.get("COLUMNS", ""))
     except ValueError:
         columns = 0
-    if columns <= 0:
+    if columns <= 0 and sys.__stdout__ is not None:
         try:
             columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
         except (AttributeError, ValueError, OSError):
