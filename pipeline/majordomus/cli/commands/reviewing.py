@@ -23,6 +23,7 @@ from typing import Any
 from majordomus.base.errors import OK, USAGE, FatalError
 from majordomus.base.fsio import atomic_write, read_bytes, remove
 from majordomus.base.output import emit_json, show
+from majordomus.cli.commands import Subparsers
 from majordomus.knowledge import review as acts
 from majordomus.knowledge.agenda import waited
 from majordomus.readers import knowledge_base as kb
@@ -36,7 +37,7 @@ RULE = "─" * 64
 DROPPED = "#~"  # a line of an editor's evidence file starting with this is a hint, dropped
 
 
-def add_review(verbs: Any) -> None:  # the `knowledge` verbs
+def add_review(verbs: Subparsers) -> None:  # the `knowledge` verbs
     r = verbs.add_parser("review", help="walk the review queue at a terminal: promote, reject, edit, skip",
                          description="Show each candidate (this branch first, oldest review age first) "
                          "with its body, provenance resolved and review age, and ask: promote (evidence "
