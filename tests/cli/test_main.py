@@ -61,3 +61,4 @@ def test_a_knowledge_verb_imports_its_own_module_only(repo: Repo) -> None:
     assert "majordomus.readers.httpd" not in openapi
     assert "shutil" not in openapi  # argparse's formatter is told the width (shutil brings bz2, lzma)
     assert {"majordomus.cli.commands.export", "majordomus.cli.commands.reviewing"} <= _imported(repo, "knowledge", "--help")
+    assert "doit" not in _imported(repo, "drain")  # an empty outbox: no task to run, doit not loaded
