@@ -25,6 +25,12 @@ SECRETS = {
     "Slack Token": "xoxb-1234567890-0987654321-" + "abcd" * 6,
 }
 KINDS = list(SECRETS)
+# Anthropic's keys (detect-secrets has no plugin for them: ours, base/credential_plugins.py), made
+# up in the shape gitleaks matches: kind and version, 93 characters of [A-Za-z0-9_-], then AA
+ANTHROPIC = {
+    "Anthropic API Key": "sk-ant-api03-" + "x9Ab_-" * 15 + "Z7qAA",
+    "Anthropic Admin API Key": "sk-ant-admin01-" + "-Q2w_e" * 15 + "r5TAA",
+}
 
 # writer -> (argv before the text, argv after it); the text goes where the writer takes free text
 WRITERS = {
@@ -84,6 +90,45 @@ def test_every_writer_refuses_a_credential_by_kind(repo: Repo, writer: str) -> N
     for part in secret.splitlines():
         assert part not in proc.stderr + proc.stdout, "the refusal repeats the secret"
     assert _state(repo) == held, f"{writer}: something was written"
+
+
+@pytest.mark.parametrize("kind", list(ANTHROPIC))
+@pytest.mark.parametrize("writer", ["decision", "handover", "promote evidence"])
+def test_anthropic_keys_are_refused_by_kind(repo: Repo, writer: str, kind: str) -> None:
+    secret = ANTHROPIC[kind]
+    [candidate] = repo.candidates()
+    before, after = WRITERS[writer]
+    argv = [{"C": candidate.stem}.get(a, a) for a in before]
+    stdin = None
+    if writer == "promote evidence":
+        stdin = f"Checked by hand with ANTHROPIC_API_KEY={secret}\n"
+    else:
+        argv += [f"export ANTHROPIC_API_KEY={secret} before the run", *after]
+    held = _state(repo)
+    proc = repo.mj(*argv, input=stdin)
+    assert proc.returncode == 4, (writer, proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"({kind})" in lines[0] and "credential" in lines[0], lines[0]
+    assert secret not in proc.stderr + proc.stdout and secret[:30] not in proc.stderr
+    assert _state(repo) == held, f"{writer}: something was written"
+
+
+def test_the_hooks_never_import_detect_secrets(tmp_path: Path) -> None:
+    """The screen's plugins stay off the hook paths: a start and an end hook, with the import
+    trace on, load no module of detect-secrets (nor ours of its plugins)."""
+    repo = make_repo(tmp_path / "repo")
+    repo.mj("session", "start", "--id", "e0", check=True)
+    repo.mj("decision", "add", "use sqlite for the dep file", "--why", "one file", check=True)
+    trace = {"PYTHONPROFILEIMPORTTIME": "1"}
+    for name, payload in (("session-start", {"session_id": "e1", "source": "startup"}),
+                          ("session-end", {"session_id": "e1", "reason": "other"})):
+        proc = repo.hook(name, payload, env=trace)
+        assert proc.returncode == 0
+        imported = {line.rsplit(b"|", 1)[-1].strip().decode() for line in proc.stderr.splitlines()
+                    if line.startswith(b"import time:")}
+        assert "majordomus.store.ledger" in imported, name  # the trace is on
+        assert not {m for m in imported if m.startswith(("detect_secrets", "majordomus.base.credential_plugins"))}, name
 
 
 def test_prose_without_a_credential_passes(repo: Repo) -> None:

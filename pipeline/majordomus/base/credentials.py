@@ -22,26 +22,30 @@ from typing import Any
 
 _MAY_HOLD = re.compile(r"PRIVATE KEY|PuTTY|://|_authToken|eyJ|(?i:xox)|(?i:aws)|AccountKey=|[\w\-]{15,}")
 
-# module, class: the shaped credentials (no entropy, keyword, IP or Artifactory guesses)
+# module, class: the shaped credentials (no entropy, keyword, IP or Artifactory guesses);
+# detect-secrets' own, then ours for what it has no plugin for (credential_plugins.py)
+_OWN = "majordomus.base.credential_plugins"
 PLUGINS = (
-    ("private_key", "PrivateKeyDetector"),
-    ("aws", "AWSKeyDetector"),
-    ("azure_storage_key", "AzureStorageKeyDetector"),
-    ("github_token", "GitHubTokenDetector"),
-    ("gitlab_token", "GitLabTokenDetector"),
-    ("basic_auth", "BasicAuthDetector"),
-    ("slack", "SlackDetector"),
-    ("stripe", "StripeDetector"),
-    ("openai", "OpenAIDetector"),
-    ("pypi_token", "PypiTokenDetector"),
-    ("npm", "NpmDetector"),
-    ("jwt", "JwtTokenDetector"),
-    ("sendgrid", "SendGridDetector"),
-    ("twilio", "TwilioKeyDetector"),
-    ("discord", "DiscordBotTokenDetector"),
-    ("telegram_token", "TelegramBotTokenDetector"),
-    ("mailchimp", "MailchimpDetector"),
-    ("square_oauth", "SquareOAuthDetector"),
+    ("detect_secrets.plugins.private_key", "PrivateKeyDetector"),
+    ("detect_secrets.plugins.aws", "AWSKeyDetector"),
+    ("detect_secrets.plugins.azure_storage_key", "AzureStorageKeyDetector"),
+    ("detect_secrets.plugins.github_token", "GitHubTokenDetector"),
+    ("detect_secrets.plugins.gitlab_token", "GitLabTokenDetector"),
+    ("detect_secrets.plugins.basic_auth", "BasicAuthDetector"),
+    ("detect_secrets.plugins.slack", "SlackDetector"),
+    ("detect_secrets.plugins.stripe", "StripeDetector"),
+    ("detect_secrets.plugins.openai", "OpenAIDetector"),
+    ("detect_secrets.plugins.pypi_token", "PypiTokenDetector"),
+    ("detect_secrets.plugins.npm", "NpmDetector"),
+    ("detect_secrets.plugins.jwt", "JwtTokenDetector"),
+    ("detect_secrets.plugins.sendgrid", "SendGridDetector"),
+    ("detect_secrets.plugins.twilio", "TwilioKeyDetector"),
+    ("detect_secrets.plugins.discord", "DiscordBotTokenDetector"),
+    ("detect_secrets.plugins.telegram_token", "TelegramBotTokenDetector"),
+    ("detect_secrets.plugins.mailchimp", "MailchimpDetector"),
+    ("detect_secrets.plugins.square_oauth", "SquareOAuthDetector"),
+    (_OWN, "AnthropicApiKeyDetector"),
+    (_OWN, "AnthropicAdminKeyDetector"),
 )
 
 _DETECTORS: list[Any] = []
@@ -52,7 +56,7 @@ def _detectors() -> list[Any]:
         import importlib
 
         for module, name in PLUGINS:
-            plugin = getattr(importlib.import_module(f"detect_secrets.plugins.{module}"), name)
+            plugin = getattr(importlib.import_module(module), name)
             _DETECTORS.append(plugin())
     return _DETECTORS
 
