@@ -4,11 +4,13 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,36 @@ SEED = int(os.environ.get("MJ_CRASH_SEED", "1984"))
 def rng(name: str) -> random.Random:
     """A fixed-seed generator per suite, so CI replays the same kill points."""
     return random.Random(f"{SEED}:{name}")
+
+
+# Trials run in this many streams at once, each on its own copy of the prepared repository: a
+# trial is one process at a time (the one killed, then the reader and the rerun), so a second
+# stream uses the machine's other core. Every trial asserts what it did alone.
+STREAMS = 2
+
+
+def in_streams(name: str, trials: int, prepared: Path,
+               trial: Callable[[Path, random.Random, str], tuple[int, ...]]) -> tuple[int, ...]:
+    """Run `trials` trials of `trial(root, random, tag)` in `STREAMS` threads: the first on
+    `prepared`, the others on copies of it made first, each with its own seeded generator
+    (`rng(f"{name}:{stream}")`) and a tag unique to the trial. Returns the trials' counts, summed."""
+    roots = [prepared]
+    for stream in range(1, STREAMS):
+        copy = prepared.with_name(f"{prepared.name}-stream{stream}")
+        shutil.copytree(prepared, copy, symlinks=True)
+        roots.append(copy)
+
+    def run(stream: int) -> list[int]:
+        pick = rng(f"{name}:{stream}")
+        totals: list[int] = []
+        for n in range(stream, trials, STREAMS):
+            counts = trial(roots[stream], pick, f"s{stream}n{n}")
+            totals = [a + b for a, b in zip(totals, counts)] if totals else list(counts)
+        return totals
+
+    with ThreadPoolExecutor(STREAMS) as pool:
+        results = list(pool.map(run, range(STREAMS)))
+    return tuple(sum(column) for column in zip(*results))
 
 
 def kill_after(argv: list[str], cwd: Path, delay_s: float, env: dict[str, str] | None = None,

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from random import Random
 
-from conftest import MAJORDOMUS, make_repo
-from crashkit import assert_ledger_parses, assert_records_whole, kill_after, rng
+from conftest import MAJORDOMUS, Repo, make_repo
+from crashkit import assert_ledger_parses, assert_records_whole, in_streams, kill_after
 
 DERIVE_TRIALS = 60
 TRIM_TRIALS = 40
@@ -29,25 +30,28 @@ def test_killed_derivations(tmp_path: Path) -> None:
                                      "session": "e1", "task": None, "text": f"decision number {n}",
                                      "why": "crash test"}) + "\n")
     candidates = repo.root / ".ai/repo/knowledge/candidates"
-    dep = repo.root / ".ai/local/state/doit.sqlite3"
     repo.mj("knowledge", "derive", "--episode", "e1", check=True)
     reference = _snapshot(candidates)
     assert len(reference) == 40
-    random = rng("derive")
-    killed = 0
-    for _ in range(DERIVE_TRIALS):
+
+    def trial(root: Path, random: Random, tag: str) -> tuple[int]:
+        copy = Repo(root)
+        candidates, dep = root / ".ai/repo/knowledge/candidates", root / ".ai/local/state/doit.sqlite3"
         for path in candidates.glob("e1-*.md"):
             path.unlink()
         if random.random() < 0.5:
             dep.unlink(missing_ok=True)
-        killed += kill_after([MAJORDOMUS, "knowledge", "derive", "--episode", "e1"], repo.root,
-                             random.uniform(0.0, 0.6))
+        killed = kill_after([MAJORDOMUS, "knowledge", "derive", "--episode", "e1"], root,
+                            random.uniform(0.0, 0.6))
         assert_records_whole(candidates)
-        assert_ledger_parses(ledger)
-        listed = json.loads(repo.mj("knowledge", "candidates", "--json", check=True).stdout)
+        assert_ledger_parses(root / ".ai/local/ledger.jsonl")
+        listed = json.loads(copy.mj("knowledge", "candidates", "--json", check=True).stdout)
         assert all(not c["id"].startswith(".tmp.") for c in listed)
-        repo.mj("knowledge", "derive", "--episode", "e1", check=True)
+        copy.mj("knowledge", "derive", "--episode", "e1", check=True)
         assert _snapshot(candidates) == reference
+        return (int(killed),)
+
+    (killed,) = in_streams("derive", DERIVE_TRIALS, repo.root, trial)
     assert killed >= DERIVE_TRIALS // 3, f"only {killed} runs were killed mid-way: widen the delays"
 
 
@@ -55,31 +59,33 @@ def test_killed_retention_trims(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     policy = repo.root / ".ai/repo/policy.yaml"
     policy.write_text(policy.read_text().replace("retention_lines: 50000", "retention_lines: 3000"))
-    ledger = repo.root / ".ai/local/ledger.jsonl"
-    random = rng("trim")
-    killed = 0
-    env = dict(os.environ)
-    for trial in range(TRIM_TRIALS):
+
+    def trial(root: Path, random: Random, tag: str) -> tuple[int]:
+        copy = Repo(root)
+        ledger = root / ".ai/local/ledger.jsonl"
         with open(ledger, "a", encoding="utf-8") as handle:
             for n in range(400):
                 handle.write(json.dumps({"ts": "2026-03-04T05:06:07Z", "event": "checkpoint.recorded",
-                                         "session": f"old{trial}", "note": f"{trial}.{n}"}) + "\n")
+                                         "session": f"old{tag}", "note": f"{tag}.{n}"}) + "\n")
         before = ledger.read_text(encoding="utf-8").splitlines()
-        ep = f"t{trial}"
-        repo.mj("session", "start", "--id", ep, check=True)
-        killed += kill_after([MAJORDOMUS, "session", "close", "--id", ep], repo.root,
-                             random.uniform(0.0, 0.5), env)
+        ep = f"t{tag}"
+        copy.mj("session", "start", "--id", ep, check=True)
+        killed = kill_after([MAJORDOMUS, "session", "close", "--id", ep], root, random.uniform(0.0, 0.5),
+                            dict(os.environ))
         assert_ledger_parses(ledger)
         after = ledger.read_text(encoding="utf-8").splitlines()
         # what survives is whole lines, in order: a suffix of what was there, then what was added
         old = set(before)
         kept = next((i for i, line in enumerate(after) if line not in old), len(after))
         assert kept > 0 and after[:kept] == before[len(before) - kept:]
-        if (repo.root / ".ai/local/state/episodes" / f"{ep}.json").exists():
-            repo.mj("session", "close", "--id", ep, check=True)
+        if (root / ".ai/local/state/episodes" / f"{ep}.json").exists():
+            copy.mj("session", "close", "--id", ep, check=True)
         # a kill after session.closed but before the trim leaves the cap to the next close
-        repo.mj("session", "start", "--id", f"{ep}-next", check=True)
-        repo.mj("session", "close", "--id", f"{ep}-next", check=True)
+        copy.mj("session", "start", "--id", f"{ep}-next", check=True)
+        copy.mj("session", "close", "--id", f"{ep}-next", check=True)
         assert len(ledger.read_text(encoding="utf-8").splitlines()) <= 3000 + 1
         assert not list(ledger.parent.glob(".tmp.*")), "a completed trim sweeps a killed one's leftover"
+        return (int(killed),)
+
+    (killed,) = in_streams("trim", TRIM_TRIALS, repo.root, trial)
     assert killed >= TRIM_TRIALS // 4, f"only {killed} closes were killed mid-way"

@@ -11,9 +11,10 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from random import Random
 
 from conftest import MAJORDOMUS, Repo, make_repo, published
-from crashkit import assert_ledger_parses, assert_records_whole, kill_after, rng
+from crashkit import assert_ledger_parses, assert_records_whole, in_streams, kill_after
 
 PROMOTE_TRIALS = 50
 DRAIN_TRIALS = 50
@@ -106,31 +107,36 @@ def test_killed_promotions(tmp_path: Path) -> None:
     assert proc.returncode == 4 and "exists already" in proc.stderr
     assert _snapshot(candidates, curated) == before
 
-    random = rng("promote")
-    killed = resumed = 0
-    for _ in range(PROMOTE_TRIALS):
+    def trial(root: Path, random: Random, tag: str) -> tuple[int, int]:
+        copy = Repo(root)
+        candidates, curated = root / ".ai/repo/knowledge/candidates", root / ".ai/repo/knowledge/curated"
+        ledger = root / ".ai/local/ledger.jsonl"
         rid = random.choice(sorted(references))
-        reset(base)
+        _restore(candidates, base)
+        _restore(curated, base)
+        ledger.write_bytes(base_ledger)
         since = len(base_ledger.splitlines())
-        killed += kill_after([MAJORDOMUS, "knowledge", "promote", rid, "--class", "constraint"], repo.root,
-                             took * random.uniform(0.3, 1.2), stdin=EVIDENCE.encode())
+        killed = kill_after([MAJORDOMUS, "knowledge", "promote", rid, "--class", "constraint"], root,
+                            took * random.uniform(0.3, 1.2), stdin=EVIDENCE.encode())
         assert_records_whole(candidates)
         assert_records_whole(curated)
         assert_ledger_parses(ledger)
         where = [f for f in (candidates, curated) if (f / f"{rid}.md").exists()]
         assert where, f"{rid} is in neither candidates/ nor curated/: the kill lost it"
         if len(where) == 2:  # killed between the curated write and the candidate's removal
-            resumed += 1
             assert (curated / f"{rid}.md").read_bytes() == references[rid][f"curated/{rid}.md"]
-        listed = json.loads(repo.mj("knowledge", "candidates", "--json", check=True).stdout)
+        listed = json.loads(copy.mj("knowledge", "candidates", "--json", check=True).stdout)
         assert all(not c["id"].startswith(".tmp.") for c in listed)
         # the person runs the same command again: it promotes, finishes, or says it is done
-        again = repo.mj("knowledge", "promote", rid, "--class", "constraint", input=EVIDENCE)
+        again = copy.mj("knowledge", "promote", rid, "--class", "constraint", input=EVIDENCE)
         if again.returncode != 0:
             assert again.returncode == 4 and "verified already" in again.stderr, again.stderr
         assert _snapshot(candidates, curated) == references[rid]
-        assert _promoted_lines(repo, rid, since) == 1
-        assert "is also the id of" not in repo.mj("knowledge", "check").stdout
+        assert _promoted_lines(copy, rid, since) == 1
+        assert "is also the id of" not in copy.mj("knowledge", "check").stdout
+        return int(killed), int(len(where) == 2)
+
+    killed, resumed = in_streams("promote", PROMOTE_TRIALS, repo.root, trial)
     print(f"promote: {killed} of {PROMOTE_TRIALS} killed mid-way, {resumed} left the id in both folders")
     assert killed >= PROMOTE_TRIALS // 4, f"only {killed} promotions were killed mid-way: widen the delays"
 
@@ -149,44 +155,42 @@ def test_killed_drains(tmp_path: Path) -> None:
     assert len(staged) == 22
     repo.git("switch", "-q", "-c", "feature")
     tracked_before = _snapshot(sessions, candidates)
-    dep = repo.root / ".ai/local/state/doit.sqlite3"
-    ledger = repo.root / ".ai/local/ledger.jsonl"
-
-    def reset() -> None:
-        for key in staged:
-            (repo.root / ".ai/repo" / ("sessions" if key.startswith("sessions/") else "knowledge/candidates")
-             / key.split("/", 1)[1]).unlink(missing_ok=True)
-        _restore(outbox / "sessions", staged)
-        _restore(outbox / "candidates", staged)
-
     started = time.monotonic()
     repo.mj("drain", check=True)
     took = time.monotonic() - started  # the kills fall within an uninterrupted run's length
     reference = _snapshot(sessions, candidates)
     assert {k: v for k, v in reference.items() if k not in tracked_before} == staged  # byte for byte
 
-    random = rng("drain")
-    killed = split = 0
-    for _ in range(DRAIN_TRIALS):
-        reset()
+    def trial(root: Path, random: Random, tag: str) -> tuple[int, int]:
+        copy = Repo(root)
+        outbox = root / ".ai/local/state/outbox"
+        sessions, candidates = root / ".ai/repo/sessions", root / ".ai/repo/knowledge/candidates"
+        for key in staged:
+            (root / ".ai/repo" / ("sessions" if key.startswith("sessions/") else "knowledge/candidates")
+             / key.split("/", 1)[1]).unlink(missing_ok=True)
+        _restore(outbox / "sessions", staged)
+        _restore(outbox / "candidates", staged)
         if random.random() < 0.5:
-            dep.unlink(missing_ok=True)
-        killed += kill_after([MAJORDOMUS, "drain"], repo.root, took * random.uniform(0.3, 1.2))
+            (root / ".ai/local/state/doit.sqlite3").unlink(missing_ok=True)
+        killed = kill_after([MAJORDOMUS, "drain"], root, took * random.uniform(0.3, 1.2))
         for folder in (sessions, candidates, outbox / "sessions", outbox / "candidates"):
             assert_records_whole(folder)
-        assert_ledger_parses(ledger)
+        assert_ledger_parses(root / ".ai/local/ledger.jsonl")
         tracked = _snapshot(sessions, candidates)
         waiting = _snapshot(outbox / "sessions", outbox / "candidates")
-        split += any(tracked.get(k) == d and waiting.get(k) == d for k, d in staged.items())
+        split = any(tracked.get(k) == d and waiting.get(k) == d for k, d in staged.items())
         for key, data in staged.items():  # each record is tracked or still waits, never neither
             assert tracked.get(key) == data or waiting.get(key) == data, f"{key} was lost"
             assert tracked.get(key, data) == data and waiting.get(key, data) == data
-        listed = json.loads(repo.mj("knowledge", "candidates", "--json", check=True).stdout)
+        listed = json.loads(copy.mj("knowledge", "candidates", "--json", check=True).stdout)
         assert all(not c["id"].startswith(".tmp.") for c in listed)
-        repo.mj("drain", check=True)
+        copy.mj("drain", check=True)
         assert _snapshot(sessions, candidates) == reference
         assert _snapshot(outbox / "sessions", outbox / "candidates") == {}
-        assert "nothing changed" in repo.mj("drain", check=True).stdout
+        assert "nothing changed" in copy.mj("drain", check=True).stdout
+        return int(killed), int(split)
+
+    killed, split = in_streams("drain", DRAIN_TRIALS, repo.root, trial)
     print(f"drain: {killed} of {DRAIN_TRIALS} killed mid-way, {split} with a record both tracked and waiting")
     assert killed >= DRAIN_TRIALS // 4, f"only {killed} drains were killed mid-way: widen the delays"
     # what is not a regular file in the outbox is never carried into the tracked tree

@@ -2,7 +2,9 @@
 `.ai/` and `.claude/` is written; no traceback reaches the user; hooks still exit 0."""
 from __future__ import annotations
 
+import itertools
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -57,12 +59,20 @@ LEDGER_JUNK = st.one_of(
 )
 
 
-@settings(max_examples=12 * SCALE)
-@given(junk=st.lists(LEDGER_JUNK, min_size=1, max_size=6))
-def test_ledger_lines(tmp_path_factory: pytest.TempPathFactory, junk: list[bytes]) -> None:
+@pytest.fixture(scope="module")
+def one_decision(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository whose open episode e1 recorded one good decision: each example gets a copy."""
     repo = make_repo(tmp_path_factory.mktemp("ledger") / "repo")
     repo.hook("session-start", {"session_id": "e1"})
     repo.mj("decision", "add", "the one good decision", check=True)
+    return repo.root
+
+
+@settings(max_examples=12 * SCALE)
+@given(junk=st.lists(LEDGER_JUNK, min_size=1, max_size=6))
+def test_ledger_lines(tmp_path_factory: pytest.TempPathFactory, one_decision: Path, junk: list[bytes]) -> None:
+    repo = Repo(tmp_path_factory.mktemp("ledger") / "repo")
+    shutil.copytree(one_decision, repo.root, symlinks=True)
     with open(repo.root / ".ai/local/ledger.jsonl", "ab") as handle:
         handle.write(b"\n".join(junk) + b"\n")
     proc = repo.mj("knowledge", "derive", "--episode", "e1")
@@ -87,23 +97,26 @@ POLICY_TEXTS = st.one_of(
 )
 
 
+EXAMPLE = itertools.count()
+
+
 @settings(max_examples=30 * SCALE)
 @given(text=POLICY_TEXTS)
 def test_policy_files(shared: Repo, text: str) -> None:
     policy = shared.root / ".ai/repo/policy.yaml"
     original = policy.read_text()
+    episode = f"e-policy-{next(EXAMPLE)}"  # each example opens an episode of its own, never a resume
     try:
         policy.write_text(text, encoding="utf-8")
-        proc = shared.mj("knowledge", "derive", "--episode", "e-policy", "--dry-run")
+        proc = shared.mj("knowledge", "derive", "--episode", episode, "--dry-run")
         assert proc.returncode in (0, 3, 4), proc.stderr  # 4: the policy is refused input
         assert "Traceback" not in proc.stderr
         if proc.returncode == 4:
             assert proc.stderr.count("\n") == 1 and "policy" in proc.stderr
-        hook = shared.hook("session-start", {"session_id": "e-policy"})
+        hook = shared.hook("session-start", {"session_id": episode})
         assert hook.returncode == 0 and b"Traceback" not in hook.stderr
     finally:
         policy.write_text(original)
-        shared.hook("session-end", {"session_id": "e-policy"})
 
 
 @pytest.mark.parametrize("ident", ["..", "../x", "/etc/passwd", "a/b", "-rf", "", "a\x00b", "x" * 300,

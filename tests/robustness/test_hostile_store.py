@@ -102,20 +102,35 @@ def _no_traceback(proc: object, *codes: int) -> None:
     assert "Traceback" not in err, err[-2000:]
 
 
+def _at_once(repo: Repo, commands: list[tuple[str, ...]]) -> list[subprocess.CompletedProcess[str]]:
+    """Run the readers side by side (they only read, and write their caches atomically): each
+    answer is checked on its own afterwards."""
+    procs = [subprocess.Popen([MAJORDOMUS, *args], cwd=repo.root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for args in commands]
+    done = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        done.append(subprocess.CompletedProcess(proc.args, proc.returncode, out, err))
+    return done
+
+
 def _try_everything(repo: Repo, folder: Path, stem: str, data: bytes, kind: str) -> None:
     path = repo.root / folder / f"{stem}.md"
     rel = (folder / f"{stem}.md").as_posix()
     good_before = {p.name: p.read_bytes() for p in repo.candidates() if p.name != path.name}
     path.write_bytes(data)
     try:
-        check = repo.mj("knowledge", "check", "--json")
+        readers = ((("knowledge", "candidates", "--json"), (0,)), (("knowledge", "status", "--json"), (0,)),
+                   (("knowledge", "edges", "--json"), (0,)), (("knowledge", "record", stem, "--json"), (0, 3, 4)),
+                   (("knowledge", "candidates"), (0,)), (("doctor",), (0, 10, 11)))
+        check, text, *answers = _at_once(repo, [("knowledge", "check", "--json"), ("knowledge", "check"),
+                                                *(args for args, _ in readers)])
         _no_traceback(check, 10)
         report = json.loads(check.stdout)
         assert report["blocking"] >= 1
         mine = [f for f in report["findings"] if f["file"] == rel]
         assert mine, (kind, report["findings"])
         assert all(f["file"] == rel for f in report["findings"]), report["findings"]
-        text = repo.mj("knowledge", "check")
         _no_traceback(text, 10)
         errors = [line for line in text.stdout.splitlines() if line.startswith("ERROR ")]
         assert len(errors) == len(report["findings"])
@@ -123,10 +138,7 @@ def _try_everything(repo: Repo, folder: Path, stem: str, data: bytes, kind: str)
             assert rel in line and "\n" not in line
             if finding["field"]:
                 assert f"[{finding['field']}]" in line
-        for args, codes in ((("knowledge", "candidates", "--json"), (0,)), (("knowledge", "status", "--json"), (0,)),
-                            (("knowledge", "edges", "--json"), (0,)), (("knowledge", "record", stem, "--json"), (0, 3, 4)),
-                            (("knowledge", "candidates"), (0,)), (("doctor",), (0, 10, 11))):
-            proc = repo.mj(*args)
+        for (args, codes), proc in zip(readers, answers):
             _no_traceback(proc, *codes)
             if "--json" in args and proc.returncode == 0:
                 json.loads(proc.stdout)
