@@ -277,3 +277,40 @@ def test_no_id_names_a_folders_readme(repo: Repo, ident: str) -> None:
         assert "README" in _one_line(proc, 4)
     assert {p: p.read_bytes() for p in (repo.root / ".ai").rglob("README.md")} == readmes
     assert not list((repo.root / ".ai").rglob("[Rr][Ee][Aa][Dd][Mm][Ee].json"))
+
+
+def test_the_end_and_compact_hooks_without_git_still_close_and_record(repo: Repo, tmp_path: Path) -> None:
+    """The close path without git: the end hook closes the episode, publishes its session record
+    (to the outbox, since the branch cannot be told), derives its decision without commit
+    provenance, records that git failed, and exits 0; the pre-compact hook likewise records
+    what it could not do and derives."""
+    repo.hook("session-start", {"session_id": "e1", "source": "startup"})
+    repo.mj("decision", "add", "use sqlite for the dep file", "--why", "one file", check=True)
+    repo.hook("session-start", {"session_id": "e2", "source": "startup"})
+    repo.mj("decision", "add", "keep the outbox local", "--why", "nothing on trunk",
+            env={"MAJORDOMUS_EPISODE": "e2"}, check=True)
+    env = dict(os.environ, PATH=_path_without_git(tmp_path))
+    for name, payload in (("pre-compact", {"session_id": "e2", "trigger": "auto"}),
+                          ("session-end", {"session_id": "e1", "reason": "other"})):
+        proc = subprocess.run([str(repo.root / f".claude/hooks/majordomus-{name}")], cwd=repo.root,
+                              input=json.dumps(payload).encode(), capture_output=True, env=env)
+        assert proc.returncode == 0 and b"Traceback" not in proc.stderr, (name, proc.stderr)
+        failed = [line for line in _lines(repo) if line["event"] == "provider.event.failed"
+                  and line["hook"] == name]
+        assert failed and any("git" in str(line["error"]) for line in failed), (name, failed)
+    lines = _lines(repo)
+    closed = [line for line in lines if line["event"] == "session.closed"]
+    assert [(line["episode"], line["head"], line["branch"]) for line in closed] == [("e1", None, None)]
+    assert not (repo.root / ".ai/local/state/episodes/e1.json").exists()
+    assert (repo.root / ".ai/local/state/episodes/e2.json").is_file()  # a compaction closes nothing
+    derived = {line["episode"]: line for line in lines if line["event"] == "knowledge.derived"}
+    assert derived["e1"]["written"] == 1 and derived["e2"]["written"] == 1, derived
+    assert "git could not be run" in json.dumps(derived["e1"].get("provenance"))
+    outbox = repo.root / ".ai/local/state/outbox"
+    assert (outbox / "sessions/e1.md").is_file(), "no session record"
+    texts = [p.read_text(encoding="utf-8") for p in (outbox / "candidates").glob("*.md")]
+    assert any("use sqlite for the dep file" in t for t in texts) and any("keep the outbox local" in t for t in texts)
+    # with git back, the next boundary on a branch carries the records into the tracked tree
+    repo.git("switch", "-q", "-c", "feature")
+    assert repo.hook("session-start", {"session_id": "e3", "source": "startup"}).returncode == 0
+    assert (repo.root / ".ai/repo/sessions/e1.md").is_file()

@@ -96,6 +96,10 @@ class Refs(NamedTuple):
     current: str | None  # the checked-out branch that has a commit; None when detached or unborn
     head: Head  # branch and commit of HEAD (`reflog` not asked: None)
     trunks: frozenset[str]  # the local names of the remotes' default branches
+    known: bool = True  # False: git could not be run (not on PATH), so nothing above is known
+
+
+UNKNOWN = Refs(None, Head(None, None), frozenset(), known=False)
 
 
 def refs(root: Path) -> Refs:

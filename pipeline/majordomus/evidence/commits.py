@@ -104,7 +104,10 @@ def span_commits(ws: Workspace, bounds: Bounds | None) -> Commits:
         return Commits((), ())
     start, mark, end = bounds.start, bounds.mark, bounds.end
     since = start if _sha(start) else None
-    if since is not None and (end if end != "HEAD" else ws.refs().head.sha) == since:
+    refs, why = ws.refs_or_unknown()
+    if why is not None:
+        return Commits((), (), f"{why}: the episode's commits cannot be told, none is cited")
+    if since is not None and (end if end != "HEAD" else refs.head.sha) == since:
         return Commits((), ())  # the head has not moved since the open: no commit, no git log
     span = git.touching(ws.root, end, since, WATCHED_PATHS)
     if span is None:

@@ -206,6 +206,8 @@ def session_end(ws: Workspace, episode: str, reason: str, provider: Provider | N
     from majordomus.session import end
 
     closed = end.close_episode(ws, episode, reason=reason, by="hook")
+    for error in closed.errors:
+        _failed(ws, END, error)
     if closed.error:
         _failed(ws, END, f"derivation failed for {episode}: {closed.error}")
     if closed.drain_error:

@@ -44,6 +44,8 @@ def trunk_state(ws: Workspace) -> tuple[str | None, frozenset[str]]:
 
 def on_trunk(ws: Workspace, branch: str | None = None) -> bool:
     """Whether `branch` (default: the checked-out one) is the trunk."""
+    if not ws.refs_or_unknown()[0].known:  # git could not be run: the outbox, which a later boundary drains
+        return True
     current, trunks = trunk_state(ws)
     branch = current if branch is None else branch
     return branch is not None and branch in trunks

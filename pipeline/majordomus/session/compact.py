@@ -37,7 +37,10 @@ def nothing_new(ws: Workspace, episode: str) -> bool:
             break
     if head_then is None:
         return False
-    return head_then == git.head(ws.root).sha
+    try:
+        return head_then == git.head(ws.root).sha
+    except (OSError, git.GitError):  # git not on PATH: cannot tell, so the compaction is recorded
+        return False
 
 
 def compact(ws: Workspace, episode: str, trigger: str, agent: str | None = None) -> None:

@@ -46,6 +46,7 @@ class Closed:
     drained: Drained | None = None  # the outbox, moved at this boundary
     drain_error: str | None = None  # why the drain failed; the close still happened
     late: bool = False  # a late end: the span was opened and closed by this close
+    errors: tuple[str, ...] = ()  # steps that failed alone (git not on PATH); the close still happened
 
 
 @episodes.serialised(remove=True)
@@ -71,7 +72,10 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
                          why="close for an episode that is not open")
         raise FatalError(f"episode {episode!r} is not open: nothing to close "
                          "(`majordomus history --event session.opened` lists episodes)", UNKNOWN)
-    head = ws.refs().head  # one git process routes the record, the derivation and the drain
+    # one git process routes the record, the derivation and the drain; without git the close
+    # goes on with no branch or head, and what it writes waits in the outbox
+    refs, git_error = ws.refs_or_unknown()
+    head = refs.head
     path = publish_session_record(ws, record, utc_now(), reason, head.sha, head.branch)
     outcome, error = None, None
     if ws.policy.on("session.knowledge_on_end"):
@@ -95,7 +99,8 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
         removed = ws.ledger.trim(limit, open_episodes=episodes.open_episodes(ws))
         if removed:
             ws.ledger.append("ledger.trimmed", None, removed=removed, kept=limit)
-    return Closed(episode, path, outcome, error, drained, drain_error, late)
+    return Closed(episode, path, outcome, error, drained, drain_error, late,
+                  (git_error,) if git_error else ())
 
 
 def derive_on_close(ws: Workspace, episode: str) -> Outcome:

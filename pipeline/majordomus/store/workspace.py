@@ -45,13 +45,14 @@ class Workspace:
     """The repository a command works in: its paths, its policy and ledger (each read once), the
     lock waits' deadline. Built once per command and handed down."""
 
-    __slots__ = ("root", "_policy", "_ledger", "_refs", "deadline")
+    __slots__ = ("root", "_policy", "_ledger", "_refs", "_git_error", "deadline")
 
     def __init__(self, root: Path, deadline: float | None = None) -> None:
         self.root = root
         self._policy: Policy | None = None
         self._ledger: Ledger | None = None
         self._refs: git.Refs | None = None
+        self._git_error: str | None = None  # why git could not be run, once it could not
         self.deadline = deadline  # a hook's: every wait ends by it
 
     def __repr__(self) -> str:
@@ -150,6 +151,17 @@ class Workspace:
         if self._refs is None:
             self._refs = git.refs(self.root)
         return self._refs
+
+    def refs_or_unknown(self) -> tuple[git.Refs, str | None]:
+        """`refs`, or when git cannot be run (not on PATH, a broken repository) `git.UNKNOWN` and
+        why: a close goes on without a branch or head, and routes what it writes to the outbox."""
+        try:
+            return self.refs(), self._git_error
+        except (OSError, git.GitError) as exc:
+            self._refs = git.UNKNOWN
+            why = f"{exc.strerror}: {exc.filename}" if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self._git_error = f"git could not be run ({why.splitlines()[0][:200]})"
+            return self._refs, self._git_error
 
     def rel(self, path: Path) -> str:
         """`path` relative to the root, with forward slashes."""
