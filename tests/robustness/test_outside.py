@@ -26,24 +26,27 @@ def _snapshot(folder: Path) -> dict[str, bytes]:
             for p in sorted(folder.rglob("*"))}
 
 
-def _limited() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY, MEMORY))
+def _limited(memory: int = MEMORY) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
 
-def _run(repo: Repo, *argv: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _run(repo: Repo, *argv: str, stdin: str = "", env: dict[str, str] | None = None,
+         memory: int = MEMORY) -> subprocess.CompletedProcess[str]:
     full = dict(os.environ)
     full.update(env or {})
     return subprocess.run(list(argv), cwd=repo.root, input=stdin, capture_output=True, text=True,
-                          env=full, timeout=LIMIT_S, preexec_fn=_limited)
+                          env=full, timeout=LIMIT_S, preexec_fn=lambda: _limited(memory))
 
 
-def _mj(repo: Repo, *args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return _run(repo, MAJORDOMUS, *args, stdin=stdin, env=env)
+def _mj(repo: Repo, *args: str, stdin: str = "", env: dict[str, str] | None = None,
+        memory: int = MEMORY) -> subprocess.CompletedProcess[str]:
+    return _run(repo, MAJORDOMUS, *args, stdin=stdin, env=env, memory=memory)
 
 
-def _hook(repo: Repo, name: str, payload: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+def _hook(repo: Repo, name: str, payload: dict[str, Any], memory: int = MEMORY) -> subprocess.CompletedProcess[str]:
     env = {"PATH": f"{Path(MAJORDOMUS).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return _run(repo, str(repo.root / ".claude" / "hooks" / f"majordomus-{name}"), stdin=json.dumps(payload), env=env)
+    return _run(repo, str(repo.root / ".claude" / "hooks" / f"majordomus-{name}"), stdin=json.dumps(payload), env=env,
+                memory=memory)
 
 
 def _refused(proc: subprocess.CompletedProcess[str], *codes: int) -> str:
@@ -237,3 +240,149 @@ def test_an_alias_bomb_in_a_record_is_a_finding(shared: Repo) -> None:
             assert proc.returncode in (0, 3, 4) and "Traceback" not in proc.stderr, proc.stderr[-1500:]
     finally:
         record.unlink()
+
+
+# --- readers and linked folders --------------------------------------------------------------------
+
+SENTINEL = "OUTSIDE-SENTINEL-7f3a"
+LINKED_FOLDERS = [".ai/repo", ".ai/repo/knowledge", ".ai/repo/knowledge/curated", ".ai/repo/sessions",
+                  ".ai/repo/rules/project", ".ai/local"]
+
+
+@pytest.fixture(scope="module")
+def readable(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository whose episode e1 is closed (a candidate, a session record) and e2 is open."""
+    repo = make_repo(tmp_path_factory.mktemp("linked") / "repo")
+    repo.hook("session-start", {"session_id": "e1", "source": "startup"})
+    repo.mj("decision", "add", "a decision", "--why", "a record to read", check=True)
+    repo.hook("session-end", {"session_id": "e1", "reason": "other"})
+    repo.hook("session-start", {"session_id": "e2", "source": "startup"})
+    return repo.root
+
+
+def _plant(outside: Path) -> None:
+    """The sentinel in every file a reader could show: a curated record, a session record, a rule,
+    a ledger line (each where that folder's copy holds it)."""
+    record = ("---\nid: sentinel-1\nkind: knowledge/v1\nclass: convention\nstatus: verified\nepistemics: decided\n"
+              f"title: {SENTINEL} title\ndate: '2026-03-04'\nprovenance:\n  origin: extracted\n"
+              f"  derived_from:\n  - session:e1\n---\n{SENTINEL} body\n")
+    for path in outside.rglob("*"):
+        if path.is_dir() and path.name == "curated":
+            (path / "sentinel-1.md").write_text(record, encoding="utf-8")
+        if path.is_dir() and path.name == "sessions":
+            for session in path.glob("e1.md"):
+                session.write_text(session.read_text(encoding="utf-8").replace("e1", f"e1 {SENTINEL}"), encoding="utf-8")
+        if path.is_dir() and path.name == "project":
+            (path / "sentinel.yaml").write_text(f"id: project.sentinel\ntitle: {SENTINEL} rule\n", encoding="utf-8")
+        if path.name == "ledger.jsonl":
+            with open(path, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps({"ts": "2026-03-04T05:06:07Z", "event": "decision.recorded", "session": "e2",
+                                         "task": None, "text": f"{SENTINEL} decision", "why": SENTINEL}) + "\n")
+                handle.write(json.dumps({"ts": "2026-03-04T05:06:08Z", "event": "handover.recorded", "session": "e2",
+                                         "task": None, "next": f"{SENTINEL} next"}) + "\n")
+    if outside.name == "curated":
+        (outside / "sentinel-1.md").write_text(record, encoding="utf-8")
+    if outside.name == "project":
+        (outside / "sentinel.yaml").write_text(f"id: project.sentinel\ntitle: {SENTINEL} rule\n", encoding="utf-8")
+    if outside.name == "sessions":
+        for session in outside.glob("e1.md"):
+            session.write_text(session.read_text(encoding="utf-8").replace("e1", f"e1 {SENTINEL}"), encoding="utf-8")
+
+
+@pytest.mark.parametrize("linked", LINKED_FOLDERS)
+def test_readers_never_read_through_a_linked_folder(readable: Path, tmp_path: Path, linked: str) -> None:
+    """A folder of the store linked out of the repository (a tracked link, or one a person made)
+    is never read through, as a linked file is not: no reader, command or hook shows what the
+    folder outside holds, and each still answers without a traceback (the hooks exit 0)."""
+    repo = Repo(tmp_path / "repo")
+    shutil.copytree(readable, repo.root, symlinks=True)
+    folder = repo.root / linked
+    outside = tmp_path / "elsewhere" / folder.name
+    shutil.copytree(folder, outside, symlinks=True)
+    _plant(outside)
+    assert SENTINEL in "".join(p.read_text(encoding="utf-8", errors="replace")
+                               for p in outside.rglob("*") if p.is_file())
+    shutil.rmtree(folder)
+    folder.symlink_to(outside, target_is_directory=True)
+    outside_before = _snapshot(outside.parent)
+    readers = [("knowledge", "candidates"), ("knowledge", "candidates", "--json"), ("knowledge", "status"),
+               ("knowledge", "record", "sentinel-1"), ("knowledge", "edges", "--json"), ("knowledge", "check"),
+               ("context",), ("session", "context"), ("history",), ("question", "list"), ("rules", "list"),
+               ("check",), ("doctor",)]
+    for args in readers:
+        proc = _mj(repo, *args)
+        said = proc.stdout + proc.stderr
+        assert SENTINEL not in said, (linked, args, said[-2000:])
+        assert "Traceback" not in proc.stderr and proc.returncode != 2, (linked, args, proc.returncode, proc.stderr)
+    for name, payload in (("session-start", {"session_id": "e3", "source": "startup"}),
+                          ("session-end", {"session_id": "e2", "reason": "other"})):
+        proc = _hook(repo, name, payload)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (linked, name, proc.stderr)
+        assert SENTINEL not in proc.stdout + proc.stderr, (linked, name, proc.stdout[-2000:])
+    assert folder.is_symlink()
+    assert _snapshot(outside.parent) == outside_before, "something was written through the link"
+
+
+# --- a ledger that never ends ----------------------------------------------------------------------
+
+SMALL = 256 << 20  # what a command may map in the runaway ledger's test
+HOLE, TAIL = 320 << 20, 288 << 20
+
+
+def _mj_small(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
+    return _mj(repo, *args, memory=SMALL)
+
+
+def _hook_small(repo: Repo, name: str, payload: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    return _hook(repo, name, payload, memory=SMALL)
+
+
+def _decision(episode: str, text: str) -> bytes:
+    return (json.dumps({"ts": "2026-03-04T05:06:07Z", "event": "decision.recorded", "session": episode,
+                        "task": None, "text": text, "why": "a reason"}) + "\n").encode()
+
+
+def test_a_runaway_ledger_is_read_in_bounds(tmp_path: Path) -> None:
+    """A runaway ledger, most of it two lines with no end in sight (sparse holes: one of 320 MiB
+    ending in a newline, one of 288 MiB the file ends in), each more than a command may map here
+    (256 MiB): every reader and hook skips both as malformed lines (ledger.LINE_LIMIT) and holds a
+    few MiB, not the file; the evidence between them is derived; the retention trim streams the
+    file down to its cap. (By hand, with holes of 1.25 and 1.1 GiB, the same held.)"""
+    repo = make_repo(tmp_path / "repo")
+    repo.hook("session-start", {"session_id": "e1", "source": "startup"})
+    repo.mj("decision", "add", "the decision before the hole", "--why", "a reason", check=True)
+    ledger = repo.root / ".ai/local/ledger.jsonl"
+    with open(ledger, "r+b") as handle:
+        handle.seek(ledger.stat().st_size + (HOLE))  # NUL bytes, never written to disk
+        handle.write(b"\n" + _decision("e1", "the decision after the hole"))
+        handle.truncate(handle.tell() + TAIL)  # more, and no newline at the end
+    assert ledger.stat().st_size > HOLE + TAIL and ledger.stat().st_blocks * 512 < 1 << 20
+
+    history = _mj_small(repo, "history")
+    assert history.returncode == 0 and "Traceback" not in history.stderr, history.stderr[-1500:]
+    assert "the decision after the hole" in history.stdout
+    assert "2 malformed ledger line(s) skipped" in history.stderr, history.stderr
+    start = _hook_small(repo, "session-start", {"session_id": "e2", "source": "startup"})
+    assert start.returncode == 0 and start.stderr == "", start.stderr[-1500:]
+    assert "Majordomus briefing" in start.stdout
+    end = _hook_small(repo, "session-end", {"session_id": "e1", "reason": "other"})
+    assert end.returncode == 0 and end.stderr == "", end.stderr[-1500:]
+    listed = _mj_small(repo, "history", "--json", "--event", "knowledge.derived")  # the test never holds the file either
+    derived = [line for line in json.loads(listed.stdout) if line["episode"] == "e1"]
+    assert [line["written"] for line in derived] == [2], derived
+    texts = "".join(p.read_text(encoding="utf-8") for p in repo.candidates())
+    assert "the decision before the hole" in texts and "the decision after the hole" in texts
+    for name in ("doctor", "check"):
+        proc = _mj_small(repo, name)
+        assert "Traceback" not in proc.stderr and "MemoryError" not in proc.stdout + proc.stderr, proc.stderr[-1500:]
+
+    # the retention trim: a cap of 6 lines, passed by the next close, streams the file down
+    policy = repo.root / ".ai/repo/policy.yaml"
+    policy.write_text(policy.read_text().replace("retention_lines: 50000", "retention_lines: 6"))
+    compact = _hook_small(repo, "pre-compact", {"session_id": "e2", "trigger": "auto"})
+    assert compact.returncode == 0 and compact.stderr == "", compact.stderr[-1500:]
+    end = _hook_small(repo, "session-end", {"session_id": "e2", "reason": "other"})
+    assert end.returncode == 0 and end.stderr == "", end.stderr[-1500:]
+    assert ledger.stat().st_size < 1 << 20
+    lines = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines()]
+    assert [line["event"] for line in lines][-1] == "ledger.trimmed" and len(lines) <= 7

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from majordomus.store.ledger import EVENTS, Ledger
+from majordomus.store.ledger import EVENTS, Ledger, ReadResult
 
 
 def _append_many(local: str, writer: int, count: int) -> None:
@@ -94,3 +94,33 @@ def test_reversed_lines_are_the_lines_newest_first(tmp_path_factory, lines: list
 
 def test_a_missing_ledger_has_no_lines(tmp_path: Path) -> None:
     assert list(Ledger(tmp_path).reversed_lines()) == []
+
+
+def test_a_line_longer_than_the_bound_is_skipped_counted_and_never_written(tmp_path: Path) -> None:
+    """Every reader holds at most CHUNK + LINE_LIMIT bytes: a longer line (one ending in a
+    newline, one the file ends in) is skipped and counted malformed, the lines around it read;
+    the trim drops it; `append` refuses to write one."""
+    from majordomus.base.errors import FatalError
+    from majordomus.store.ledger import CHUNK, LINE_LIMIT
+
+    def line(text: str) -> bytes:
+        return (json.dumps({"ts": "2026-03-04T05:06:07Z", "event": "decision.recorded", "session": "e1",
+                            "task": None, "text": text}) + "\n").encode()
+
+    ledger = Ledger(tmp_path)
+    ledger.path.write_bytes(line("one") + b"x" * (CHUNK + LINE_LIMIT + 10) + b"\n" + line("two")
+                            + b"y" * (LINE_LIMIT + 10))
+    result = ledger.read()
+    assert [l.get("text") for l in result.lines] == ["one", "two"]
+    assert (result.malformed, result.first_malformed) == (2, 2)
+    assert [json.loads(t)["text"] for t in ledger.reversed_lines(block=4096)] == ["two", "one"]
+    assert [l.get("text") for l in ledger.window("e1")] == ["one", "two"]
+    assert ledger.count() == 4
+    counted = ReadResult([])
+    assert [o["text"] for o in ledger.objects(counted)] == ["one", "two"] and counted.malformed == 2
+    assert ledger.trim(1, open_episodes=["e1"]) == 2  # the two overlong lines; e1's are kept
+    assert ledger.path.read_bytes() == line("one") + line("two")
+    with pytest.raises(FatalError) as refused:
+        ledger.append("decision.recorded", "e1", task=None, text="z" * LINE_LIMIT)
+    assert refused.value.code == 4 and "longer than" in refused.value.message
+    assert ledger.path.read_bytes() == line("one") + line("two")

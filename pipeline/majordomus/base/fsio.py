@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import functools
 import os
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -125,10 +126,11 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[done:]
 
 
-def atomic_write(path: Path, data: bytes | str, *, root: Path, mode: int | None = None) -> None:
-    """Write `data` to `path`, a real file inside `root`, through a temporary file in the same
-    folder and a rename (`mode` exactly, when given). Nothing is left behind when the write
-    fails (a full disk)."""
+def atomic_write(path: Path, data: bytes | str | Iterable[bytes], *, root: Path,
+                 mode: int | None = None) -> None:
+    """Write `data` (or each of its pieces, never all held at once) to `path`, a real file inside
+    `root`, through a temporary file in the same folder and a rename (`mode` exactly, when
+    given). Nothing is left behind when the write fails (a full disk)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     dfd = open_folder(root, path.parent)
@@ -145,7 +147,8 @@ def atomic_write(path: Path, data: bytes | str, *, root: Path, mode: int | None 
             try:
                 if mode is not None:
                     os.fchmod(fd, mode)
-                write_all(fd, data)
+                for piece in (data,) if isinstance(data, bytes) else data:
+                    write_all(fd, piece)
             finally:
                 os.close(fd)
             os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
@@ -217,11 +220,41 @@ def remove(path: Path, *, root: Path, missing_ok: bool = True) -> None:
 _remove_file = remove  # `locked` has a parameter of that name
 
 
-def read_regular(path: Path | str, limit: int = -1) -> bytes:
-    """The bytes of `path` (the first `limit` when given) if it is a regular file. A symbolic link,
-    a folder or a pipe raises OSError instead: a link is never followed, and a pipe would block a
-    reader (the start hook) forever. Open without blocking, then check what was opened."""
+_STORE = os.sep + ".ai" + os.sep  # every file of ours lives under a repository's `.ai/`
 
+
+@functools.lru_cache(maxsize=16)
+def _real_root(root: str) -> str:
+    return os.path.realpath(root)
+
+
+def confined(path: Path | str, fd: int | None = None) -> None:
+    """Raise OSError (ELOOP) when `path`, a file or folder under a repository's `.ai/` (`fd`: it,
+    opened), is reached through a symbolic link inside the repository: `.ai/repo` or
+    `knowledge/curated` linked to a folder elsewhere. Its real path must be the repository's real
+    root followed by the very names in `path`; a link above the repository (a home reached
+    through one) is the user's own and passes. Linux names an open file's real path in one call;
+    elsewhere the path is resolved."""
+    lexical = os.path.abspath(path)
+    cut = lexical.rfind(_STORE)
+    if cut < 0:
+        if not lexical.endswith(_STORE[:-1]):
+            return  # not a file of a repository's store
+        cut = len(lexical) - len(_STORE) + 1
+    real = ""
+    if fd is not None:
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}").removesuffix(" (deleted)")
+        except OSError:
+            real = ""
+    if not real:
+        real = os.path.realpath(lexical)
+    if real == lexical or real == (_real_root(lexical[:cut]) if cut else "") + lexical[cut:]:
+        return
+    raise OSError(errno.ELOOP, "reached through a symbolic link, which majordomus never follows", str(path))
+
+
+def _open_regular(path: Path | str) -> tuple[int, os.stat_result]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
@@ -232,6 +265,26 @@ def read_regular(path: Path | str, limit: int = -1) -> bytes:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "not a regular file (a folder, a pipe or a device)", str(path))
+        confined(path, fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st
+
+
+def open_regular(path: Path | str) -> int:
+    """A descriptor of `path` opened for reading if it is a regular file reached through no
+    symbolic link inside its repository (`confined`). A link (at `path` or above it, inside the
+    repository), a folder or a pipe raises OSError instead: a link is never followed, and a pipe
+    would block a reader (the start hook) forever. Opened without blocking, then checked."""
+    return _open_regular(path)[0]
+
+
+def read_regular(path: Path | str, limit: int = -1) -> bytes:
+    """The bytes of `path` (the first `limit` when given) if it is a regular file reached through
+    no symbolic link (`open_regular`); OSError otherwise."""
+    fd, st = _open_regular(path)
+    try:
         chunks, total = [], 0
         while limit < 0 or total < limit:  # plain reads, sized by the file: no buffered file object
             want = max(st.st_size - total + 1, 8192)

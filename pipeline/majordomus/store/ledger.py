@@ -21,7 +21,6 @@ import errno
 import json
 import os
 import re
-import stat
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -29,8 +28,8 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from majordomus.base.errors import refused
-from majordomus.base.fsio import append_line, atomic_write, locked
+from majordomus.base.errors import FatalError, refused
+from majordomus.base.fsio import append_line, atomic_write, locked, open_regular
 
 # The registry: event name -> what its payload carries (documentation and the check below).
 EVENTS: dict[str, tuple[str, ...]] = {
@@ -58,6 +57,14 @@ EVENTS: dict[str, tuple[str, ...]] = {
 LEDGER = "ledger.jsonl"
 INDEX = "ledger.index.json"
 CHUNK = 1 << 22  # a reader holds at most this much of the ledger (plus one line) at once
+# The longest line a reader takes: an event is a few hundred bytes, a derivation's list of paths
+# some kilobytes. A longer line (a runaway writer, a hostile file, a file with no newline at all)
+# is skipped unread and counted as malformed, so no reader ever holds more than CHUNK +
+# LINE_LIMIT of the ledger; `append` refuses to write one.
+LINE_LIMIT = 1 << 20
+INDEX_LIMIT = 64 << 20  # the index's saved episodes map: ~60 bytes an episode
+OVERLONG = b"\x00\n"  # what a reader is given for a line longer than LINE_LIMIT: one malformed line
+OVERLONG_TAIL = b"\x00"  # the same, for such a line the file ends in
 SAVE_AFTER = 1 << 18  # the index is rewritten once this many bytes were appended past it
 _CHECK = 64  # the bytes before the indexed end that must still be there for the index to hold
 # A line as `append` writes it (or with JSON's blanks between the tokens, as `json.dumps` writes
@@ -173,67 +180,76 @@ class Ledger:
         line: dict[str, Any] = {"ts": ts or utc_now(), "event": event, "session": session}
         line.update(data)
         encoded = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        if len(encoded) > LINE_LIMIT:
+            raise refused(f"a {event} line of {len(encoded)} bytes is longer than the ledger's "
+                          f"{LINE_LIMIT} a line: nothing was written; shorten the text")
         with self.locked():
             append_line(self.path, encoded, root=self.root)  # whole, on a fresh line, or not at all
         return line
 
     def _open(self) -> int | None:
-        """A descriptor of the ledger, None when there is none; a link or a pipe is refused."""
+        """A descriptor of the ledger, None when there is none; a link, a pipe, or a ledger reached
+        through a linked folder (`.ai/local` linked elsewhere) is refused."""
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            return open_regular(self.path)
         except FileNotFoundError:
             return None
         except OSError as exc:
-            if exc.errno not in (errno.ELOOP, errno.ENXIO):
+            if exc.errno not in (errno.ELOOP, errno.ENXIO, errno.EISDIR):
                 raise
-            fd = -1
-        if fd < 0 or not stat.S_ISREG(os.fstat(fd).st_mode):
-            if fd >= 0:
-                os.close(fd)
-            raise refused(f"{self.path}: the ledger is not a regular file (a symbolic link or a "
-                          "pipe): move it away, and majordomus starts a new one")
-        return fd
-
-    def read_bytes(self) -> bytes:
-        """The whole ledger's bytes (FileNotFoundError when there is none); never through a link."""
-        fd = self._open()
-        if fd is None:
-            raise FileNotFoundError(self.path)
-        with open(fd, "rb") as handle:
-            return handle.read()
+            raise refused(f"{self.path}: the ledger is not a regular file inside the repository (a "
+                          "symbolic link, a pipe, or reached through a linked folder): replace it with a "
+                          "real one, and majordomus starts a new ledger") from None
 
     def raw_lines(self) -> Iterator[tuple[int, str]]:
         """(number, text) of every line, in order, read in blocks."""
         for number, raw in self._blocks_lines():
             yield number, raw.decode("utf-8", errors="replace")
 
-    def _blocks(self, start: int = 0) -> Iterator[tuple[int, bytes]]:
-        """(offset, block) from `start` on, each block a whole number of lines (the last one may
-        end without a newline); at most CHUNK bytes plus one line at a time; never through a link."""
+    def _blocks(self, start: int = 0) -> Iterator[tuple[int, bytes, int]]:
+        """(offset, block, end) from `start` on, each block a whole number of lines (the last one
+        may end without a newline) from byte `offset` to `end`; at most CHUNK bytes plus one line
+        of LINE_LIMIT at a time; never through a link. A line longer than LINE_LIMIT that runs
+        past a block is not kept: it comes as `OVERLONG` (`OVERLONG_TAIL` when the file ends in
+        it), one line that never parses, so every reader skips it and counts it malformed."""
         fd = self._open()
         if fd is None:
             return
         with open(fd, "rb") as handle:
             handle.seek(start)
-            offset, rest = start, b""
+            offset, rest, pos, skipping = start, b"", start, False
             while True:
                 data = handle.read(CHUNK)
                 if not data:
                     break
+                pos += len(data)
+                if skipping:  # within an overlong line: read on to its end, holding nothing
+                    nl = data.find(b"\n")
+                    if nl < 0:
+                        continue
+                    end = pos - len(data) + nl + 1
+                    yield offset, OVERLONG, end
+                    offset, data, skipping = end, data[nl + 1:], False
                 data = rest + data
                 cut = data.rfind(b"\n") + 1
                 if cut == 0:
                     rest = data
+                    if len(rest) > LINE_LIMIT:
+                        rest, skipping = b"", True
                     continue
                 rest = data[cut:]
-                yield offset, data[:cut]
+                yield offset, data[:cut], offset + cut
                 offset += cut
-            if rest:
-                yield offset, rest
+                if len(rest) > LINE_LIMIT:
+                    rest, skipping = b"", True
+            if skipping:
+                yield offset, OVERLONG_TAIL, pos
+            elif rest:
+                yield offset, rest, offset + len(rest)
 
     def _blocks_lines(self) -> Iterator[tuple[int, bytes]]:
         number = 1
-        for _, block in self._blocks():
+        for _, block, _ in self._blocks():
             lines = block.split(b"\n")
             if block.endswith(b"\n"):
                 lines.pop()
@@ -249,19 +265,27 @@ class Ledger:
             return
         with open(fd, "rb") as handle:
             pos = handle.seek(0, os.SEEK_END)
-            rest = b""
+            rest, skipping = b"", False
             while pos > 0:
                 step = min(block, pos)
                 pos -= step
                 handle.seek(pos)
-                parts = (handle.read(step) + rest).split(b"\n")
+                data = handle.read(step)
+                if skipping:  # within a line longer than LINE_LIMIT: read back to its start, skip it
+                    nl = data.rfind(b"\n")
+                    if nl < 0:
+                        continue
+                    data, rest, skipping = data[:nl + 1], b"", False
+                parts = (data + rest).split(b"\n")
                 rest = parts[0]
                 for raw in reversed(parts[1:]):
-                    text = raw.decode("utf-8", errors="replace")
+                    text = raw.decode("utf-8", errors="replace") if len(raw) <= LINE_LIMIT else ""
                     if text.strip():
                         yield text
+                if len(rest) > LINE_LIMIT:
+                    rest, skipping = b"", True
             text = rest.decode("utf-8", errors="replace")
-            if text.strip():
+            if text.strip() and not skipping:
                 yield text
 
     def stream(self, contains: str | None = None, result: ReadResult | None = None,
@@ -287,7 +311,7 @@ class Ledger:
         check`): a block of lines is parsed in one call, and only a block holding a line that is
         not one stamped object is parsed line by line. Malformed lines are counted into `result`."""
         number = 1
-        for _, block in self._blocks():
+        for _, block, _ in self._blocks():
             lines = block.split(b"\n")
             if block.endswith(b"\n"):
                 lines.pop()
@@ -318,7 +342,7 @@ class Ledger:
     def _hits(self, *needles: bytes, start: int = 0, number: int = 1) -> Iterator[tuple[int, bytes]]:
         """(number, line) of every line from byte `start` (line `number`) that holds one of
         `needles`, in order: each block searched at C speed, newlines counted only up to a hit."""
-        for offset, block in self._blocks(start):
+        for _, block, _ in self._blocks(start):
             hits: dict[int, int] = {}
             for needle in needles:
                 pos = block.find(needle)
@@ -367,12 +391,14 @@ class Ledger:
         """The parseable line starting at byte `offset` (number 0: unknown), or None."""
         if offset < 0:
             return None
-        try:
-            with open(self.path, "rb") as handle:
-                handle.seek(offset)
-                raw = handle.readline(1 << 24)
-        except FileNotFoundError:
+        fd = self._open()
+        if fd is None:
             return None
+        with open(fd, "rb") as handle:
+            handle.seek(offset)
+            raw = handle.readline(LINE_LIMIT + 1)
+        if len(raw) > LINE_LIMIT:
+            return None  # a line no reader takes (LINE_LIMIT)
         return parse_line(0, raw.decode("utf-8", errors="replace"))
 
     def last_handover(self) -> Line | None:
@@ -423,10 +449,11 @@ class Ledger:
         self._index = index
         if st.st_size > index.size:
             before = index.size
-            for offset, block in self._blocks(index.size):
+            for offset, block, end in self._blocks(index.size):
                 if not block.endswith(b"\n"):
                     break  # a line still being written, or torn: indexed once it ends
                 _scan(block, offset, index)
+                index.size = end  # an overlong line's placeholder is shorter than the line
             index.scanned += index.size - before
             index.check = self._check(index.size)
             if index.size and (index.scanned >= SAVE_AFTER or before == 0):
@@ -435,13 +462,15 @@ class Ledger:
 
     def _load(self, st: os.stat_result) -> LedgerIndex | None:
         try:
-            with open(self.index_path, "rb") as handle:
-                head = json.loads(handle.readline())
+            with open(open_regular(self.index_path), "rb") as handle:
+                head = json.loads(handle.readline(1 << 16))
                 if not (isinstance(head, dict) and head.get("v") == 1 and head.get("dev") == st.st_dev
                         and head.get("ino") == st.st_ino and isinstance(head.get("size"), int)
                         and 0 < head["size"] <= st.st_size):
                     return None
-                saved = handle.readline()
+                saved = handle.readline(INDEX_LIMIT + 1)
+                if len(saved) > INDEX_LIMIT:
+                    return None  # not an index of ours: rebuilt from the ledger
             index = LedgerIndex(st.st_dev, st.st_ino, head["size"], int(head["lines"]), str(head["check"]),
                                 int(head["handover"]), saved)
         except (OSError, ValueError, KeyError, TypeError):
@@ -453,11 +482,14 @@ class Ledger:
     def _check(self, size: int) -> str:
         start = max(0, size - _CHECK)
         try:
-            with open(self.path, "rb") as handle:
-                handle.seek(start)
-                return handle.read(size - start).hex()
-        except OSError:
+            fd = self._open()
+        except (OSError, FatalError):
             return ""
+        if fd is None:
+            return ""
+        with open(fd, "rb") as handle:
+            handle.seek(start)
+            return handle.read(size - start).hex()
 
     def _save(self, index: LedgerIndex) -> None:
         index.check = self._check(index.size)
@@ -482,42 +514,40 @@ class Ledger:
             # under the lock no other trim runs: any temporary ledger is a killed trim's leftover
             for leftover in self.path.parent.glob(".tmp.ledger.jsonl.*"):
                 leftover.unlink(missing_ok=True)
-            try:
-                data = self.read_bytes()
-            except FileNotFoundError:
-                return 0
-            lines = data.splitlines(keepends=True)
-            excess = len(lines) - keep
+            excess = self.count() - keep
             if excess <= 0:
                 return 0
-            kept = [line for line in lines[:excess] if needles and _stamped(line, needles, keep_sessions)]
-            if len(kept) == excess:
-                return 0
-            rewritten = b"".join(kept + lines[excess:])
-            atomic_write(self.path, rewritten, root=self.root)
+            removed = [0]
+            atomic_write(self.path, self._trimmed(excess, needles, keep_sessions, removed), root=self.root)
             self._index = None
-            self._reindex(rewritten)
-        return excess - len(kept)
+            self.index()  # the rewritten ledger, indexed now (it is `keep` lines), so no reader rebuilds it
+        return removed[0]
 
-
-    def _reindex(self, data: bytes) -> None:
-        """Index a ledger just rewritten with `data` (by the trim), so no reader rebuilds it."""
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
-            return
-        index = LedgerIndex(st.st_dev, st.st_ino)
-        whole = data[:data.rfind(b"\n") + 1]
-        pos = 0
-        while pos < len(whole):
-            end = whole.rfind(b"\n", pos, pos + CHUNK) + 1
-            if end <= pos:  # one line longer than a block
-                end = whole.index(b"\n", pos) + 1
-            _scan(whole[pos:end], pos, index)
-            pos = end
-        if index.size:
-            self._save(index)
-        self._index = index
+    def _trimmed(self, excess: int, needles: list[bytes], sessions: set[str],
+                 removed: list[int]) -> Iterator[bytes]:
+        """The ledger without its first `excess` lines, except those stamped with one of
+        `sessions`, block by block (never the whole file in memory); how many lines were dropped
+        goes to `removed`. A line longer than LINE_LIMIT, which no reader takes, is dropped."""
+        passed = 0  # lines of the file passed so far
+        for _, block, _ in self._blocks():
+            if block is OVERLONG or block is OVERLONG_TAIL:
+                passed += 1
+                removed[0] += 1
+                continue
+            lines = block.count(b"\n") + (0 if block.endswith(b"\n") else 1)
+            if passed >= excess:
+                yield block
+            else:
+                cut = 0  # the bytes of this block among the oldest `excess` lines
+                for _ in range(min(lines, excess - passed)):
+                    nl = block.find(b"\n", cut)
+                    cut = len(block) if nl < 0 else nl + 1
+                old = block[:cut]
+                kept = [line for line in old.splitlines(keepends=True)
+                        if _stamped(line, needles, sessions)] if needles and any(n in old for n in needles) else []
+                removed[0] += min(lines, excess - passed) - len(kept)
+                yield b"".join(kept) + block[cut:]
+            passed += lines
 
 
 def _stamped(line: bytes, needles: list[bytes], sessions: set[str]) -> bool:

@@ -7,13 +7,14 @@ the ledger objects and commits a record came from). The proto says which field a
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from majordomus.base import yamlio
+from majordomus.base import fsio, yamlio
 from majordomus.base.fsio import read_regular
 from majordomus.store import allowlist, frontmatter
 
@@ -156,8 +157,13 @@ def names(folder: Path, strays: list[str] | None = None) -> list[str]:
 def entries(folder: Path, strays: list[str] | None = None) -> list[os.DirEntry[str]]:
     """`files`, as the directory entries (their `stat` needs no path built)."""
     try:
+        fsio.confined(folder)  # a folder reached through a link (`curated/` linked elsewhere) is not listed
         listing = os.scandir(folder)
     except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
         return []
     found: list[os.DirEntry[str]] = []
     odd: list[str] = []
