@@ -215,21 +215,29 @@ class Ledger:
         fd = self._open()
         if fd is None:
             return
-        with open(fd, "rb") as handle:
+        with open(fd, "rb", buffering=0) as handle:
             handle.seek(start)
             offset, rest, pos, skipping = start, b"", start, False
+            scratch = bytearray(0)
             while True:
-                data = handle.read(CHUNK)
-                if not data:
-                    break
-                pos += len(data)
-                if skipping:  # within an overlong line: read on to its end, holding nothing
-                    nl = data.find(b"\n")
+                if skipping:  # within an overlong line: read on to its end into one buffer, keeping nothing
+                    if not scratch:
+                        scratch = bytearray(CHUNK)
+                    got = handle.readinto(scratch)
+                    if not got:
+                        break
+                    pos += got
+                    nl = scratch.find(b"\n", 0, got)
                     if nl < 0:
                         continue
-                    end = pos - len(data) + nl + 1
+                    end = pos - got + nl + 1
                     yield offset, OVERLONG, end
-                    offset, data, skipping = end, data[nl + 1:], False
+                    offset, data, skipping = end, bytes(scratch[nl + 1:got]), False
+                else:
+                    data = handle.read(CHUNK)
+                    if not data:
+                        break
+                    pos += len(data)
                 data = rest + data
                 cut = data.rfind(b"\n") + 1
                 if cut == 0:
