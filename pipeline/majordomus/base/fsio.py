@@ -10,14 +10,15 @@ A repository may carry symbolic links where our folders and files go (`.ai/local
 user's home, `curated/` to another checkout). A writer therefore walks from the repository's root
 one folder at a time with `O_NOFOLLOW`, holding each folder open and working relative to it, and
 refuses (exit 4, one line) a link, a file where a folder goes, or a target that is a link or not a
-regular file. Every byte is checked written: a short write on a full disk is an `OSError`, never
+regular file. A reader likewise never goes through a link: the file is opened with `O_NOFOLLOW`
+and every folder above it inside the repository must be real (`confined`). Every byte is checked
+written: a short write on a full disk is an `OSError`, never
 success, and a failed write leaves no half file behind.
 """
 from __future__ import annotations
 
 import errno
 import fcntl
-import functools
 import os
 import stat
 import time
@@ -221,37 +222,40 @@ _remove_file = remove  # `locked` has a parameter of that name
 
 
 _STORE = os.sep + ".ai" + os.sep  # every file of ours lives under a repository's `.ai/`
+_REAL_FOLDERS: dict[str, float] = {}  # folder -> when it was found real (a store has a handful)
+_REAL_FOR_S = 2.0  # how long that is trusted: a command's life, not a server's
 
 
-@functools.lru_cache(maxsize=16)
-def _real_root(root: str) -> str:
-    return os.path.realpath(root)
-
-
-def confined(path: Path | str, fd: int | None = None) -> None:
-    """Raise OSError (ELOOP) when `path`, a file or folder under a repository's `.ai/` (`fd`: it,
-    opened), is reached through a symbolic link inside the repository: `.ai/repo` or
-    `knowledge/curated` linked to a folder elsewhere. Its real path must be the repository's real
-    root followed by the very names in `path`; a link above the repository (a home reached
-    through one) is the user's own and passes. Linux names an open file's real path in one call;
-    elsewhere the path is resolved."""
-    lexical = os.path.abspath(path)
-    cut = lexical.rfind(_STORE)
-    if cut < 0:
-        if not lexical.endswith(_STORE[:-1]):
-            return  # not a file of a repository's store
-        cut = len(lexical) - len(_STORE) + 1
-    real = ""
-    if fd is not None:
-        try:
-            real = os.readlink(f"/proc/self/fd/{fd}").removesuffix(" (deleted)")
-        except OSError:
-            real = ""
-    if not real:
-        real = os.path.realpath(lexical)
-    if real == lexical or real == (_real_root(lexical[:cut]) if cut else "") + lexical[cut:]:
+def confined(path: Path | str, folder: bool = False) -> None:
+    """Raise OSError (ELOOP) when `path`, a file (`folder`: a folder) under a repository's `.ai/`,
+    is reached through a symbolic link inside the repository: `.ai/repo` or `knowledge/curated`
+    linked to a folder elsewhere. Each folder from the repository's `.ai` down to the file's own
+    must be a real folder (`lstat`, each folder once every 2 s); the file itself is opened with
+    `O_NOFOLLOW`. A link above the repository (a home reached through one) is the user's own and
+    passes."""
+    lexical = os.fspath(path)
+    if lexical[:1] != os.sep or "/./" in lexical or "/../" in lexical or "//" in lexical:
+        lexical = os.path.abspath(lexical)  # the paths of ours are absolute and plain already
+    where = lexical.rstrip(os.sep) if folder else lexical.rpartition(os.sep)[0]
+    now = time.monotonic()
+    if now - _REAL_FOLDERS.get(where, -_REAL_FOR_S) < _REAL_FOR_S:
         return
-    raise OSError(errno.ELOOP, "reached through a symbolic link, which majordomus never follows", str(path))
+    cut = (where + os.sep).rfind(_STORE)
+    if cut < 0:
+        return  # not a file of a repository's store
+    here = where[:cut]
+    for part in where[cut + 1:].split(os.sep):
+        here += os.sep + part
+        try:
+            mode = os.lstat(here).st_mode
+        except FileNotFoundError:
+            return  # nothing there to read through
+        if stat.S_ISLNK(mode):
+            raise OSError(errno.ELOOP, f"reached through a symbolic link ({here}), which majordomus "
+                          "never follows", str(path))
+    if len(_REAL_FOLDERS) > 256:
+        _REAL_FOLDERS.clear()
+    _REAL_FOLDERS[where] = now
 
 
 def _open_regular(path: Path | str) -> tuple[int, os.stat_result]:
@@ -265,7 +269,7 @@ def _open_regular(path: Path | str) -> tuple[int, os.stat_result]:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise IsADirectoryError(errno.EISDIR, "not a regular file (a folder, a pipe or a device)", str(path))
-        confined(path, fd)
+        confined(path)
     except BaseException:
         os.close(fd)
         raise

@@ -157,7 +157,7 @@ def names(folder: Path, strays: list[str] | None = None) -> list[str]:
 def entries(folder: Path, strays: list[str] | None = None) -> list[os.DirEntry[str]]:
     """`files`, as the directory entries (their `stat` needs no path built)."""
     try:
-        fsio.confined(folder)  # a folder reached through a link (`curated/` linked elsewhere) is not listed
+        fsio.confined(folder, folder=True)  # a folder reached through a link (`curated/` linked elsewhere) is not listed
         listing = os.scandir(folder)
     except (FileNotFoundError, NotADirectoryError):
         return []
