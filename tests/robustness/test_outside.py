@@ -314,6 +314,11 @@ def test_readers_never_read_through_a_linked_folder(readable: Path, tmp_path: Pa
         said = proc.stdout + proc.stderr
         assert SENTINEL not in said, (linked, args, said[-2000:])
         assert "Traceback" not in proc.stderr and proc.returncode != 2, (linked, args, proc.returncode, proc.stderr)
+    if linked.startswith(".ai/repo/knowledge"):  # `knowledge check` names the linked folder, as it names a linked file
+        check = json.loads(_mj(repo, "knowledge", "check", "--json").stdout)
+        named = {f["file"] for f in check["findings"] if "symbolic link" in f["what"]}
+        assert named == {".ai/repo/knowledge/curated"} | ({".ai/repo/knowledge/candidates"}
+                                                         if linked == ".ai/repo/knowledge" else set()), check
     for name, payload in (("session-start", {"session_id": "e3", "source": "startup"}),
                           ("session-end", {"session_id": "e2", "reason": "other"})):
         proc = _hook(repo, name, payload)

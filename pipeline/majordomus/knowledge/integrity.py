@@ -63,6 +63,12 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
     loaded: list[tuple[str, str, Any]] = []  # (folder, rel, Record)
     for folder_name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
         prefix = ws.rel(folder) + "/"
+        try:
+            fsio.confined(folder, folder=True)
+        except OSError as exc:  # the folder, or one above it, is a link: never listed, never read
+            finding(ws.rel(folder), None, f"{exc.strerror}: its records are never read",
+                    "replace the link with a real folder holding the records")
+            continue
         strays: list[Path] = []
         files = records.files(folder, strays)
         for path in strays:
