@@ -5,7 +5,8 @@ evidence ends up in a tracked, pushed record, so a text carrying a private key b
 forge token or a password in a URL is refused where it is written. The detection is
 detect-secrets' own plugins (well kept, one per kind of credential), not a hand list; only the
 plugins that match a credential's shape are used, not the entropy or keyword guesses, which a
-sentence of prose sets off.
+sentence of prose sets off. For a kind detect-secrets has no plugin for (Anthropic's API and
+Admin API keys), ours are written the way it takes a custom plugin (`credential_plugins.py`).
 
 Importing detect-secrets costs about 150 ms (it brings `requests`), more than a writer should pay
 for a sentence. `_MAY_HOLD` is a superset of what those plugins match, read off their patterns:
