@@ -251,8 +251,8 @@ def confined(path: Path | str, folder: bool = False) -> None:
         except FileNotFoundError:
             return  # nothing there to read through
         if stat.S_ISLNK(mode):
-            raise OSError(errno.ELOOP, f"reached through a symbolic link ({here}), which majordomus "
-                          "never follows", str(path))
+            raise OSError(errno.ELOOP, f"reached through a symbolic link, {here}, which majordomus "
+                          "never follows: replace the link with a real folder", str(path))
     if len(_REAL_FOLDERS) > 256:
         _REAL_FOLDERS.clear()
     _REAL_FOLDERS[where] = now

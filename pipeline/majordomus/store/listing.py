@@ -8,6 +8,7 @@ symbolic link, is not followed).
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -68,8 +69,8 @@ def pathspecs(ws: Workspace) -> dict[str, str]:
         raise FatalError(f"{ws.rel(path)} is missing: run `majordomus init` to restore it", NOT_INITIALISED) from None
     except (OSError, UnicodeDecodeError) as exc:  # a link, a pipe, a device, a huge or binary file
         why = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
-        raise FatalError(f"{ws.rel(path)} unreadable ({why}): run `majordomus init` to restore it",
-                         NOT_INITIALISED) from None
+        fix = "" if isinstance(exc, OSError) and exc.errno == errno.ELOOP else ": run `majordomus init` to restore it"
+        raise FatalError(f"{ws.rel(path)} unreadable ({why}){fix}", NOT_INITIALISED) from None
     try:
         kept = json.loads(fsio.read_regular(cache, 1 << 20))
         if isinstance(kept, dict) and kept.get("text") == text and isinstance(kept.get("specs"), dict):
