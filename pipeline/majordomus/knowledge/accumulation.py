@@ -22,6 +22,8 @@ from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
 KEYS = ("knowledge.candidates_max_files", "knowledge.candidate_max_age_minutes")
+STAMP = "%Y-%m-%dT%H:%M:%SZ"  # the ledger's `ts`
+_STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z", re.ASCII)
 _DATE = re.compile(r"^date:\s*\"?(\d{4}-\d{2}-\d{2})\"?\s*$", re.M)
 
 
@@ -32,7 +34,14 @@ class Age:
     detail: str  # which line, commit or date
 
 
-def _epoch(ts: str, fmt: str = "%Y-%m-%dT%H:%M:%SZ") -> float | None:
+def _epoch(ts: str, fmt: str = STAMP) -> float | None:
+    """Epoch seconds of `ts` read with `fmt`, or None. A ledger stamp of the usual shape is read
+    without `strptime` (~10 µs a call, once per candidate in a queue); any other, by it."""
+    plain = _STAMP.fullmatch(ts) if fmt == STAMP and isinstance(ts, str) else None
+    if plain is not None:
+        y, mo, d, h, mi, s = map(int, plain.groups())
+        if y >= 1 and 1 <= mo <= 12 and 1 <= d <= 28 and h <= 23 and mi <= 59 and s <= 59:
+            return float(calendar.timegm((y, mo, d, h, mi, s, 0, 0, 0)))
     try:
         return float(calendar.timegm(time.strptime(ts, fmt)))
     except (ValueError, TypeError):

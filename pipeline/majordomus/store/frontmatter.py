@@ -23,8 +23,36 @@ _KEY = re.compile(r"^(?!(?:[yY]es|YES|[nN]o|NO|[tT]rue|TRUE|[fF]alse|FALSE|[oO]n
                   r"([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?$")
 
 
+# What a line (`key: raw`) and a scalar read as, kept for the lines every record repeats (`kind:
+# knowledge/v1`, `status: candidate`, `provenance:` …): a store scan matches each of them once.
+_MISS = object()
+_MEMO = 8192
+_KEYS: dict[str, Any] = {}
+_SCALARS: dict[str, str | None] = {}
+
+
+def _key(line: str) -> tuple[str, str | None] | None:
+    """(key, the rest after `: `) of a `key:` line in the subset, or None."""
+    found = _KEYS.get(line, _MISS)
+    if found is _MISS:
+        m = _KEY.match(line)
+        found = (m.group(1), m.group(2)) if m is not None else None
+        if len(_KEYS) < _MEMO:
+            _KEYS[line] = found
+    return found  # type: ignore[no-any-return]
+
+
 def scalar(raw: str) -> str | None:
     """The string a YAML scalar denotes, or None when it is outside the subset."""
+    found = _SCALARS.get(raw, _MISS)
+    if found is _MISS:
+        found = _scalar(raw)
+        if len(_SCALARS) < _MEMO:
+            _SCALARS[raw] = found
+    return found  # type: ignore[return-value]
+
+
+def _scalar(raw: str) -> str | None:
     if not raw:
         return None
     first = raw[0]
@@ -62,11 +90,10 @@ def load(text: str) -> dict[str, Any] | None:
         lines.pop()
     i, n = 0, len(lines)
     while i < n:
-        line = lines[i]
-        m = _KEY.match(line)
-        if m is None or m.group(1) in meta:
+        m = _key(lines[i])
+        if m is None or m[0] in meta:
             return None
-        key, raw = m.group(1), m.group(2)
+        key, raw = m
         i += 1
         if raw is not None and raw != "":
             value = scalar(raw)
@@ -94,7 +121,7 @@ def _block(lines: list[str], i: int, parent: int) -> tuple[Any, int]:
     body = lines[i][ind:]
     if body.startswith("- ") and ind >= parent:
         return _list(lines, i, ind)
-    if ind > parent and _KEY.match(body):
+    if ind > parent and _key(body):
         return _mapping(lines, i, ind)
     return None, i
 
@@ -103,8 +130,8 @@ def _list(lines: list[str], i: int, ind: int) -> tuple[Any, int]:
     items: list[Any] = []
     while i < len(lines) and _indent(lines[i]) == ind and lines[i][ind:].startswith("- "):
         rest = lines[i][ind + 2:]
-        m = _KEY.match(rest)
-        if m and m.group(2):
+        m = _key(rest)
+        if m and m[1]:
             # A mapping item: `- key: value` and its sibling keys at ind + 2.
             item: dict[str, Any] = {}
             sub = [" " * (ind + 2) + rest]
@@ -113,11 +140,11 @@ def _list(lines: list[str], i: int, ind: int) -> tuple[Any, int]:
                 sub.append(lines[j])
                 j += 1
             for entry in sub:
-                km = _KEY.match(entry[ind + 2:])
-                value = scalar(km.group(2) or "") if km else None
-                if km is None or value is None or km.group(1) in item:
+                km = _key(entry[ind + 2:])
+                value = scalar(km[1] or "") if km else None
+                if km is None or value is None or km[0] in item:
                     return None, i
-                item[km.group(1)] = value
+                item[km[0]] = value
             items.append(item)
             i = j
             continue
@@ -132,10 +159,10 @@ def _list(lines: list[str], i: int, ind: int) -> tuple[Any, int]:
 def _mapping(lines: list[str], i: int, ind: int) -> tuple[Any, int]:
     mapping: dict[str, Any] = {}
     while i < len(lines) and _indent(lines[i]) == ind:
-        m = _KEY.match(lines[i][ind:])
-        if m is None or m.group(1) in mapping:
+        m = _key(lines[i][ind:])
+        if m is None or m[0] in mapping:
             return None, i
-        key, raw = m.group(1), m.group(2)
+        key, raw = m
         i += 1
         if raw:
             value = scalar(raw)

@@ -11,7 +11,6 @@ import re
 import stat
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -26,13 +25,19 @@ SIDECARS = ("", "-journal", "-wal", "-shm")
 BOOKKEEPING = "bookkeeping"  # task meta key: a task that always runs to report, not to make
 
 
-@dataclass
 class RunReport:
-    executed: list[str] = field(default_factory=list)
-    uptodate: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-    messages: list[str] = field(default_factory=list)
-    rebuilt: str | None = None  # why doit's dep file was rebuilt during this run
+    """What a run did: the tasks executed, up to date and failed, and what it had to say. A plain
+    class: the engine is on the end hook's path, where `dataclasses` (and `inspect`) would cost
+    their import."""
+
+    __slots__ = ("executed", "failed", "messages", "rebuilt", "uptodate")
+
+    def __init__(self) -> None:
+        self.executed: list[str] = []
+        self.uptodate: list[str] = []
+        self.failed: list[str] = []
+        self.messages: list[str] = []
+        self.rebuilt: str | None = None  # why doit's dep file was rebuilt during this run
 
     @property
     def nothing_changed(self) -> bool:
