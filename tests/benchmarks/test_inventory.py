@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import replace
 
 import pytest
 
@@ -30,7 +29,7 @@ def test_every_capability_and_hook_path_has_a_row() -> None:
 
 
 def test_a_new_capability_without_a_row_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    extra = replace(knowledge_base.CAPABILITIES[0], name=f"{knowledge_base.MODULE}.unmeasured")
+    extra = knowledge_base.CAPABILITIES[0]._replace(name=f"{knowledge_base.MODULE}.unmeasured")
     monkeypatch.setattr(knowledge_base, "CAPABILITIES", (*knowledge_base.CAPABILITIES, extra))
     assert inventory.missing() == [f"{knowledge_base.MODULE}.unmeasured"]
 

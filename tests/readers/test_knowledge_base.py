@@ -3,6 +3,7 @@ document and MCP tool list are regenerated and compared, every capability reache
 projection, and the slow SDK stays off every path but `majordomus mcp`."""
 from __future__ import annotations
 
+import inspect
 import json
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import sys
 import jsonschema
 from conftest import PROJECT, Repo
 
+from majordomus.readers.answers import HANDLERS
 from majordomus.readers.knowledge_base import CAPABILITIES
 from majordomus.readers import mcp_stdio, openapi
 
@@ -69,3 +71,27 @@ print(heavy, sorted(m for m in sys.modules if m.split(".")[0] in ("mcp", "mcp_ty
     proc = subprocess.run([sys.executable, "-c", code], cwd=repo.root, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[] []"
+
+
+def test_each_declaration_has_its_handler_with_the_declared_parameters() -> None:
+    assert set(HANDLERS) == {c.verb for c in CAPABILITIES}
+    for cap in CAPABILITIES:
+        params = list(inspect.signature(HANDLERS[cap.verb]).parameters.values())
+        assert params[0].name == "ws", cap.name
+        named = [p.name for p in params[1:] if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        takes_more = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params)
+        declared = [p.name for p in cap.parameters]
+        assert named == declared[:len(named)] and (takes_more or named == declared), cap.name
+        for p in params[1:]:  # what a declaration leaves optional, the handler defaults
+            if p.kind is not inspect.Parameter.VAR_KEYWORD:
+                required = next(d.required for d in cap.parameters if d.name == p.name)
+                assert (p.default is inspect.Parameter.empty) == required, (cap.name, p.name)
+
+
+def test_describing_the_readers_imports_nothing_that_answers(repo: Repo) -> None:
+    code = ("import sys; from majordomus.readers import openapi; openapi.document(); "
+            "print(' '.join(sorted(m for m in sys.modules if m.startswith('majordomus.'))))")
+    loaded = subprocess.run([sys.executable, "-c", code], cwd=repo.root, capture_output=True, text=True,
+                            check=True).stdout.split()
+    assert "majordomus.readers.knowledge_base" in loaded
+    assert not {"majordomus.readers.answers", "majordomus.knowledge.agenda", "majordomus.base.git"} & set(loaded)

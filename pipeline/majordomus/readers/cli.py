@@ -16,7 +16,8 @@ from majordomus.base.output import emit_json, line, say, show, table
 from majordomus.knowledge.accumulation import minutes as waited
 from majordomus.knowledge.graph import TYPES
 from majordomus.knowledge.graph import edges as read
-from majordomus.readers.knowledge_base import CAPABILITIES, Capability, call
+from majordomus.readers.answers import call
+from majordomus.readers.knowledge_base import CAPABILITIES, Capability
 from majordomus.store.workspace import open_workspace
 
 if TYPE_CHECKING:

@@ -32,7 +32,8 @@ from majordomus import __version__
 from majordomus.base.errors import FatalError
 from majordomus.knowledge.accumulation import minutes as waited
 from majordomus.readers import markdown, openapi
-from majordomus.readers.knowledge_base import CAPABILITIES, MODULE, MODULE_SUMMARY, Capability, call, find
+from majordomus.readers.answers import call
+from majordomus.readers.knowledge_base import CAPABILITIES, MODULE, MODULE_SUMMARY, Capability, find
 from majordomus.store.workspace import Workspace
 
 PREFIX = "/cockpit"

@@ -29,7 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 from majordomus.base.errors import OK, FatalError
 from majordomus.base.output import line, say
 from majordomus.readers import cockpit, openapi
-from majordomus.readers.knowledge_base import call
+from majordomus.readers.answers import call
 from majordomus.store.workspace import Workspace
 
 WILDCARDS = ("0.0.0.0", "::", "")  # bind addresses that name no host a client would send

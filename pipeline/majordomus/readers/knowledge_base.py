@@ -1,6 +1,7 @@
 """The reader module `knowledge_base`: each capability declared ONCE — name, summary,
-parameters, result JSON Schema, handler. The command line (`majordomus knowledge candidates |
-record | status`), the HTTP server and its OpenAPI document (`majordomus serve`, `majordomus
+parameters, result JSON Schema; its handler, named like its verb, is in `readers/answers.py`
+(`HANDLERS`, checked against these declarations by a test). The command line (`majordomus
+knowledge candidates | record | status`), the HTTP server and its OpenAPI document (`majordomus serve`, `majordomus
 openapi`), the MCP server (`majordomus mcp`), the cockpit's pages (`readers.cockpit`) and the
 benchmark inventory (`benchmarks/inventory.json`) are generated from `CAPABILITIES`; none of them
 restates a parameter, a schema or a handler. Three annotations in the result schemas are for
@@ -8,27 +9,15 @@ the cockpit's pages and mean nothing to a validator: `x-link` (this string is th
 argument of that capability), `x-unit` and `x-heading`; `contentMediaType` is JSON Schema's own.
 
 The module is named `knowledge_base`, not `knowledge`, as in seed 001: a reader module is not
-named like the kind it reads. Handlers take candidates from what git lists through the source
-classes, the ledger through `pipeline.ledger`, thresholds through `pipeline.policy`, and the
-writer's freshness from `pipeline.freshness.judge`. This module imports nothing heavy: the
-command line builds its parsers from it on every run, hooks included.
+named like the kind it reads. This module imports nothing heavy and nothing that answers: the
+command line builds its parsers from it, `majordomus openapi` and the MCP tool list print it.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from majordomus.base import git
-from majordomus.base.errors import REFUSED, FatalError, unknown
-from majordomus.base.ids import ID_PATTERN, check_id
-from majordomus.knowledge import agenda, provenance, queue
-from majordomus.knowledge.search import STATUSES
-from majordomus.knowledge.search import search as find_records
-from majordomus.readers.status import status as answer
-from majordomus.store import listing as store
+from majordomus.base.ids import ID_PATTERN
 from majordomus.store import records
-from majordomus.store.workspace import Workspace
 
 MODULE = "knowledge_base"
 MODULE_SUMMARY = ("Reads the knowledge store (.ai/repo/knowledge/), the ledger and git: the review queue in "
@@ -36,8 +25,7 @@ MODULE_SUMMARY = ("Reads the knowledge store (.ai/repo/knowledge/), the ledger a
                   "status. Read-only.")
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(NamedTuple):
     name: str
     summary: str
     schema: dict[str, Any]
@@ -50,14 +38,15 @@ class Param:
         return self.positional and self.required
 
 
-@dataclass(frozen=True)
-class Capability:
+class Capability(NamedTuple):
+    """A reader capability; its handler is the function named like its verb in `readers/answers.py`
+    (`answers.HANDLERS`), which `answers.call` runs with the declared parameters checked."""
+
     name: str  # <module>.<verb>
     summary: str  # one line
     description: str
     parameters: tuple[Param, ...]
     result: dict[str, Any]  # JSON Schema (2020-12) of what the handler returns
-    handler: Callable[..., Any]  # handler(ws, **parameters) -> a value the result schema admits
 
     @property
     def verb(self) -> str:
@@ -67,60 +56,6 @@ class Capability:
     def flat_name(self) -> str:
         """The name where a dot is not admitted (MCP tool names for Claude, operationId)."""
         return self.name.replace(".", "_")
-
-
-# --- handlers: each reads through the module that owns the thing read -----------------------
-def candidates(ws: Workspace) -> list[dict[str, Any]]:
-    """The review queue in review order (this branch first, oldest review age first): candidates
-    with status candidate, with their branch, how long each has waited and from what, and whether
-    git tracks them (an untracked one is listed and flagged: it is reviewed nowhere else)."""
-
-    entries = {e.path: e for e in store.listing(ws).of("candidates") if e.readable}
-    waiting = queue.waiting(ws, paths=list(entries))
-    ordered = agenda.ordered(ws, waiting, git.branch(ws.root)) if waiting else []
-    return [{"id": w.candidate.id, "title": w.candidate.title, "class": w.candidate.cls,
-             "branch": w.candidate.branch, **w.as_dict(), "episode": w.candidate.episode,
-             "path": entries[w.candidate.path].rel, "tracked": entries[w.candidate.path].tracked}
-            for w in ordered]
-
-
-def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parameter's declared name
-    """One record, parsed, looked up among the files the source classes list."""
-
-    check_id(id, "id")
-    entry = store.listing(ws).find(id)
-    if entry is None:
-        raise unknown(f"no knowledge record {id!r} under candidates/ or curated/: "
-                      "`majordomus knowledge candidates` lists the candidates")
-    meta: Any = None
-    body: str | None = None
-    problem: str | None = None
-    try:
-        loaded = store.load(ws, entry)
-        meta, body = store.jsonable(loaded.meta), loaded.body
-    except records.RecordError as exc:
-        problem = f"{exc} (run `majordomus knowledge check`)"
-    refs = [r.as_dict() for r in provenance.resolve(ws, meta)] if isinstance(meta, dict) else []
-    review = None
-    if entry.source == "candidates" and isinstance(meta, dict) and meta.get("status", "candidate") == "candidate":
-        (one,) = queue.waiting(ws, paths=[entry.path]) or (None,)
-        if one is not None:
-            (w,) = agenda.ordered(ws, [one], git.branch(ws.root))
-            review = {**w.as_dict(), "branch": one.branch, "episode": one.episode}
-    return {"id": entry.id, "source": entry.source, "path": entry.rel, "tracked": entry.tracked,
-            "meta": meta, "body": body, "problem": problem, "references": refs, "review": review}
-
-
-def status(ws: Workspace) -> dict[str, Any]:
-    """Counts, queue, last derivation, writer freshness."""
-
-    return answer(ws)
-
-
-def search(ws: Workspace, text: str = "", **filters: str) -> list[dict[str, Any]]:
-    """Records of both folders whose title or body holds every word of `text`."""
-
-    return find_records(ws, text, filters.get("class"), filters.get("status"))
 
 
 # --- schemas ----------------------------------------------------------------------------------
@@ -227,17 +162,17 @@ CAPABILITIES: tuple[Capability, ...] = (
                "Every candidate with status candidate under the `candidates` source class, in review order "
                "(this branch first, oldest review age first): id, title, class, branch (of the episode it "
                "names), how long it has waited and measured from what, and whether git tracks the file.",
-               (), {"type": "array", "items": CANDIDATE}, candidates),
+               (), {"type": "array", "items": CANDIDATE}),
     Capability(f"{MODULE}.record", "one knowledge record, parsed",
                "The record named ID, from candidates/ or curated/: its front matter and body, every "
                "reference resolved in words (episode and branch, task, commit subject, record title), and "
                "for a waiting candidate its place in the review queue.",
                (Param("id", "the record id", RECORD_ID, required=True, positional=True),),
-               RECORD, record),
+               RECORD),
     Capability(f"{MODULE}.status", "counts, review queue, last derivation, writer freshness",
                "Records by status, class and source; the review queue with its oldest entry's age and "
                "the policy's caps; the last knowledge.derived line; whether the knowledge writer is fresh.",
-               (), STATUS, status),
+               (), STATUS),
     Capability(f"{MODULE}.search", "records whose title or body holds every word of a text",
                "Candidates and verified records (and superseded ones, status shown) whose title or body "
                "holds every word of TEXT, case-insensitively; no TEXT matches every record. Those with "
@@ -245,30 +180,11 @@ CAPABILITIES: tuple[Capability, ...] = (
                (Param("text", "the words to find (none: every record)", {"type": "string"}, positional=True),
                 Param("class", "only records of this class",
                       {"type": "string", "enum": list(records.CLASSES)}),
-                Param("status", "only records of this status", {"type": "string", "enum": list(STATUSES)})),
-               {"type": "array", "items": SEARCH_HIT}, search),
+                Param("status", "only records of this status", {"type": "string", "enum": list(records.STATUSES)})),
+               {"type": "array", "items": SEARCH_HIT}),
 )
 
 
 def find(name: str) -> Capability | None:
     """The capability called `name` (dotted or flat), or None."""
     return next((c for c in CAPABILITIES if name in (c.name, c.flat_name)), None)
-
-
-def call(ws: Workspace, capability: Capability, arguments: dict[str, Any]) -> Any:
-    """Run `capability` with `arguments` checked against its declared parameters."""
-    declared = {p.name: p for p in capability.parameters}
-    extra = sorted(set(arguments) - set(declared))
-    if extra:
-        raise FatalError(f"{capability.name} takes no parameter {', '.join(map(repr, extra))} "
-                         f"(its parameters: {', '.join(declared) or 'none'})", REFUSED)
-    for param in capability.parameters:
-        value = arguments.get(param.name)
-        if value is None and param.required:
-            raise FatalError(f"{capability.name} needs the parameter {param.name!r} ({param.summary})", REFUSED)
-        if value is not None and param.schema.get("type") == "string" and not isinstance(value, str):
-            raise FatalError(f"{capability.name}: {param.name} must be a string, not {value!r}", REFUSED)
-        if value is not None and "enum" in param.schema and value not in param.schema["enum"]:
-            raise FatalError(f"{capability.name}: {param.name} {value!r} refused: use one of "
-                             f"{', '.join(param.schema['enum'])}", REFUSED)
-    return capability.handler(ws, **{k: v for k, v in arguments.items() if v is not None})

@@ -24,7 +24,8 @@ from typing import IO, Any
 from majordomus import __version__
 from majordomus.base.errors import OK, REFUSED, UNKNOWN, FatalError
 from majordomus.readers import evidence_tools
-from majordomus.readers.knowledge_base import CAPABILITIES, Capability, call
+from majordomus.readers.answers import call
+from majordomus.readers.knowledge_base import CAPABILITIES, Capability
 from majordomus.store.workspace import Workspace
 
 SERVER_NAME = "majordomus"

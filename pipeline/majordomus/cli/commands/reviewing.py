@@ -26,7 +26,7 @@ from majordomus.base.output import emit_json, show
 from majordomus.cli.commands import Subparsers
 from majordomus.knowledge import review as acts
 from majordomus.knowledge.agenda import waited
-from majordomus.readers import knowledge_base as kb
+from majordomus.readers import answers as kb
 from majordomus.store import records
 from majordomus.store.listing import listing
 from majordomus.store.records import CLASSES

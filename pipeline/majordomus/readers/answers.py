@@ -1,0 +1,97 @@
+"""The answers of the reader capabilities `readers/knowledge_base.py` declares: one handler per
+verb, each reading through the module that owns the thing read, and `call`, which checks the
+arguments against the declaration and runs the handler. Apart from the declarations so that what
+only describes the readers (`majordomus openapi`, the MCP tool list, the command line's parsers)
+does not import what answers them."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from majordomus.base import git
+from majordomus.base.errors import REFUSED, FatalError, unknown
+from majordomus.base.ids import check_id
+from majordomus.knowledge import agenda, provenance, queue
+from majordomus.knowledge.search import search as find_records
+from majordomus.readers.knowledge_base import Capability
+from majordomus.readers.status import status as answer
+from majordomus.store import listing as store
+from majordomus.store import records
+from majordomus.store.workspace import Workspace
+
+
+def candidates(ws: Workspace) -> list[dict[str, Any]]:
+    """The review queue in review order (this branch first, oldest review age first): candidates
+    with status candidate, with their branch, how long each has waited and from what, and whether
+    git tracks them (an untracked one is listed and flagged: it is reviewed nowhere else)."""
+
+    entries = {e.path: e for e in store.listing(ws).of("candidates") if e.readable}
+    waiting = queue.waiting(ws, paths=list(entries))
+    ordered = agenda.ordered(ws, waiting, git.branch(ws.root)) if waiting else []
+    return [{"id": w.candidate.id, "title": w.candidate.title, "class": w.candidate.cls,
+             "branch": w.candidate.branch, **w.as_dict(), "episode": w.candidate.episode,
+             "path": entries[w.candidate.path].rel, "tracked": entries[w.candidate.path].tracked}
+            for w in ordered]
+
+
+def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parameter's declared name
+    """One record, parsed, looked up among the files the source classes list."""
+
+    check_id(id, "id")
+    entry = store.listing(ws).find(id)
+    if entry is None:
+        raise unknown(f"no knowledge record {id!r} under candidates/ or curated/: "
+                      "`majordomus knowledge candidates` lists the candidates")
+    meta: Any = None
+    body: str | None = None
+    problem: str | None = None
+    try:
+        loaded = store.load(ws, entry)
+        meta, body = store.jsonable(loaded.meta), loaded.body
+    except records.RecordError as exc:
+        problem = f"{exc} (run `majordomus knowledge check`)"
+    refs = [r.as_dict() for r in provenance.resolve(ws, meta)] if isinstance(meta, dict) else []
+    review = None
+    if entry.source == "candidates" and isinstance(meta, dict) and meta.get("status", "candidate") == "candidate":
+        (one,) = queue.waiting(ws, paths=[entry.path]) or (None,)
+        if one is not None:
+            (w,) = agenda.ordered(ws, [one], git.branch(ws.root))
+            review = {**w.as_dict(), "branch": one.branch, "episode": one.episode}
+    return {"id": entry.id, "source": entry.source, "path": entry.rel, "tracked": entry.tracked,
+            "meta": meta, "body": body, "problem": problem, "references": refs, "review": review}
+
+
+def status(ws: Workspace) -> dict[str, Any]:
+    """Counts, queue, last derivation, writer freshness."""
+
+    return answer(ws)
+
+
+def search(ws: Workspace, text: str = "", **filters: str) -> list[dict[str, Any]]:
+    """Records of both folders whose title or body holds every word of `text`."""
+
+    return find_records(ws, text, filters.get("class"), filters.get("status"))
+
+
+# handler(ws, **parameters) -> a value the capability's result schema admits, by verb
+HANDLERS: dict[str, Callable[..., Any]] = {"candidates": candidates, "record": record, "status": status,
+                                           "search": search}
+
+
+def call(ws: Workspace, capability: Capability, arguments: dict[str, Any]) -> Any:
+    """Run `capability` with `arguments` checked against its declared parameters."""
+    declared = {p.name: p for p in capability.parameters}
+    extra = sorted(set(arguments) - set(declared))
+    if extra:
+        raise FatalError(f"{capability.name} takes no parameter {', '.join(map(repr, extra))} "
+                         f"(its parameters: {', '.join(declared) or 'none'})", REFUSED)
+    for param in capability.parameters:
+        value = arguments.get(param.name)
+        if value is None and param.required:
+            raise FatalError(f"{capability.name} needs the parameter {param.name!r} ({param.summary})", REFUSED)
+        if value is not None and param.schema.get("type") == "string" and not isinstance(value, str):
+            raise FatalError(f"{capability.name}: {param.name} must be a string, not {value!r}", REFUSED)
+        if value is not None and "enum" in param.schema and value not in param.schema["enum"]:
+            raise FatalError(f"{capability.name}: {param.name} {value!r} refused: use one of "
+                             f"{', '.join(param.schema['enum'])}", REFUSED)
+    return HANDLERS[capability.verb](ws, **{k: v for k, v in arguments.items() if v is not None})
