@@ -59,17 +59,18 @@ def _kind(mode: int) -> str:
 def open_folder(root: Path, folder: Path, create: bool = True) -> int:
     """A descriptor of `folder`, opened from `root` one component at a time without following a
     symbolic link (made when missing and `create`). Refused unless `folder` is `root` or under it."""
-    try:
-        rel = folder.relative_to(root)
-    except ValueError:
-        raise refused(f"{folder} is outside the repository {root}: nothing written") from None
+    top, where = os.fspath(root).rstrip(os.sep) or os.sep, os.fspath(folder)
+    if where == top:
+        parts: list[str] = []
+    elif where.startswith(top.rstrip(os.sep) + os.sep):  # plain strings: this runs for every write
+        parts = where[len(top.rstrip(os.sep)) + 1:].split(os.sep)
+    else:
+        raise refused(f"{folder} is outside the repository {root}: nothing written")
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    here = root
     try:
-        for part in rel.parts:
-            here = here / part
-            if part in (".", ".."):
-                raise refused(f"{_shown(root, here)}: a path with '..' is never written")
+        for n, part in enumerate(parts):
+            if part in ("", ".", ".."):
+                raise refused(f"{_shown(root, root.joinpath(*parts[:n + 1]))}: a path with '..' is never written")
             try:
                 child = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except FileNotFoundError:
@@ -79,11 +80,11 @@ def open_folder(root: Path, folder: Path, create: bool = True) -> int:
                     os.mkdir(part, 0o755, dir_fd=fd)
                 except FileExistsError:
                     pass  # made by a concurrent writer, or a dangling link: the open below tells
-                child = _open_child(root, here, part, fd)
+                child = _open_child(root, root.joinpath(*parts[:n + 1]), part, fd)
             except OSError as exc:
                 if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
                     raise
-                child = _open_child(root, here, part, fd)
+                child = _open_child(root, root.joinpath(*parts[:n + 1]), part, fd)
             os.close(fd)
             fd = child
     except BaseException:
