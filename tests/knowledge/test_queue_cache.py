@@ -155,10 +155,29 @@ def test_an_unchanged_file_is_not_read_again(repo: Repo, monkeypatch: pytest.Mon
     first = queue.waiting(ws)
     read: list[Path] = []
     front, branch = queue._front, queue._record_branch
-    monkeypatch.setattr(queue, "_front", lambda p: read.append(p) or front(p))
+    monkeypatch.setattr(queue, "_front", lambda p, *head: read.append(Path(p)) or front(p, *head))
     monkeypatch.setattr(queue, "_record_branch", lambda p: read.append(p) or branch(p))
     assert queue.waiting(ws) == first and read == []
     assert {c.branch for c in first} == {"main"}
     (ws.candidates / "c2.md").write_text(
         RECORD.format(rid="c2", status="superseded", cls="fact", title="T 2", episode="e1"))
     assert [c.id for c in queue.waiting(ws)] == ["c0", "c1", "c3", "c4"] and read == [ws.candidates / "c2.md"]
+
+
+def test_a_file_too_fresh_for_its_stat_is_kept_by_its_bytes(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Written in the last two seconds, a record is never answered by its stat; once its bytes were
+    parsed, the same bytes are not parsed again, and other bytes (the same size) are."""
+    ws = Workspace(repo.root)
+    for n in range(3):
+        (ws.candidates / f"c{n}.md").write_text(
+            RECORD.format(rid=f"c{n}", status="candidate", cls="fact", title=f"T {n}", episode="e1"))
+    monkeypatch.setattr(filecache, "RACY_NS", 10**15)  # every file is too fresh for its stat
+    first = queue.waiting(ws)
+    parsed: list[str] = []
+    front = queue._front
+    monkeypatch.setattr(queue, "_front", lambda p, *head: parsed.append(Path(p).name) or front(p, *head))
+    assert queue.waiting(ws) == first and parsed == []
+    (ws.candidates / "c1.md").write_text(  # same length, other bytes
+        RECORD.format(rid="c1", status="candidate", cls="fact", title="U 1", episode="e1"))
+    again = queue.waiting(ws)
+    assert parsed == ["c1.md"] and [c.title for c in again] == ["T 0", "U 1", "T 2"]

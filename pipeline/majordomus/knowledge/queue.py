@@ -18,12 +18,13 @@ from typing import Any, NamedTuple
 from majordomus.base.fsio import read_regular
 from majordomus.base.ids import ID_PATTERN
 from majordomus.store import records
-from majordomus.store.filecache import FileCache, entry_stat, lstat
+from majordomus.store.filecache import FileCache, content_digest, entry_stat, lstat
 from majordomus.store.workspace import Workspace
 
 _BRANCH = re.compile(r"^branch:\s*(.*)$", re.M)
 CACHE = "queue.cache.json"
-_VERSION = 3  # of what an entry holds: raise it when the fields read change
+_VERSION = 4  # of what an entry holds: raise it when the fields read change
+HEAD_LIMIT = 1 << 16  # what is read of a record for its front matter (`records.front`'s bound)
 _FIELDS = ("class", "status", "title", "date")
 FEW = 16  # files read directly rather than through the cache
 
@@ -95,11 +96,11 @@ def _record_branch(path: Path) -> list[str | None] | None:
     return [_scalar(match.group(1)) or None] if match else None
 
 
-def _front(path: Path) -> list[Any] | None:
+def _front(path: Path | str, head: bytes | None = None) -> list[Any] | None:
     """What the queue reads of one record: [fields, episode named in derived_from, status as
     `records.quick_status` reads it], or None when it is not a readable record. Through the one
-    front-matter reader."""
-    meta = records.front(path)
+    front-matter reader (of `head`, the file's first bytes, when the caller read them)."""
+    meta = records.front(Path(path)) if head is None else records.front_of(head, str(path))
     if meta is None:
         return None
     status = meta.get("status")
@@ -162,9 +163,16 @@ def fronts(folder: Path, paths: list[Path] | None = None, cache: FileCache | Non
                 prefixes[parent] = Path(parent).relative_to(root).as_posix()
             seen.add(name)
             hit, read = cache.get(prefixes[parent], name, st)
-            if not hit:
-                read = _front(Path(path))
-                cache.put(prefixes[parent], name, st, read)
+            if not hit:  # read; parsed again only when the bytes are not the ones last parsed
+                try:
+                    head: bytes | None = read_regular(path, HEAD_LIMIT)
+                except OSError:
+                    head = None
+                digest = content_digest(head) if head is not None else None
+                hit, read = cache.get_content(prefixes[parent], name, digest) if digest else (False, None)
+                if not hit:
+                    read = _front(path, head) if head is not None else None
+                cache.put(prefixes[parent], name, st, read, digest)
         else:
             read = _front(Path(path))
         if read is None:

@@ -1,10 +1,11 @@
 """What a reader read of a file, kept by the file's stat: a cache derived from the files.
 
 One JSON file under `.ai/local/state/` per reader: per folder (repository-relative), per file
-name, [inode, size, mtime_ns, ctime_ns, what was read]. A file whose stat differs is read again,
-and so is one that changed in the two seconds before it was read (a second change within one
-tick of the file system's clock could leave every one of those four alike), so the cache never
-answers for a file as it no longer is. A cache that cannot be read or written costs time, never
+name, [inode, size, mtime_ns, ctime_ns, what was read] and, for a reader that keeps it, the
+digest of the bytes read. A file whose stat differs is read again, and so is one that changed in
+the two seconds before it was read (a second change within one tick of the file system's clock
+could leave every one of those four alike), so the cache never answers for a file as it no
+longer is; a reader that keeps digests then parses it again only when its bytes differ. A cache that cannot be read or written costs time, never
 an answer.
 """
 from __future__ import annotations
@@ -41,18 +42,31 @@ class FileCache:
     def get(self, folder: str, name: str, st: os.stat_result) -> tuple[bool, Any]:
         """(hit, value) of the file `name` in `folder` whose stat is `st`."""
         entry = self.folders.get(folder, {}).get(name)
-        if isinstance(entry, list) and len(entry) == 5 and entry[0] == st.st_ino and entry[1] == st.st_size \
+        if isinstance(entry, list) and len(entry) >= 5 and entry[0] == st.st_ino and entry[1] == st.st_size \
                 and entry[2] == st.st_mtime_ns and entry[3] == st.st_ctime_ns:
             return True, entry[4]
         return False, None
 
-    def put(self, folder: str, name: str, st: os.stat_result, value: Any) -> None:
+    def get_content(self, folder: str, name: str, digest: str) -> tuple[bool, Any]:
+        """(hit, value) of the file `name` in `folder` whose bytes have `digest` (`content_digest`):
+        what was read of those very bytes, whatever the stat says. A file changed in the last
+        two seconds is never answered by its stat, but it is by its content once it was read."""
+        entry = self.folders.get(folder, {}).get(name)
+        if isinstance(entry, list) and len(entry) == 6 and entry[5] == digest:
+            return True, entry[4]
+        return False, None
+
+    def put(self, folder: str, name: str, st: os.stat_result, value: Any, digest: str | None = None) -> None:
+        """Keep `value` for the file: by its stat, and by its content when `digest` is given. A file
+        that changed in the last two seconds may change again unseen: kept by its content only."""
         entries = self.folders.setdefault(folder, {})
-        if self.now - st.st_ctime_ns < RACY_NS:  # it may change again unseen: read it next time
+        racy = self.now - st.st_ctime_ns < RACY_NS
+        if racy and digest is None:
             if entries.pop(name, None) is not None:
                 self.changed = True
             return
-        entries[name] = [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, value]
+        stat_key = [0, -1, 0, 0] if racy else [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+        entries[name] = [*stat_key, value] + ([digest] if digest is not None else [])
         self.changed = True
 
     def keep_only(self, folder: str, names: set[str]) -> None:
@@ -73,6 +87,13 @@ class FileCache:
         except OSError:
             pass
         self.changed = False
+
+
+def content_digest(data: bytes) -> str:
+    """The key a file's bytes are kept under (`get_content`): BLAKE2b, 128 bits."""
+    import hashlib  # only a read of a file the stat could not vouch for pays for it
+
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def lstat(path: Path | str) -> os.stat_result | None:

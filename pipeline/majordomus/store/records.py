@@ -112,14 +112,19 @@ def front(path: Path, limit: int = 1 << 16) -> dict[str, Any] | None:
     """The front matter of the record at `path` (read bounded, never through a symbolic link), or
     None when there is no readable record there. For scans that need a few keys, not the body."""
     try:
-        head = read_regular(path, limit).decode("utf-8", errors="replace")
+        head = read_regular(path, limit)
     except OSError:
         return None
-    parts = yamlio.split_front_matter(head)
+    return front_of(head, str(path))
+
+
+def front_of(head: bytes, where: str) -> dict[str, Any] | None:
+    """`front` of a record's first bytes, already read."""
+    parts = yamlio.split_front_matter(head.decode("utf-8", errors="replace"))
     if parts is None:
         return None
     try:
-        return _meta(parts[0], str(path))
+        return _meta(parts[0], where)
     except RecordError:
         return None
 
