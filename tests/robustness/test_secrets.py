@@ -67,6 +67,20 @@ def _state(repo: Repo) -> dict[str, bytes]:
             and "policy.cache" not in p.name}
 
 
+def _refused(repo: Repo, writer: str, argv: list[str], stdin: str | None, kind: str, parts: list[str]) -> None:
+    """`majordomus ARGV` is refused with exit 4 and one line naming `kind` and no part of the
+    secret, and nothing is written."""
+    held = _state(repo)
+    proc = repo.mj(*argv, input=stdin)
+    assert proc.returncode == 4, (writer, proc.returncode, proc.stdout, proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert kind in lines[0] and "credential" in lines[0], lines[0]
+    for part in parts:
+        assert part not in proc.stderr + proc.stdout, "the refusal repeats the secret"
+    assert _state(repo) == held, f"{writer}: something was written"
+
+
 @pytest.mark.parametrize("writer", list(WRITERS))
 def test_every_writer_refuses_a_credential_by_kind(repo: Repo, writer: str) -> None:
     kind = KINDS[list(WRITERS).index(writer) % len(KINDS)]
@@ -81,15 +95,7 @@ def test_every_writer_refuses_a_credential_by_kind(repo: Repo, writer: str) -> N
         stdin = f"Checked by hand; the deploy uses {secret}\n"
     else:
         argv += [f"the text carries {secret} inside it", *after]
-    held = _state(repo)
-    proc = repo.mj(*argv, input=stdin)
-    assert proc.returncode == 4, (writer, proc.returncode, proc.stdout, proc.stderr)
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert kind in lines[0] and "credential" in lines[0], lines[0]
-    for part in secret.splitlines():
-        assert part not in proc.stderr + proc.stdout, "the refusal repeats the secret"
-    assert _state(repo) == held, f"{writer}: something was written"
+    _refused(repo, writer, argv, stdin, kind, secret.splitlines())
 
 
 @pytest.mark.parametrize("kind", list(ANTHROPIC))
@@ -104,14 +110,7 @@ def test_anthropic_keys_are_refused_by_kind(repo: Repo, writer: str, kind: str) 
         stdin = f"Checked by hand with ANTHROPIC_API_KEY={secret}\n"
     else:
         argv += [f"export ANTHROPIC_API_KEY={secret} before the run", *after]
-    held = _state(repo)
-    proc = repo.mj(*argv, input=stdin)
-    assert proc.returncode == 4, (writer, proc.returncode, proc.stdout, proc.stderr)
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert f"({kind})" in lines[0] and "credential" in lines[0], lines[0]
-    assert secret not in proc.stderr + proc.stdout and secret[:30] not in proc.stderr
-    assert _state(repo) == held, f"{writer}: something was written"
+    _refused(repo, writer, argv, stdin, f"({kind})", [secret, secret[:30]])
 
 
 def test_the_hooks_never_import_detect_secrets(tmp_path: Path) -> None:
