@@ -172,6 +172,7 @@ def test_a_file_too_fresh_for_its_stat_is_kept_by_its_bytes(repo: Repo, monkeypa
         (ws.candidates / f"c{n}.md").write_text(
             RECORD.format(rid=f"c{n}", status="candidate", cls="fact", title=f"T {n}", episode="e1"))
     monkeypatch.setattr(filecache, "RACY_NS", 10**15)  # every file is too fresh for its stat
+    monkeypatch.setattr(filecache, "FINE_NS", 10**15)
     first = queue.waiting(ws)
     parsed: list[str] = []
     front = queue._front

@@ -3,6 +3,7 @@ source classes (every reader of the store), whatever changed since they were kep
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,22 @@ def test_a_changed_sources_file_is_read_again(repo: Repo) -> None:
     sources.write_text("classes: [not, a, mapping]\n")
     with pytest.raises(Exception, match="declares no `classes:`"):
         kstore.pathspecs(ws)
+
+
+def test_a_stat_is_trusted_once_the_clock_has_ticked_past_the_change(tmp_path: Path) -> None:
+    """On a file system with sub-second times, a file changed 50 ms ago is answered by its stat;
+    one changed just now is not (it could change again within the same tick, unseen)."""
+    path = tmp_path / "f.md"
+    path.write_text("x\n")
+    st = os.lstat(path)
+    if st.st_ctime_ns % 1_000_000_000 == 0:
+        pytest.skip("this file system keeps whole seconds: the two-second window applies")
+    fresh = filecache.FileCache(tmp_path / "c.json", 1, tmp_path)
+    fresh.put("", "f.md", st, "read")
+    assert fresh.get("", "f.md", st) == (False, None)
+    time.sleep(filecache.FINE_NS / 1e9 + 0.02)
+    later = filecache.FileCache(tmp_path / "c.json", 1, tmp_path)
+    later.put("", "f.md", st, "read")
+    assert later.get("", "f.md", st) == (True, "read")
+    path.write_text("y\n")  # changed since: the stat no longer matches
+    assert later.get("", "f.md", os.lstat(path)) == (False, None)

@@ -2,10 +2,10 @@
 
 One JSON file under `.ai/local/state/` per reader: per folder (repository-relative), per file
 name, [inode, size, mtime_ns, ctime_ns, what was read] and, for a reader that keeps it, the
-digest of the bytes read. A file whose stat differs is read again, and so is one that changed in
-the two seconds before it was read (a second change within one tick of the file system's clock
-could leave every one of those four alike), so the cache never answers for a file as it no
-longer is; a reader that keeps digests then parses it again only when its bytes differ. A cache that cannot be read or written costs time, never
+digest of the bytes read. A file whose stat differs is read again, and so is one that changed just
+before it was read (two seconds where the file system keeps whole seconds, 50 ms where it keeps
+nanoseconds: a second change within one tick of its clock could leave every one of those four
+alike), so the cache never answers for a file as it no longer is; a reader that keeps digests then parses it again only when its bytes differ. A cache that cannot be read or written costs time, never
 an answer.
 """
 from __future__ import annotations
@@ -18,7 +18,12 @@ from typing import Any
 
 from majordomus.base.fsio import atomic_write, read_regular
 
-RACY_NS = 2_000_000_000  # a file changed this recently may change again within one clock tick
+# A file changed this recently may change again within one tick of the file system's clock and
+# keep all four stat fields: on a file system that keeps whole seconds (or two, FAT), RACY_NS;
+# on one that keeps sub-second times (a change time with nanoseconds), FINE_NS, well above its
+# clock's tick (a kernel jiffy, 10 ms at most).
+RACY_NS = 2_000_000_000
+FINE_NS = 50_000_000
 LIMIT = 1 << 28  # bytes a cache file may hold
 
 
@@ -60,7 +65,8 @@ class FileCache:
         """Keep `value` for the file: by its stat, and by its content when `digest` is given. A file
         that changed in the last two seconds may change again unseen: kept by its content only."""
         entries = self.folders.setdefault(folder, {})
-        racy = self.now - st.st_ctime_ns < RACY_NS
+        window = min(RACY_NS, FINE_NS) if st.st_ctime_ns % 1_000_000_000 else RACY_NS
+        racy = self.now - st.st_ctime_ns < window
         if racy and digest is None:
             if entries.pop(name, None) is not None:
                 self.changed = True
