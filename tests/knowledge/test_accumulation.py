@@ -1,4 +1,4 @@
-"""A review age read from a ledger stamp without `strptime` is the age `strptime` reads, for every
+"""An age read from a ledger stamp (review ages, the writer's freshness) without `strptime` is the age `strptime` reads, for every
 stamp, well formed or not."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 from hypothesis import given
 from hypothesis import strategies as st
 
-from majordomus.knowledge.accumulation import STAMP, _epoch
+from majordomus.knowledge.accumulation import STAMP, epoch
 
 
 def _reference(ts: str) -> float | None:
@@ -26,10 +26,10 @@ VALID = st.datetimes().map(lambda d: d.strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 @given(ts=st.one_of(VALID, SHAPED, st.text(max_size=24)))
 def test_a_stamp_reads_as_strptime_reads_it(ts: str) -> None:
-    assert _epoch(ts) == _reference(ts)
+    assert epoch(ts) == _reference(ts)
 
 
 def test_the_edges_of_the_calendar() -> None:
     for ts in ("2024-02-29T23:59:59Z", "2023-02-29T00:00:00Z", "2026-12-31T23:59:60Z", "2026-04-31T00:00:00Z",
                "0000-01-01T00:00:00Z", "2026-1-2T03:04:05Z", "2026-01-02T03:04:05Z "):
-        assert _epoch(ts) == _reference(ts), ts
+        assert epoch(ts) == _reference(ts), ts

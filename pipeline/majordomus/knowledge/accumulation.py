@@ -34,7 +34,7 @@ class Age:
     detail: str  # which line, commit or date
 
 
-def _epoch(ts: str, fmt: str = STAMP) -> float | None:
+def epoch(ts: str, fmt: str = STAMP) -> float | None:
     """Epoch seconds of `ts` read with `fmt`, or None. A ledger stamp of the usual shape is read
     without `strptime` (~10 µs a call, once per candidate in a queue); any other, by it."""
     plain = _STAMP.fullmatch(ts) if fmt == STAMP and isinstance(ts, str) else None
@@ -65,7 +65,7 @@ def ledger_ages(lines: Iterable[Line], wanted: set[str] | None = None) -> dict[s
             name = rel.rsplit("/", 1)[-1]
             if name in ages or (wanted is not None and name not in wanted):
                 continue
-            since = since if since is not None else _epoch(line.ts)
+            since = since if since is not None else epoch(line.ts)
             if since is None:
                 break
             ages[name] = Age(since, "ledger", f"knowledge.derived at ledger line {line.number}, {line.ts}")
@@ -110,7 +110,7 @@ def date_age(path: Path) -> Age | None:
     except OSError:
         return None
     match = _DATE.search(head)
-    since = _epoch(match.group(1), "%Y-%m-%d") if match else None
+    since = epoch(match.group(1), "%Y-%m-%d") if match else None
     if since is None:
         return None
     return Age(since, "date", f"the record's date {match.group(1)} (no ledger line or commit names it)")  # type: ignore[union-attr]

@@ -8,10 +8,10 @@ derivation ends that case.
 """
 from __future__ import annotations
 
-import calendar
 import time
 from dataclasses import dataclass
 
+from majordomus.knowledge.accumulation import epoch
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
@@ -27,13 +27,6 @@ class Freshness:
     closed_at: str | None = None
     minutes_since_close: float | None = None
     last_derived: Line | None = None
-
-
-def _epoch(ts: str) -> float | None:
-    try:
-        return float(calendar.timegm(time.strptime(ts, "%Y-%m-%dT%H:%M:%SZ")))
-    except (ValueError, TypeError):
-        return None
 
 
 def read_events(ws: Workspace, names: tuple[str, ...] = EVENTS) -> list[Line]:
@@ -61,7 +54,7 @@ def judge(ws: Workspace, lines: list[Line] | None = None, now: float | None = No
     previous = max((l.number for l in closed[:-1] if (l.get("episode") or l.session) == episode), default=0)
     names = {l.get("episode") for l in derived if l.number > previous}
     stale_after = float(ws.policy["session.freshness.stale_minutes"])
-    closed_epoch = _epoch(newest.ts)
+    closed_epoch = epoch(newest.ts)
     minutes = None
     if closed_epoch is not None:
         minutes = max(0.0, ((now if now is not None else time.time()) - closed_epoch) / 60.0)
