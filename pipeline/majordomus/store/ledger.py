@@ -383,13 +383,19 @@ class Ledger:
         return [line for line in self.matching(*(json.dumps(n) for n in names)) if line.event in names]
 
     def window(self, episode: str) -> list[Line]:
-        """The lines stamped with `episode`, in order: read from the episode's first line on."""
-        where = self.index().episode(episode)
-        if where is None:
-            return []
+        """The lines stamped with `episode`, in order: read from the episode's first line on.
+
+        The index is used as far as it goes and not extended: an episode it knows is read from its
+        first line, one it does not know can only have begun in the bytes appended since, which
+        are searched for the episode's id at C speed. Extending the index would parse the session
+        of every line appended since; the reader that needs the whole index (the start briefing's
+        handover, the retention count) extends and saves it."""
+        index = self.index(extend=False)
+        where = index.episode(episode)
+        start, number = (where[0], where[1]) if where is not None else (index.size, index.lines + 1)
         needle = json.dumps(episode, ensure_ascii=False).encode("utf-8")
         found = []
-        for number, raw in self._hits(needle, start=where[0], number=where[1]):
+        for number, raw in self._hits(needle, start=start, number=number):
             line = parse_line(number, raw.decode("utf-8", errors="replace"))
             if line is not None and line.session == episode:
                 found.append(line)
@@ -443,9 +449,10 @@ class Ledger:
     def index_path(self) -> Path:
         return self.lock_path.parent / INDEX
 
-    def index(self) -> LedgerIndex:
+    def index(self, extend: bool = True) -> LedgerIndex:
         """The index of the ledger as it is now: loaded, checked against the file, extended over
-        what was appended since (and saved when that was much), or rebuilt from the file."""
+        what was appended since (and saved when that was much), or rebuilt from the file. With
+        `extend` false it is only loaded and checked: it describes the ledger up to its `size`."""
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -455,7 +462,7 @@ class Ledger:
                 or self._check(index.size) != index.check:
             index = self._load(st) or LedgerIndex(st.st_dev, st.st_ino)
         self._index = index
-        if st.st_size > index.size:
+        if extend and st.st_size > index.size:
             before = index.size
             for offset, block, end in self._blocks(index.size):
                 if not block.endswith(b"\n"):
