@@ -213,3 +213,25 @@ def test_a_window_reads_from_its_episode_on(tmp_path: Path, monkeypatch: pytest.
     assert [l.number for l in reader.window("new")] == [2001, 2002]
     size = ledger.path.stat().st_size
     assert starts and min(starts) > size - 1000
+
+
+def test_a_window_searches_the_unindexed_tail_and_leaves_the_index(tmp_path: Path) -> None:
+    """A reader of one episode does not extend the index over what was appended since it was
+    saved (that is the start briefing's work): an episode the index knows is read from its first
+    line, one that began in the tail is found there, and the saved index is left as it was."""
+    ledger = Ledger(tmp_path)
+    ledger.append("session.opened", "known", branch="main")
+    ledger.index()  # saved: it knows "known"
+    saved = ledger.index_path.read_bytes()
+    for n in range(3000):  # past SAVE_AFTER: an extending reader would save
+        ledger.append("checkpoint.recorded", f"noise{n % 9}", note="z" * 80)
+    ledger.append("checkpoint.recorded", "known", note="later")
+    ledger.append("session.opened", "tail", branch="main")
+    ledger.append("decision.recorded", "tail", text="d", why=None)
+    reader = Ledger(tmp_path)
+    assert [(l.number, l.event) for l in reader.window("known")] == [(1, "session.opened"), (3002, "checkpoint.recorded")]
+    assert [(l.number, l.event) for l in reader.window("tail")] == [(3003, "session.opened"), (3004, "decision.recorded")]
+    assert reader.window("never") == []
+    assert ledger.index_path.read_bytes() == saved
+    assert reader.count() == 3004  # the reader that needs the whole index extends it, and saves it
+    assert ledger.index_path.read_bytes() != saved
