@@ -78,13 +78,55 @@ def reporter_class(report: RunReport, out: TextIO | None = None, quiet: bool = F
     return SayingReporter
 
 
+_CHECKER: type | None = None
+
+
+def checker_class() -> type:
+    """doit's MD5 check, with each file's digest computed once a run. doit saves a task's file
+    states after it ran, hashing every `file_dep` of every task: 500 renders over the same
+    evidence file and record writer hashed both 500 times. A digest is kept for the file's
+    (inode, mtime, size), which doit itself trusts more loosely (mtime alone). The class keeps
+    doit's name on purpose: doit stores the checker's class name with each task and starts every
+    task over when it changes."""
+    global _CHECKER
+    if _CHECKER is None:
+        from doit import dependency
+
+        digests: dict[tuple[str, int, int, int], str] = {}
+
+        def file_md5(path: str) -> str:
+            st = os.stat(path)
+            key = (path, st.st_ino, st.st_mtime_ns, st.st_size)
+            digest = digests.get(key)
+            if digest is None:
+                digest = digests[key] = dependency.get_file_md5(path)
+            return digest
+
+        class MD5Checker(dependency.MD5Checker):  # type: ignore[misc]
+            def check_modified(self, file_path: str, file_stat: os.stat_result, state: Any) -> bool:
+                timestamp, size, digest = state
+                if file_stat.st_mtime == timestamp:
+                    return False
+                return bool(file_stat.st_size != size or digest != file_md5(file_path))
+
+            def get_state(self, dep: str, current_state: Any) -> Any:
+                st = os.stat(dep)
+                if current_state and current_state[0] == st.st_mtime:
+                    return None
+                return st.st_mtime, st.st_size, file_md5(dep)
+
+        _CHECKER = MD5Checker
+    return _CHECKER
+
+
 def config(dep_file: Path, report: RunReport, quiet: bool = False, out: TextIO | None = None) -> dict[str, Any]:
     """The run's DOIT_CONFIG. The reporter writes to `out`, else `sys.stdout` as it is *now*: doit's
     own default (`outfile`) is the stream bound when `doit.cmd_run` was first imported, which a later
     redirect (a hook's quiet run) never reaches."""
     stream = out if out is not None else sys.stdout
     return {"backend": "sqlite3", "dep_file": str(dep_file), "verbosity": 0, "outfile": stream,
-            "reporter": reporter_class(report, out=stream, quiet=quiet)}
+            "reporter": reporter_class(report, out=stream, quiet=quiet),
+            "check_file_uptodate": checker_class()}
 
 
 def lock_path(dep_file: Path) -> Path:

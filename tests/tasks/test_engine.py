@@ -1,0 +1,70 @@
+"""The embedded doit: its file check decides what runs exactly as doit's own MD5 check does, and
+hashes each file once a run however many tasks depend on it."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from doit import dependency
+
+from majordomus.tasks import engine
+
+
+def _creators(shared: Path, outputs: Path, ran: list[str]) -> dict[str, Any]:
+    def task_copy() -> Any:
+        for n in range(20):
+            target = outputs / f"{n}.txt"
+
+            def action(target: Path = target) -> None:
+                ran.append(target.name)
+                target.write_bytes(shared.read_bytes())
+
+            yield {"name": str(n), "actions": [action], "file_dep": [str(shared)], "targets": [str(target)]}
+    return {"task_copy": task_copy}
+
+
+def test_a_shared_file_dep_is_hashed_once_a_run_and_its_changes_still_rerun(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    hashed: list[str] = []
+    real = dependency.get_file_md5
+
+    def counting(path: str) -> str:
+        hashed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(dependency, "get_file_md5", counting)
+    shared, outputs, dep_file = tmp_path / "shared", tmp_path / "out", tmp_path / "deps.sqlite"
+    outputs.mkdir()
+    shared.write_bytes(b"one")
+    ran: list[str] = []
+
+    def run() -> engine.RunReport:
+        ran.clear()
+        hashed.clear()
+        code, report = engine.run(_creators(shared, outputs, ran), ["copy"], dep_file, root=tmp_path, quiet=True)
+        assert code == 0
+        return report
+
+    run()
+    assert len(ran) == 20 and hashed == [str(shared)]  # 20 tasks saved their state: one digest
+    run()
+    assert ran == [] and hashed == []  # doit's own shortcut: the same mtime is the same file
+    stamp = os.stat(shared).st_mtime_ns
+    shared.write_bytes(b"two")  # the same size, other bytes, a later mtime
+    os.utime(shared, ns=(stamp + 10**9, stamp + 10**9))
+    run()
+    assert len(ran) == 20 and {p.read_bytes() for p in outputs.iterdir()} == {b"two"}
+    assert hashed == [str(shared)]
+    shared.write_bytes(b"two")  # the same bytes again, a later mtime: up to date by its digest
+    os.utime(shared, ns=(stamp + 2 * 10**9, stamp + 2 * 10**9))
+    run()
+    assert ran == [] and hashed == [str(shared)]
+
+
+def test_the_checker_keeps_doits_name(tmp_path: Path) -> None:
+    """doit stores the checker's class name with each task and starts every task over when it
+    changes: a dep file written by doit's own MD5 check stays valid."""
+    assert engine.checker_class().__name__ == dependency.MD5Checker.__name__
+    assert issubclass(engine.checker_class(), dependency.MD5Checker)
