@@ -68,3 +68,39 @@ def test_the_checker_keeps_doits_name(tmp_path: Path) -> None:
     changes: a dep file written by doit's own MD5 check stays valid."""
     assert engine.checker_class().__name__ == dependency.MD5Checker.__name__
     assert issubclass(engine.checker_class(), dependency.MD5Checker)
+
+
+def test_doit_plugins_are_found_as_doit_finds_them_with_one_reading(tmp_path: Path) -> None:
+    """The entry points are read once a process, and each kind of doit plugin is selected from
+    them: an installed distribution's doit reporter is found as doit's own lookup finds it."""
+    import subprocess
+    import sys
+
+    info = tmp_path / "site" / "mjplugin-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: mjplugin\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[doit.REPORTER]\nmine = mjplugin:Reporter\n\n"
+                                           "[doit.COMMAND]\nextra = mjplugin:Command\n")
+    script = """
+import importlib.metadata as metadata
+from doit import plugin
+from majordomus.tasks import engine
+reads = []
+real = metadata.distributions
+def counted(**kw):
+    reads.append(1)
+    return real(**kw)
+metadata.distributions = counted
+want = {k: sorted(p.name for p in metadata.entry_points(group="doit." + k)) for k in ("COMMAND", "LOADER", "BACKEND", "REPORTER")}
+reads.clear()
+engine._plugins_listed_once()
+got = {}
+for kind in want:
+    found = plugin.PluginDict()
+    found.add_plugins({}, kind)
+    got[kind] = sorted(found)
+print(got == want, want["REPORTER"], want["COMMAND"], len(reads))
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(tmp_path / "site")}).stdout.split()
+    assert out == ["True", "['mine']", "['extra']", "1"]
