@@ -235,3 +235,30 @@ def test_a_window_searches_the_unindexed_tail_and_leaves_the_index(tmp_path: Pat
     assert ledger.index_path.read_bytes() == saved
     assert reader.count() == 3004  # the reader that needs the whole index extends it, and saves it
     assert ledger.index_path.read_bytes() != saved
+
+
+_STAMPED = st.builds(lambda ts, event, session, extra: json.dumps(
+    {"ts": ts, "event": event, "session": session, **extra}, ensure_ascii=False).encode("utf-8"),
+    st.text(max_size=5), st.sampled_from(("decision.recorded", "x")), st.sampled_from(EPISODES + (None,)),
+    st.dictionaries(st.sampled_from(("text", "n", "ts2")), st.one_of(st.text(max_size=8), st.integers(),
+                                                                     st.lists(st.integers(), max_size=3))))
+_JUNK = st.one_of(
+    st.binary(max_size=12),
+    st.sampled_from((b"", b"  ", b"[1,2]", b'"text"', b"{}", b'{"ts":"t","event":"e"}', b'{"ts":1,"event":"e"}',
+                     b'{"ts":"t","event":"e","session":"s"},{"ts":"t","event":"e","session":"s"}',
+                     b'{"ts":"t","event":"e","session":"s","x":"open', b'close"}',
+                     b'{"ts":"t","event":"e","session":"\xed\xa0\x80"}', b'\xa0{"ts":"t","event":"e"}',
+                     b'{"ts":"t","event":"e","session":"s","n":NaN}')),
+)
+
+
+@given(lines=st.lists(st.one_of(_STAMPED, _STAMPED, _JUNK), max_size=30), batch=st.sampled_from((1, 3, 4096)))
+def test_lines_parsed_in_batches_are_the_lines_parsed_one_by_one(
+        monkeypatch: pytest.MonkeyPatch, lines: list[bytes], batch: int) -> None:
+    """The readers of matching lines parse many lines in one call: whatever the lines (junk,
+    halves of a string, two objects on a line, a surrogate's bytes), they read what a parse of
+    each line reads."""
+    monkeypatch.setattr(ledger_module, "BATCH", batch)
+    hits = [(n, raw.replace(b"\n", b" ")) for n, raw in enumerate(lines, 1)]
+    want = [line for n, raw in hits if (line := parse_line(n, raw.decode("utf-8", errors="replace")))]
+    assert list(ledger_module._parsed(hits)) == want

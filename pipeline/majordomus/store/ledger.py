@@ -74,6 +74,7 @@ _CANON = re.compile(  # `_`: JSON's blanks
     rb'^\{_"ts"_:_"[^"\\\n]*"_,_"event"_:_"[^"\\\n]*"_,_"session"_:_("[^"\\\n]*"|null)_[,}]'
     .replace(b"_", rb"[ \t\r]*"), re.M)
 _SESSION_KEY = b'"session"'
+BATCH = 4096  # lines parsed in one `json.loads` by the readers of matching lines
 FEW = 64  # new episodes in one block up to which each first line is found by its own search
 _OPENED = b'"session.opened"'
 _HANDOVER = b'"handover.recorded"'
@@ -324,7 +325,10 @@ class Ledger:
             if block.endswith(b"\n"):
                 lines.pop()
             try:
-                objs = json.loads(b"[" + b",".join(lines) + b"]") if lines else []
+                # joined as `_parsed` joins them: no string runs into the next line, and the text
+                # is decoded as a line is (a surrogate's bytes are replaced, not passed)
+                objs = json.loads((b"[" + b",\n".join(lines) + b"]").decode("utf-8", errors="replace")) \
+                    if lines else []
                 whole = len(objs) == len(lines) and all(map(_is_stamped, objs))
             except ValueError:
                 whole = False
@@ -371,12 +375,7 @@ class Ledger:
         """The one event reader: every parseable line holding one of `needles` (an event name in
         quotes, an episode id as JSON), in ledger order, with its line number. The file is read in
         blocks and searched at C speed; only the lines that hold a needle are parsed."""
-        found = []
-        for number, raw in self._hits(*(n.encode("utf-8") for n in needles)):
-            line = parse_line(number, raw.decode("utf-8", errors="replace"))
-            if line is not None:
-                found.append(line)
-        return found
+        return list(_parsed(self._hits(*(n.encode("utf-8") for n in needles))))
 
     def events(self, *names: str) -> list[Line]:
         """The lines whose event is one of `names`, in order."""
@@ -394,12 +393,7 @@ class Ledger:
         where = index.episode(episode)
         start, number = (where[0], where[1]) if where is not None else (index.size, index.lines + 1)
         needle = json.dumps(episode, ensure_ascii=False).encode("utf-8")
-        found = []
-        for number, raw in self._hits(needle, start=start, number=number):
-            line = parse_line(number, raw.decode("utf-8", errors="replace"))
-            if line is not None and line.session == episode:
-                found.append(line)
-        return found
+        return [line for line in _parsed(self._hits(needle, start=start, number=number)) if line.session == episode]
 
     def line_at(self, offset: int) -> Line | None:
         """The parseable line starting at byte `offset` (number 0: unknown), or None."""
@@ -639,6 +633,42 @@ def _first_lines(block: bytes, found: list[bytes], offset: int, index: LedgerInd
     for i, s in first:
         fresh[s[1:-1].decode("utf-8", errors="replace")] = [offset + (ends[i - 1] + i if i else 0),
                                                              index.lines + 1 + i, -1]
+
+
+def _parsed(hits: Iterable[tuple[int, bytes]]) -> Iterator[Line]:
+    """`parse_line` of each (number, raw line), the unparseable left out, `BATCH` lines parsed in
+    one `json.loads` (2.5 times faster than a call a line). The lines are joined by a comma and a
+    newline, which no JSON string may hold raw, so no string runs from one line into the next;
+    a batch that does not come back as one stamped object a line (a malformed line among them)
+    is parsed line by line. What is read is what a parse of each line reads, except for lines
+    made to fool the count (an array opened on one line and closed on the next, and a line of two
+    objects to make up for it): they could only say what their writer could have written as
+    lines (`objects` reads blocks the same way)."""
+    batch: list[tuple[int, bytes]] = []
+    for hit in hits:
+        batch.append(hit)
+        if len(batch) == BATCH:
+            yield from _parse_batch(batch)
+            batch = []
+    if batch:
+        yield from _parse_batch(batch)
+
+
+def _parse_batch(batch: list[tuple[int, bytes]]) -> Iterator[Line]:
+    try:
+        text = (b"[" + b",\n".join(raw for _, raw in batch) + b"]").decode("utf-8", errors="replace")
+        objs = json.loads(text)
+        whole = len(objs) == len(batch) and all(map(_is_stamped, objs))
+    except ValueError:
+        whole = False
+    if not whole:
+        for number, raw in batch:
+            line = parse_line(number, raw.decode("utf-8", errors="replace"))
+            if line is not None:
+                yield line
+        return
+    for (number, _), obj in zip(batch, objs):
+        yield Line(number, obj.pop("ts"), obj.pop("event"), obj.pop("session", None), obj)
 
 
 def _names_next(line: Line) -> bool:
