@@ -7,7 +7,6 @@ the task with protoc's own message (file:line:column) and writes nothing.
 """
 from __future__ import annotations
 
-import hashlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -50,6 +49,7 @@ def write(proto: Path, out_dir: Path, errors: list[str]) -> Any:
 
 def digests(out_dir: Path) -> dict[str, str]:
     """sha256 of each generated file as it is now ("" when it is missing)."""
+    import hashlib  # only a run that may write needs it: `generate --check` does not
 
     found = {}
     for name in generator.OUTPUTS:

@@ -7,7 +7,6 @@ from majordomus.base.errors import BLOCKING, OK, REFUSED, FatalError
 from majordomus.base.output import say
 from majordomus.cli.commands import Subparsers
 from majordomus.proto import generate as generator
-from majordomus.store.workspace import open_workspace
 from majordomus.tasks import engine as doitrun
 from majordomus.tasks import generate as tasks
 
@@ -31,6 +30,8 @@ def dep_file(out_dir: Path) -> tuple[Path, Path]:
     """The doit dep file and the root it lives under: the workspace's inside an initialised
     repository, else `.doit.db` in the folder above the generated files (this project's root for
     the shipped schemas/)."""
+
+    from majordomus.store.workspace import open_workspace  # a repository is read only to write
 
     try:
         ws = open_workspace()
