@@ -61,6 +61,11 @@ def test_a_shared_file_dep_is_hashed_once_a_run_and_its_changes_still_rerun(
     os.utime(shared, ns=(stamp + 2 * 10**9, stamp + 2 * 10**9))
     run()
     assert ran == [] and hashed == [str(shared)]
+    for n in range(3):  # a long-lived process (the MCP server) keeps no digest past its run
+        shared.write_bytes(f"v{n}".encode())
+        os.utime(shared, ns=(stamp + (3 + n) * 10**9, stamp + (3 + n) * 10**9))
+        run()
+    assert len(engine._DIGESTS) == 1
 
 
 def test_the_checker_keeps_doits_name(tmp_path: Path) -> None:

@@ -106,6 +106,9 @@ def _plugins_listed_once() -> None:
 
 
 _CHECKER: type | None = None
+# The digests of this run's file_deps, by (path, inode, mtime, size); emptied as each run starts,
+# so a long-lived process (the MCP server, the cockpit) keeps none past its run.
+_DIGESTS: dict[tuple[str, int, int, int], str] = {}
 
 
 def checker_class() -> type:
@@ -119,14 +122,12 @@ def checker_class() -> type:
     if _CHECKER is None:
         from doit import dependency
 
-        digests: dict[tuple[str, int, int, int], str] = {}
-
         def file_md5(path: str) -> str:
             st = os.stat(path)
             key = (path, st.st_ino, st.st_mtime_ns, st.st_size)
-            digest = digests.get(key)
+            digest = _DIGESTS.get(key)
             if digest is None:
-                digest = digests[key] = dependency.get_file_md5(path)
+                digest = _DIGESTS[key] = dependency.get_file_md5(path)
             return digest
 
         class MD5Checker(dependency.MD5Checker):  # type: ignore[misc]
@@ -177,6 +178,7 @@ def main(namespace: dict[str, Any], argv: list[str], dep_file: Path, wait_s: flo
     root = root if root is not None else dep_file.parent
     with locked(lock_path(dep_file), wait_s, root=root):
         _refuse_links(dep_file, root)
+        _DIGESTS.clear()
         code: int = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(argv)
         if code and argv[:1] == ["run"]:
             trouble = dep_file_trouble(dep_file)
