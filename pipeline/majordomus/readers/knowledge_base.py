@@ -1,8 +1,8 @@
 """The reader module `knowledge_base`: each capability declared ONCE — name, summary,
 parameters, result JSON Schema; its handler, named like its verb, is in `readers/answers.py`
 (`HANDLERS`, checked against these declarations by a test). The command line (`majordomus
-knowledge candidates | record | status`), the HTTP server and its OpenAPI document (`majordomus serve`, `majordomus
-openapi`), the MCP server (`majordomus mcp`), the cockpit's pages (`readers.cockpit`) and the
+knowledge candidates | record | status`), the HTTP server and its OpenAPI document (`majordomus
+serve`, `majordomus openapi`), the MCP server (`majordomus mcp`), the cockpit's pages (`readers.cockpit`) and the
 benchmark inventory (`benchmarks/inventory.json`) are generated from `CAPABILITIES`; none of them
 restates a parameter, a schema or a handler. Three annotations in the result schemas are for
 the cockpit's pages and mean nothing to a validator: `x-link` (this string is the positional

@@ -5,8 +5,9 @@ name, [inode, size, mtime_ns, ctime_ns, what was read] and, for a reader that ke
 digest of the bytes read. A file whose stat differs is read again, and so is one that changed just
 before it was read (two seconds where the file system keeps whole seconds, 50 ms where it keeps
 nanoseconds: a second change within one tick of its clock could leave every one of those four
-alike), so the cache never answers for a file as it no longer is; a reader that keeps digests then parses it again only when its bytes differ. A cache that cannot be read or written costs time, never
-an answer.
+alike), so the cache never answers for a file as it no longer is; a reader that keeps digests
+then parses it again only when its bytes differ. A cache that cannot be read or written costs
+time, never an answer.
 """
 from __future__ import annotations
 
