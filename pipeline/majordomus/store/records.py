@@ -201,8 +201,9 @@ def quick_status(path: Path) -> str | None:
 # key order. A key outside it keeps its place at the end, so `majordomus knowledge check` can
 # name it rather than a writer silently dropping it.
 KEY_ORDER = ("id", "kind", "class", "status", "epistemics", "title", "date", "description",
-             "provenance", "relations", "superseded_by")
-_PLAIN_KEYS = frozenset(("id", "kind", "class", "status", "epistemics", "origin", "type", "superseded_by"))
+             "provenance", "relations", "superseded_by", "anchors", "reviews")
+_PLAIN_KEYS = frozenset(("id", "kind", "class", "status", "epistemics", "origin", "type", "superseded_by",
+                         "act", "commit", "replaced_by", "digest", "sha"))
 
 
 def compose(meta: dict[str, Any], body: str) -> str:

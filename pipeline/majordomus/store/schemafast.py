@@ -77,6 +77,8 @@ def _compile(node: dict[str, Any], root: dict[str, Any]) -> Check:
             checks.append(lambda v: not isinstance(v, str) or _is_date(v))
         elif key == "minLength":
             checks.append(lambda v, n=value: not isinstance(v, str) or len(v) >= n)
+        elif key == "minimum":
+            checks.append(lambda v, n=value: not isinstance(v, (int, float)) or isinstance(v, bool) or v >= n)
         elif key == "minItems":
             checks.append(lambda v, n=value: not isinstance(v, list) or len(v) >= n)
         elif key == "items":
