@@ -285,3 +285,48 @@ def subjects(root: Path, shas: list[str]) -> dict[str, str]:
         if tab:
             found[sha] = subject
     return found
+
+
+def identity(root: Path) -> str | None:
+    """Who acts here: the author name git would sign a commit with (`git var GIT_AUTHOR_IDENT`:
+    the environment's, else `user.name`), or None when git knows none."""
+    proc = subprocess.run(["git", "var", "GIT_AUTHOR_IDENT"], cwd=root, capture_output=True, text=True,
+                          encoding="utf-8", errors="replace", env=environment())
+    name = proc.stdout.rsplit("<", 1)[0].strip() if proc.returncode == 0 and "<" in proc.stdout else ""
+    return name or None
+
+
+def stage(root: Path, added: list[str], removed: list[str]) -> None:
+    """Stage exactly these paths, as `git mv` and `git add` would: `added` (files now in the tree)
+    and `removed` (files gone from it, staged as deletions where git tracked them)."""
+    if removed:
+        run(root, "rm", "--cached", "--quiet", "--ignore-unmatch", "--", *removed)
+    if added:
+        run(root, "add", "--", *added)
+
+
+def files_of(root: Path, shas: list[str]) -> dict[str, list[str]]:
+    """The paths each commit of `shas` touched (its first parent's diff; renames as the new
+    name), in one `git show`; a sha this clone does not have is left out."""
+    if not shas:
+        return {}
+    proc = subprocess.run(["git", "-c", "core.quotePath=false", "show", "--no-renames", "--name-only",
+                           "--format=%x00%H", "--ignore-missing", *shas, "--"], cwd=root, capture_output=True,
+                          text=True, encoding="utf-8", errors="replace", env=environment())
+    found: dict[str, list[str]] = {}
+    for chunk in proc.stdout.split("\0")[1:]:
+        lines = [ln for ln in chunk.splitlines() if ln.strip()]
+        if lines:
+            found[lines[0].strip()] = sorted(set(lines[1:]))
+    return found
+
+
+def config_get(root: Path, key: str) -> str | None:
+    proc = subprocess.run(["git", "config", "--get", key], cwd=root, capture_output=True, text=True,
+                          encoding="utf-8", errors="replace", env=environment())
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def config_set(root: Path, key: str, value: str) -> None:
+    """Set `key` in this repository's own configuration (`.git/config`, shared by its worktrees)."""
+    run(root, "config", "--local", key, value)

@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "doit": ("doit",),
     "hook": ("hook",),
     "generate": ("generate",),
+    "mergedriver": ("merge-driver",),
 }
 
 EPILOG = """exit codes: 0 ok, 1 internal error, 2 usage, 3 unknown id or episode, 4 refused input,

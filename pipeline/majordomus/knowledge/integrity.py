@@ -27,6 +27,7 @@ from majordomus.base.credentials import credential_in
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
+from majordomus.knowledge import reviews
 from majordomus.knowledge.references import LedgerFacts, Ref, Resolver
 from majordomus.store import records
 from majordomus.store.schemafast import problems as record_problems
@@ -57,8 +58,8 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
     started = time.perf_counter()
     out = report.findings
 
-    def finding(rel: str, fld: str | None, what: str, fix: str) -> None:
-        out.append(Finding(RULE, what, fix, True, rel, fld, "majordomus knowledge check"))
+    def finding(rel: str, fld: str | None, what: str, fix: str, blocking: bool = True) -> None:
+        out.append(Finding(RULE, what, fix, blocking, rel, fld, "majordomus knowledge check"))
 
     loaded: list[tuple[str, str, Any]] = []  # (folder, rel, Record)
     for folder_name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
@@ -113,11 +114,19 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
         if folder_name == "candidates" and status == "verified":
             finding(rel, "status", "a candidate claims verified: only promotion writes verified",
                     f"set `status: candidate`, then `majordomus knowledge promote {stem} < evidence`")
+        acts = reviews.items(meta)
+        if acts and status == "candidate":
+            contested = reviews.settle(acts).contested
+            if contested:
+                finding(rel, "reviews", "reviewers disagree: " + "; ".join(reviews.describe(a) for a in contested)
+                        + " (acts made on two clones, neither seeing the other)",
+                        f"settle it with one more act: `majordomus knowledge promote {stem} < evidence` or "
+                        f"`majordomus knowledge reject {stem} --reason …`", blocking=False)
         if status == "superseded":
             by = meta.get("superseded_by")
             if isinstance(by, str) and by:
                 supersessions.append((rel, str(rid), by))
-            elif not _REJECTED.search(rec.body):
+            elif not (_REJECTED.search(rec.body) or any(a.get("act") in ("rejected", "retired") for a in acts)):
                 finding(rel, "superseded_by", "superseded, but names no superseded_by and records no "
                         "rejection", f"`majordomus knowledge reject {stem} --reason \"…\"`, or add "
                         "superseded_by: <id>")
@@ -151,6 +160,11 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
     checked = time.perf_counter()
 
     for rid, rels in by_id.items():
+        back = _came_back(rels)
+        if back is not None:  # reviewed, and a merge brought its candidate back: readers take curated/
+            finding(back, "id", f"{rid} was reviewed already (curated/{rid}.md); a merge brought its "
+                    "candidate back, and no reader takes it", f"`git rm {back}`", blocking=False)
+            continue
         if len(rels) > 1:
             for rel in rels:
                 others = ", ".join(r for r in rels if r != rel)
@@ -169,7 +183,23 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
                     "name an existing record id (`majordomus knowledge candidates` lists the candidates), "
                     "or remove the relation")
     resolver = Resolver(ws, facts)
-    for r, why in resolver.unresolved(refs):
+    cited = {rel: _cited(rec.meta) for _, rel, rec in loaded}
+    unresolved = resolver.unresolved(refs)
+    rewritten = resolver.rewritten([(r, cited.get(r.rel, {}).get(r.ref[7:])) for r, _ in unresolved
+                                    if r.ref.startswith("commit:")])
+    for r, why in unresolved:
+        if r.ref.startswith("commit:"):  # the records travelled, the commit did not: nobody's to fix here
+            note = cited.get(r.rel, {}).get(r.ref[7:])
+            found = rewritten.get(r.ref[7:])
+            said = f" ({note.get('subject')!r})" if note and note.get("subject") else ""
+            if found:
+                what = f"{r.ref}{said} was rewritten (a rebase or an amend): it is {found[:12]} now"
+            else:
+                what = (f"{r.ref}{said} is not in this clone: rebased, amended, squash-merged or never "
+                        "merged; the record keeps what it was in words")
+            finding(r.rel, r.field, what, "nothing to do in this commit; a person may cite the new commit "
+                    "when they next review the record", blocking=False)
+            continue
         finding(r.rel, r.field, f"{r.ref} does not resolve: {why}",
                 "correct the reference, or remove it if the evidence is gone")
     done = time.perf_counter()
@@ -181,6 +211,21 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
         "ms_resolve": round((done - checked) * 1000, 1), "ms_total": round((done - started) * 1000, 1),
     }
     return report
+
+
+def _came_back(rels: list[str]) -> str | None:
+    """Of one id's files, the candidate a merge brought back beside its reviewed record."""
+    if len(rels) != 2:
+        return None
+    folders = {rel.rsplit("/", 2)[-2]: rel for rel in rels}
+    return folders.get("candidates") if set(folders) == {"candidates", "curated"} else None
+
+
+def _cited(meta: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The record's cited commits in words (provenance.commits), by sha."""
+    prov = meta.get("provenance")
+    found = prov.get("commits") if isinstance(prov, dict) else None
+    return {str(c.get("sha")): c for c in found if isinstance(c, dict)} if isinstance(found, list) else {}
 
 
 def _load(path: Path, rel: str) -> Any:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,6 +109,27 @@ class Resolver:
             if why:
                 bad.append((r, why))
         return bad
+
+    def rewritten(self, missing: list[tuple[Ref, dict[str, Any] | None]]) -> dict[str, str]:
+        """Old sha -> the commit that replaced it, for cited commits this clone does not have: the
+        commit with the same subject and author time (a rebase and an amend keep both), found in one
+        `git log --all`. A commit with no words kept, or none matching, is left out."""
+        wanted = {(str(n.get("subject")), str(n.get("authored"))): r.ref[7:] for r, n in missing
+                  if n and n.get("subject") and n.get("authored")}
+        if not wanted:
+            return {}
+        found: dict[str, str] = {}
+        for line in self._git("log", "--all", "--format=%H%x00%at%x00%s").splitlines():
+            sha, _, rest = line.partition("\0")
+            stamp, _, subject = rest.partition("\0")
+            try:
+                authored = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(stamp)))
+            except ValueError:
+                continue
+            old = wanted.get((subject, authored))
+            if old is not None and old not in found:
+                found[old] = sha
+        return found
 
     def _ledger(self) -> tuple[set[str], set[str], set[str], set[str]]:
         """Episodes seen, episodes opened, tasks named, tasks with a decision: the facts given, else

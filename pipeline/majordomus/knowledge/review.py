@@ -1,42 +1,53 @@
-"""The review acts: promote and reject. `verified` is written here and nowhere else.
+"""The review acts: promote, reject, reverify, retire, and an agent's dispute. `verified` is written
+here and nowhere else.
 
-An act runs under the knowledge lock (the deriver's writer takes it too), checks everything
-before it touches a file, writes atomically, and appends its ledger line last (a promotion: the
-curated file, the ledger line, then the candidate's removal). A refusal leaves every file as it
-was. A promotion killed after writing its curated file leaves the id in both folders; running
-the same promotion again (same evidence, same episode) finishes it: it finds its own bytes in
-curated/, adds the ledger line unless it is there, and removes the candidate.
+An act is a person's, never the agent's: it is not filed under the episode that happens to be
+open, and it names who made it (git's `user.name`). Each act adds one item to the record's
+`reviews` (what, who, when, HEAD at the act, how many acts it saw) and one section to its body
+(the evidence or the reason, headed by the act), and the record's status, class and replacement
+are what the acts add up to (`knowledge/reviews.py`). A reviewed record lives in curated/ whatever
+the verdict, so two clones' acts on one candidate write the same path and merge by union (the
+merge driver, docs/TEAM.md) instead of one deleting a file the other edited.
 
-What an act is done under: the open episode (`$MAJORDOMUS_EPISODE` when it names an open one,
-else the newest opened) when there is one, and then the promotion adds `session:<episode>` to
-`derived_from`; a person at a terminal with no episode open acts as `terminal`, which the
-ledger line says (`by: terminal`, `session: null`) and no session reference is added.
+An act runs under the knowledge lock (the deriver's writer takes it too), checks everything before
+it touches a file, writes atomically, then removes the candidate's old file, appends its ledger
+line, and stages what it moved, as `git mv` would. A refusal leaves every file as it was. An act
+killed after writing its record leaves the id in both folders; the record in curated/ is the one
+every reader takes, and the same act run again finishes it (removes the old file, adds the ledger
+line once).
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import credentials, fsio
+from majordomus.base import credentials, fsio, git
 from majordomus.base.credentials import credential_in
 from majordomus.base.errors import FatalError, refused, unknown
 from majordomus.base.fsio import atomic_write
 from majordomus.base.ids import check_id
 from majordomus.base.transcript import marker_in
 from majordomus.evidence import episodes
-from majordomus.store import records
+from majordomus.knowledge import reviews
+from majordomus.store import anchors as anchoring
+from majordomus.store import gitmerge, records
+from majordomus.store.ledger import utc_now
 from majordomus.store.records import CLASSES, quick_status
 from majordomus.store.workspace import Workspace
+
+LISTING = "`majordomus knowledge candidates` lists the candidates"
+VERIFIED = "`majordomus knowledge status` lists the verified records"
 
 
 @dataclass(frozen=True)
 class Act:
     id: str
     path: Path  # where the record is now
-    by: str  # "episode" or "terminal"
-    episode: str | None
+    act: str  # promoted | rejected | reverified | retired | disputed
+    by: str  # who: git's user.name, or "unknown"
+    status: str  # the record's status after the act (candidate when reviewers disagree)
+    staged: str | None = None  # None: staged; else why it could not be
 
 
 def lock_path(ws: Workspace) -> Path:
@@ -44,15 +55,12 @@ def lock_path(ws: Workspace) -> Path:
     return ws.state / "knowledge.lock"
 
 
-def with_section(body: str, heading: str, text: str) -> str:
-    """`body` with `# heading` and `text` appended."""
-    head = body.rstrip("\n")
-    return (head + "\n\n" if head else "") + f"# {heading}\n\n{text.strip(chr(10))}\n"
-
-
-def acting_under(ws: Workspace) -> tuple[str, str | None]:
-    episode = episodes.current(ws)
-    return ("episode", episode) if episode else ("terminal", None)
+def reviewer(ws: Workspace) -> str:
+    """Who acts: git's `user.name` in this repository, or "unknown"."""
+    try:
+        return git.identity(ws.root) or "unknown"
+    except OSError:
+        return "unknown"
 
 
 def not_text(text: str | bytes) -> str | None:
@@ -92,158 +100,233 @@ def _screened(text: str | bytes | None, what: str, fix: str) -> str:
     return text
 
 
-def _candidate(ws: Workspace, rid: str, act: str) -> Any:
-    """The candidate `rid`, loaded; refused (exit 4) unless it is one."""
 
-    rid = check_id(rid, "id", written=True)
-    path = ws.candidates / f"{rid}.md"
-    listing = "`majordomus knowledge candidates` lists the candidates"
-    if not path.is_file():
-        if (ws.curated / f"{rid}.md").is_file():
-            raise refused(f"{act} {rid} refused: it is verified already (in curated/), not a candidate; "
-                          "supersede it by hand or with a newer record")
-        raise refused(f"{act} {rid} refused: no candidate has that id; {listing}")
+def _load(ws: Workspace, path: Path, rid: str, act: str) -> records.Record:
     try:
         record = records.load(path)
     except records.RecordError as exc:
-        raise refused(f"{act} {rid} refused: the candidate does not parse ({exc}); fix it by hand, "
+        raise refused(f"{act} {rid} refused: the record does not parse ({exc}); fix it by hand, "
                       "then `majordomus knowledge check`") from None
-    if record.status != "candidate":
-        raise refused(f"{act} {rid} refused: its status is {record.status!r}, not candidate; {listing}")
     if record.id != rid:
         raise refused(f"{act} {rid} refused: the file's id is {record.id!r}; fix the id by hand, "
                       "then `majordomus knowledge check`")
     return record
 
 
-def promote(ws: Workspace, rid: str, evidence: str | bytes | None, cls: str | None = None) -> Act:
-    """Move candidate `rid` to curated/ as verified, with `evidence` under `# Evidence` (bytes
-    as read from standard input are decoded as UTF-8, and refused when they are not text)."""
+def _reviewable(ws: Workspace, rid: str, act: str) -> tuple[records.Record, Path | None]:
+    """The record `act` applies to, and the candidate file it leaves behind (None when there is
+    none). promote and reject take a candidate: one in candidates/, or one in curated/ that went
+    back to `candidate` because reviewers disagreed. reverify, retire and dispute take a verified
+    record. Refused (exit 4) for the wrong status; an id no record has is unknown (exit 3)."""
+    rid = check_id(rid, "id", written=True)
+    curated, candidate = ws.curated / f"{rid}.md", ws.candidates / f"{rid}.md"
+    leftover = candidate if candidate.is_file() else None
+    if curated.is_file():
+        record = _load(ws, curated, rid, act)
+    elif leftover is not None:
+        record, leftover = _load(ws, candidate, rid, act), None
+    else:
+        listing = LISTING if act in ("promote", "reject") else VERIFIED
+        raise unknown(f"{act} {rid}: no record has that id; {listing}")
+    wanted = "candidate" if act in ("promote", "reject") else "verified"
+    if record.status != wanted:
+        if record.status == "verified":
+            hint = f"`majordomus knowledge reverify {rid} < evidence` or `retire {rid} --reason …` act on it"
+        elif record.status == "superseded":
+            hint = "a superseded record takes no act; derive or write a newer one"
+        else:
+            hint = f"`majordomus knowledge promote {rid} < evidence` or `reject {rid} --reason …` act on it"
+        raise refused(f"{act} {rid} refused: its status is {record.status}, not {wanted}; {hint}")
+    return record, leftover
 
+
+def _apply(ws: Workspace, record: records.Record, leftover: Path | None, act: str, text: str, *,
+           cls: str | None = None, replaced_by: str | None = None, about: list[str] | None = None) -> Act:
+    """Add the act to `record`, write it to curated/, remove the file it leaves, log, stage."""
+    by = reviewer(ws)
+    done = reviews.items(record.meta)
+    item = reviews.review(act, utc_now(), by, ws.refs_or_unknown()[0].head.sha, len(done), text, cls, replaced_by)
+    meta = dict(record.meta)
+    meta["reviews"] = done + [item]
+    outcome = reviews.settle(meta["reviews"])
+    meta["status"] = outcome.status or meta.get("status")
+    if outcome.cls:
+        meta["class"] = outcome.cls
+    if outcome.replaced_by:
+        meta["superseded_by"] = outcome.replaced_by
+    elif outcome.status != "superseded":
+        meta.pop("superseded_by", None)
+    if act in ("promoted", "reverified"):
+        found = anchor_paths(ws, meta) + (about or [])
+        if found:
+            meta["anchors"] = sorted(set(found) | {a for a in meta.get("anchors") or [] if anchoring.admissible(a)})
+    target = ws.curated / f"{record.id}.md"
+    atomic_write(target, records.compose(meta, reviews.with_act(record.body, item, text)), root=ws.root)
+    moved = [p for p in (record.path, leftover) if p is not None and p != target]
+    for old in moved:
+        fsio.remove(old, root=ws.root, missing_ok=True)
+    staged = _stage(ws, target, moved)
+    return Act(record.id, target, act, by, str(meta["status"]), staged)
+
+
+def anchor_paths(ws: Workspace, meta: dict[str, Any]) -> list[str]:
+    """The files a record's evidence names: its `file:` references and relations, the anchors the
+    deriver wrote, and the files of the commits it cites (one git call)."""
+    found: set[str] = set()
+    refs = list(((meta.get("provenance") or {}).get("derived_from")) or [])
+    refs += [r.get("target") for r in meta.get("relations") or [] if isinstance(r, dict)]
+    shas = []
+    for ref in refs:
+        if not isinstance(ref, str):
+            continue
+        prefix, _, target = ref.partition(":")
+        if prefix == "file" and anchoring.admissible(target):
+            found.add(target)
+        elif prefix == "commit" and target:
+            shas.append(target)
+    try:
+        for files in git.files_of(ws.root, shas).values():
+            found.update(f for f in files if anchoring.admissible(f) and not f.startswith(".ai/"))
+    except OSError:
+        pass
+    found.update(a for a in meta.get("anchors") or [] if anchoring.admissible(a))
+    return sorted(found)
+
+
+def _stage(ws: Workspace, target: Path, moved: list[Path]) -> str | None:
+    """Stage the act's record and the removal of the file it left, as `git mv` would; why not,
+    when git could not (the act stands either way)."""
+    try:
+        gitmerge.ensure(ws.root)
+        git.stage(ws.root, [ws.rel(target)], [ws.rel(p) for p in moved])
+    except (OSError, git.GitError) as exc:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return None
+
+
+def _finished(ws: Workspace, rid: str, act: str, text: str) -> Act | None:
+    """An act killed after writing its record and before the old file left: the same act (same
+    text) run again finds itself among the record's reviews and finishes it."""
+    curated, candidate = ws.curated / f"{rid}.md", ws.candidates / f"{rid}.md"
+    if not (curated.is_file() and candidate.is_file()):
+        return None
+    try:
+        record = records.load(curated)
+    except records.RecordError:
+        return None
+    done = reviews.items(record.meta)
+    if not done or done[-1].get("act") != act or done[-1].get("digest") != reviews.digest(text):
+        return None
+    fsio.remove(candidate, root=ws.root, missing_ok=True)
+    staged = _stage(ws, curated, [candidate])
+    return Act(rid, curated, act, str(done[-1].get("by")), record.status, staged)
+
+
+def _logged(ws: Workspace, event: str, rid: str, digest: str) -> bool:
+    return any(line.event == event and line.get("id") == rid and line.get("digest") == digest
+               for line in ws.ledger.read(contains=digest).lines)
+
+
+def promote(ws: Workspace, rid: str, evidence: str | bytes | None, cls: str | None = None,
+            about: list[str] | None = None) -> Act:
+    """Verify candidate `rid`: `evidence` (bytes as read from standard input are decoded as UTF-8,
+    and refused when they are not text) under its act's heading; `cls` the class the person
+    judges it; `about` more anchor paths (repository-relative)."""
     rid = check_id(rid, "id", written=True)
     if cls is not None and cls not in CLASSES:
         raise refused(f"promote {rid} refused: class {cls!r} is not one of {', '.join(CLASSES)}")
     fix = f"pipe the evidence in your own words: `echo '…' | majordomus knowledge promote {rid}`"
     with ws.lock(lock_path(ws)):
-        record = _candidate(ws, rid, "promote")
-        said = _screened(evidence, f"evidence for {rid}", fix)
-        target = ws.curated / f"{rid}.md"
-        by, episode = acting_under(ws)
-        meta = dict(record.meta)
-        meta["status"] = "verified"
-        if cls:
-            meta["class"] = cls
-        prov = dict(meta.get("provenance") or {})
-        refs = list(prov.get("derived_from") or [])
-        if episode and f"session:{episode}" not in refs:
-            refs.append(f"session:{episode}")
-        prov.setdefault("origin", "extracted")
-        prov["derived_from"] = refs
-        meta["provenance"] = prov
-        text = records.compose(meta, with_section(record.body, "Evidence", said)).encode("utf-8")
-        digest = hashlib.sha256(text).hexdigest()
-        resumed = _interrupted(ws, target, text, rid)
-        if not resumed:
-            atomic_write(target, text, root=ws.root)
-        if not (resumed and _promotion_logged(ws, rid, digest)):
-            ws.ledger.append("knowledge.promoted", episode, id=rid, **{"class": meta.get("class")},
-                             evidence_lines=len(said.strip("\n").splitlines()),
-                             path=ws.rel(target), by=by, sha256=digest)
-        fsio.remove(record.path, root=ws.root, missing_ok=False)
-    return Act(rid, target, by, episode)
-
-
-def _interrupted(ws: Workspace, target: Path, text: bytes, rid: str) -> bool:
-    """True when `target` holds exactly what this promotion writes: an earlier run of the same act
-    was killed after its write and before the candidate left, and this run finishes it. Other
-    bytes there are a conflict for a person (refused, exit 4)."""
-    try:
-        held = fsio.read_bytes(target)
-    except FileNotFoundError:
-        return False
-    if held == text:
-        return True
-    raise refused(f"promote {rid} refused: {ws.rel(target)} exists already; "
-                  "remove one of the two by hand, then `majordomus knowledge check`")
-
-
-def _promotion_logged(ws: Workspace, rid: str, digest: str) -> bool:
-    """Whether the ledger holds this act's `knowledge.promoted` line: `rid` promoted to exactly
-    these bytes (`sha256`). Read only when resuming an interrupted promotion."""
-    return any(line.event == "knowledge.promoted" and line.get("id") == rid and line.get("sha256") == digest
-               for line in ws.ledger.read(contains=digest).lines)
+        said = _screened(evidence, f"evidence for {rid}", fix).strip("\n")
+        act = _finished(ws, rid, "promoted", said)
+        if act is None:
+            record, leftover = _reviewable(ws, rid, "promote")
+            act = _apply(ws, record, leftover, "promoted", said, cls=cls, about=about)
+        digest = reviews.digest(said)
+        if not _logged(ws, "knowledge.promoted", rid, digest):
+            ws.ledger.append("knowledge.promoted", None, id=rid, **{"class": cls}, status=act.status,
+                             evidence_lines=len(said.splitlines()), path=ws.rel(act.path), by=act.by,
+                             digest=digest)
+    return act
 
 
 def reject(ws: Workspace, rid: str, reason: str | None = None, by_id: str | None = None) -> Act:
-    """Rewrite candidate `rid` in place as superseded: by `by_id`, or for `reason` (`# Rejected`)."""
-
+    """Reject candidate `rid`: superseded by `by_id`, or for `reason` (both may be given)."""
     rid = check_id(rid, "id", written=True)
     if reason is None and by_id is None:
-        raise FatalError(f"reject {rid}: say why with --reason \"…\" or name the replacement with "
-                         "--by ID", 2)
+        raise FatalError(f"reject {rid}: say why with --reason \"…\" or name the replacement with --by ID", 2)
     fix = f"`majordomus knowledge reject {rid} --reason \"…\"` in your own words"
     with ws.lock(lock_path(ws)):
-        finished = _finish_interrupted_rejection(ws, rid, reason, by_id)
-        if finished is not None:
-            return finished
-        record = _candidate(ws, rid, "reject")
-        if reason is not None:
-            reason = _screened(reason, f"reason for rejecting {rid}", fix)
+        said = _screened(reason, f"reason for rejecting {rid}", fix).strip("\n") if reason is not None \
+            else f"Superseded by {by_id}."
         if by_id is not None:
-            _replacement(ws, rid, by_id)
-        act_by, episode = acting_under(ws)
-        meta = dict(record.meta)
-        meta["status"] = "superseded"
-        body = record.body
+            _replacement(ws, rid, by_id, "reject")
+        act = _finished(ws, rid, "rejected", said)
+        if act is None:
+            record, leftover = _reviewable(ws, rid, "reject")
+            act = _apply(ws, record, leftover, "rejected", said, replaced_by=by_id)
+        digest = reviews.digest(said)
+        if not _logged(ws, "knowledge.rejected", rid, digest):
+            ws.ledger.append("knowledge.rejected", None, id=rid, superseded_by=by_id, status=act.status,
+                             reason=reason.strip() if reason else None, path=ws.rel(act.path), by=act.by,
+                             digest=digest)
+    return act
+
+
+def reverify(ws: Workspace, rid: str, evidence: str | bytes | None, about: list[str] | None = None) -> Act:
+    """Verify `rid` again at HEAD: new evidence under its own heading (the earlier evidence stays,
+    dated), a new anchor commit, and `about` added to its anchors."""
+    rid = check_id(rid, "id", written=True)
+    fix = f"pipe the new evidence in your own words: `echo '…' | majordomus knowledge reverify {rid}`"
+    with ws.lock(lock_path(ws)):
+        said = _screened(evidence, f"evidence for {rid}", fix).strip("\n")
+        record, leftover = _reviewable(ws, rid, "reverify")
+        act = _apply(ws, record, leftover, "reverified", said, about=about)
+        ws.ledger.append("knowledge.reverified", None, id=rid, status=act.status, path=ws.rel(act.path),
+                         by=act.by, digest=reviews.digest(said), evidence_lines=len(said.splitlines()))
+    return act
+
+
+def retire(ws: Workspace, rid: str, reason: str | None, by_id: str | None = None) -> Act:
+    """Retire verified `rid`: superseded, for `reason`, by `by_id` when there is a replacement."""
+    rid = check_id(rid, "id", written=True)
+    fix = f"`majordomus knowledge retire {rid} --reason \"…\"` in your own words"
+    with ws.lock(lock_path(ws)):
+        said = _screened(reason, f"reason for retiring {rid}", fix).strip("\n")
         if by_id is not None:
-            meta["superseded_by"] = by_id
-        if reason is not None:
-            body = with_section(body, "Rejected", reason)
-        atomic_write(record.path, records.compose(meta, body), root=ws.root)
-        ws.ledger.append("knowledge.rejected", episode, id=rid, superseded_by=by_id,
-                         reason=reason.strip() if reason else None, path=ws.rel(record.path), by=act_by)
-    return Act(rid, record.path, act_by, episode)
+            _replacement(ws, rid, by_id, "retire")
+        record, leftover = _reviewable(ws, rid, "retire")
+        act = _apply(ws, record, leftover, "retired", said, replaced_by=by_id)
+        ws.ledger.append("knowledge.retired", None, id=rid, superseded_by=by_id, status=act.status,
+                         reason=said, path=ws.rel(act.path), by=act.by, digest=reviews.digest(said))
+    return act
 
 
-def _finish_interrupted_rejection(ws: Workspace, rid: str, reason: str | None, by_id: str | None) -> Act | None:
-    """A rejection killed between its write and its ledger line leaves a superseded candidate that
-    no `knowledge.rejected` line names. The same act run again finishes it (the line, once),
-    instead of being refused for the status it wrote itself. Anything else returns None."""
-
-    path = ws.candidates / f"{rid}.md"
-    if records.quick_status(path) != "superseded":
-        return None
-    if any(line.event == "knowledge.rejected" and line.get("id") == rid
-           for line in ws.ledger.read(contains=rid).lines):
-        return None
-    try:
-        record = records.load(path)
-    except records.RecordError:
-        return None
-    same_by = by_id is None or record.meta.get("superseded_by") == by_id
-    same_reason = reason is None or reason.strip() in record.body
-    if not (same_by and same_reason):
-        return None
-    act_by, episode = acting_under(ws)
-    ws.ledger.append("knowledge.rejected", episode, id=rid, superseded_by=by_id,
-                     reason=reason.strip() if reason else None, path=ws.rel(path), by=act_by,
-                     finished="an interrupted rejection")
-    return Act(rid, path, act_by, episode)
+def dispute(ws: Workspace, rid: str, reason: str | None) -> Act:
+    """An agent (or anyone) says verified `rid` looks wrong, without deciding it: a ledger line
+    under the open episode; every reader shows the record *disputed* until a person re-verifies or
+    retires it. No file changes."""
+    rid = check_id(rid, "id", written=True)
+    fix = f"`majordomus knowledge dispute {rid} --reason \"…\"`: say what looks wrong"
+    said = _screened(reason, f"reason for disputing {rid}", fix).strip("\n")
+    record, _ = _reviewable(ws, rid, "dispute")
+    episode = episodes.current(ws)
+    by = f"episode {episode}" if episode else reviewer(ws)
+    ws.ledger.append("knowledge.disputed", episode, id=rid, reason=said, by=by)
+    return Act(rid, record.path, "disputed", by, record.status, None)
 
 
-def _replacement(ws: Workspace, rid: str, by_id: str) -> None:
+def _replacement(ws: Workspace, rid: str, by_id: str, act: str) -> None:
     """`--by` must name another record of the store that is not itself superseded."""
-
     by_id = check_id(by_id, "--by id")
     if by_id == rid:
-        raise refused(f"reject {rid} refused: a record cannot supersede itself; name its replacement with --by")
+        raise refused(f"{act} {rid} refused: a record cannot supersede itself; name its replacement with --by")
     for folder in (ws.curated, ws.candidates):
         status = quick_status(folder / f"{by_id}.md")
         if status is None:
             continue
         if status == "superseded":
-            raise refused(f"reject {rid} refused: --by {by_id} is superseded itself; name the record "
+            raise refused(f"{act} {rid} refused: --by {by_id} is superseded itself; name the record "
                           "that replaces both")
         return
-    raise unknown(f"reject {rid}: --by {by_id} names no record in candidates/ or curated/; "
-                  "`majordomus knowledge candidates` lists the candidates")
+    raise unknown(f"{act} {rid}: --by {by_id} names no record in candidates/ or curated/; {LISTING}")

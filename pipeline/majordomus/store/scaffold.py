@@ -6,8 +6,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from majordomus.base import git
 from majordomus.base.fsio import atomic_write, open_folder, read_bytes, read_text
 from majordomus.base.resources import data_dir
+from majordomus.store import gitmerge
 from majordomus.store.workspace import Workspace
 
 IGNORE_LINES = (".ai/local/", ".tmp.*")
@@ -66,4 +68,14 @@ def init(ws: Workspace) -> Laid:
     for sub in LOCAL_DIRS:
         os.close(open_folder(ws.root, ws.local / sub))  # made without following a link
     ensure_ignored(ws, laid)
+    register_merge(ws, laid)
     return laid
+
+
+def register_merge(ws: Workspace, laid: Laid) -> None:
+    """The merge driver: its `.gitattributes` lines (tracked) and this clone's `git config` entry."""
+    (laid.written if gitmerge.write_attributes(ws.root) else laid.unchanged).append(gitmerge.ATTRIBUTES)
+    try:
+        gitmerge.ensure(ws.root)
+    except (OSError, git.GitError):
+        pass  # no git yet: the first act or close registers it

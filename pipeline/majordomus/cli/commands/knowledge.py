@@ -16,7 +16,7 @@ _ACTS = "majordomus.cli.commands.review:review_verbs"
 VERBS: dict[str, str] = {
     "derive": "majordomus.cli.commands.derive:derive_verbs",
     "candidates": _READERS, "record": _READERS, "status": _READERS, "search": _READERS, "edges": _READERS,
-    "promote": _ACTS, "reject": _ACTS, "check": _ACTS,
+    "promote": _ACTS, "reject": _ACTS, "reverify": _ACTS, "retire": _ACTS, "dispute": _ACTS, "check": _ACTS,
     "review": "majordomus.cli.commands.reviewing:add_review",  # the walk through the queue at a terminal
     "export": "majordomus.cli.commands.export:export_verbs",
 }

@@ -234,8 +234,8 @@ def _promote(ws: Workspace, rid: str, shown: dict[str, Any]) -> bool:
     except FatalError as exc:
         _say(f"Refused: {exc.message}")
         return False
-    under = f"episode {act.episode}" if act.episode else "terminal (no episode open)"
-    _say(f"Promoted {rid} to {ws.rel(act.path)}: verified, class {cls}, under {under}.")
+    staged = "staged" if act.staged is None else f"not staged: {act.staged}"
+    _say(f"Promoted {rid} to {ws.rel(act.path)}: {act.status}, class {cls}, by {act.by} ({staged}).")
     return True
 
 

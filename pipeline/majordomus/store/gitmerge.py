@@ -1,0 +1,60 @@
+"""The merge driver's registration: how git is told to merge two clones' versions of a record.
+
+Two halves, as git wants them (gitattributes(5), "Defining a custom merge driver"):
+- `.gitattributes` at the repository's root (tracked: every clone reads it) names the driver
+  `majordomus` for the records and the session records;
+- `.git/config` (this clone's own, shared by its worktrees; never carried by a clone, so a hostile
+  repository cannot name a command of its own) says what runs: this interpreter's
+  `python -m majordomus merge-driver %O %A %B %P`.
+
+A clone that has not registered the driver yet merges those files with git's own text merge, as
+before; `init`, `capture install`, every review act and every close register it.
+"""
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+
+from majordomus.base import fsio, git
+
+NAME = "majordomus"
+PATTERNS = (".ai/repo/knowledge/candidates/*.md", ".ai/repo/knowledge/curated/*.md", ".ai/repo/sessions/*.md")
+MARK = "# majordomus: two clones' review acts and session spans merge by union (docs/TEAM.md)"
+ATTRIBUTES = ".gitattributes"
+
+
+def driver_command() -> str:
+    """The command git runs: this interpreter, so a merge finds the installation that registered it."""
+    return f"{shlex.quote(sys.executable)} -m majordomus merge-driver %O %A %B %P"
+
+
+def attribute_lines() -> list[str]:
+    return [MARK] + [f"{p} merge={NAME}" for p in PATTERNS]
+
+
+def write_attributes(root: Path) -> bool:
+    """Add the attribute lines to `.gitattributes` where they are missing; True when it changed."""
+    path = root / ATTRIBUTES
+    try:
+        text = fsio.read_text(path, 1 << 20)
+    except FileNotFoundError:
+        text = ""
+    have = set(text.splitlines())
+    missing = [line for line in attribute_lines() if line not in have]
+    if not missing:
+        return False
+    lead = "" if not text or text.endswith("\n") else "\n"
+    fsio.atomic_write(path, (text + lead + "\n".join(missing) + "\n").encode("utf-8"), root=root)
+    return True
+
+
+def ensure(root: Path) -> bool:
+    """Register the driver in this clone's configuration when it is not (one `git config` read);
+    True when it wrote."""
+    command = driver_command()
+    if git.config_get(root, f"merge.{NAME}.driver") == command:
+        return False
+    git.config_set(root, f"merge.{NAME}.name", "majordomus: merge two clones' records by union")
+    git.config_set(root, f"merge.{NAME}.driver", command)
+    return True
