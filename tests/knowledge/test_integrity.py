@@ -129,7 +129,6 @@ CASES: dict[str, tuple[Mutation, str | None, str]] = {
     "unknown session": (_refs("session:e9"), "provenance.derived_from[4]", "no ledger line of episode e9"),
     "unknown task": (_refs("task:t-nope"), "provenance.derived_from[4]", "no task line names task t-nope"),
     "unknown decision": (_refs("decision:t-nope"), "provenance.derived_from[4]", "no decision.recorded line"),
-    "missing commit": (_refs("commit:" + "ab" * 20), "provenance.derived_from[4]", "no such commit"),
     "commit not a sha": (_refs("commit:HEAD"), "provenance.derived_from[4]", "not a commit sha"),
     "missing file": (_relation("file:nowhere.txt"), "relations[0].target", "no such path in the tree or its history"),
 }
@@ -152,13 +151,41 @@ def test_each_finding(store: dict[str, str], episode: Repo, name: str) -> None:
     assert "  fix: " in text.stdout
 
 
-def test_duplicate_ids_across_both_directories(store: dict[str, str], episode: Repo) -> None:
-    a = put(episode, "candidates", "e1-aaaaaaaaaaaa", meta("e1-aaaaaaaaaaaa", store))
-    b = put(episode, "curated", "e1-aaaaaaaaaaaa", meta("e1-aaaaaaaaaaaa", store, status="verified"))
+def test_duplicate_ids_within_a_folder_block(store: dict[str, str], episode: Repo) -> None:
+    a = put(episode, "curated", "e1-aaaaaaaaaaaa", meta("e1-aaaaaaaaaaaa", store, status="verified"))
+    data = meta("e1-aaaaaaaaaaaa", store, status="verified")
+    b = put(episode, "curated", "e1-bbbbbbbbbbbb", data)
     code, findings = check(episode)
     assert code == 10
     dupes = sorted((f["file"], f["field"]) for f in findings if "is also the id of" in f["what"])
     assert dupes == sorted([(a, "id"), (b, "id")])
+
+
+def test_a_candidate_a_merge_brought_back_beside_its_reviewed_record_is_advisory(store: dict[str, str],
+                                                                                 episode: Repo) -> None:
+    a = put(episode, "candidates", "e1-aaaaaaaaaaaa", meta("e1-aaaaaaaaaaaa", store))
+    put(episode, "curated", "e1-aaaaaaaaaaaa", meta("e1-aaaaaaaaaaaa", store, status="verified"))
+    code, findings = check(episode)
+    assert code == 0
+    (back,) = [f for f in findings if "reviewed already" in f["what"]]
+    assert (back["file"], back["blocking"], back["fix"]) == (a, False, f"`git rm {a}`")
+
+
+def test_a_cited_commit_this_clone_lacks_is_advisory_with_its_words(store: dict[str, str], episode: Repo) -> None:
+    data = meta("e1-aaaaaaaaaaaa", store)
+    data["provenance"]["derived_from"].append("commit:" + "ab" * 20)
+    data["provenance"]["commits"] = [{"sha": "ab" * 20, "subject": "Refuse tabs", "authored": "2026-01-02T03:04:05Z"}]
+    rel = put(episode, "candidates", "e1-aaaaaaaaaaaa", data)
+    code, findings = check(episode)
+    assert code == 0
+    (f,) = findings
+    assert (f["file"], f["blocking"]) == (rel, False)
+    assert "'Refuse tabs'" in f["what"] and "not in this clone" in f["what"]
+    # the same subject and author time in this clone: a rebase or an amend, found again
+    episode.git("commit", "-q", "--allow-empty", "-m", "Refuse tabs", "--date", "2026-01-02T03:04:05Z")
+    new = episode.git("rev-parse", "HEAD").strip()
+    (f,) = check(episode)[1]
+    assert f"it is {new[:12]} now" in f["what"] and not f["blocking"]
 
 
 def test_a_trimmed_ledger_is_vouched_for_by_the_tracked_session_record(store: dict[str, str],
@@ -198,7 +225,7 @@ def test_check_on_a_store_the_deriver_and_the_acts_wrote(episode: Repo) -> None:
     episode.mj("knowledge", "reject", second, "--by", first, check=True)
     assert check(episode) == (0, [])
     # Hand-made damage is found: the rejected record loses what it was superseded by.
-    path = episode.root / STORE / "candidates" / f"{second}.md"
+    path = episode.root / STORE / "curated" / f"{second}.md"
     path.write_text(path.read_text(encoding="utf-8").replace(f"superseded_by: {first}\n", ""), encoding="utf-8")
     code, findings = check(episode)
     assert code == 10 and [f["field"] for f in findings] == ["superseded_by"]

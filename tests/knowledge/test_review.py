@@ -1,4 +1,5 @@
-"""The review acts: promote and reject, their refusals, and that nothing undoes them."""
+"""The review acts: promote and reject, their refusals, and that nothing undoes them; several ids at once,
+staged as git mv would; the person's, not the open episode's."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -29,15 +30,27 @@ def snapshot(repo: Repo) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+def review_of(text: str) -> dict[str, str]:
+    """The last review item of a record's text, as its lines state it."""
+    block = text.split("reviews:\n", 1)[1].split("---\n", 1)[0]
+    last = block.split("  - ")[-1]
+    pairs = (line.strip().split(": ", 1) for line in last.splitlines() if ": " in line)
+    return {k: v.strip('"') for k, v in pairs}
+
+
 def test_promote_moves_the_candidate_to_curated_as_verified(episode: Repo) -> None:
     rid, task = derive_decision(episode)
-    proc = episode.mj("knowledge", "promote", rid, "--class", "constraint",
+    head = episode.git("rev-parse", "HEAD").strip()
+    proc = episode.mj("knowledge", "promote", rid, "--class", "constraint", "--about", "README.md",
                       input="the parser tests refuse tabs since the first commit\n")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"{CURATED}/{rid}.md\n"
+    assert "staged" in proc.stderr and "by Test Author" in proc.stderr
     assert not (episode.root / CANDIDATES / f"{rid}.md").exists()
     text = (episode.root / CURATED / f"{rid}.md").read_text(encoding="utf-8")
     day = episode.events("decision.recorded")[-1]["ts"][:10]
+    review = review_of(text)
+    at, digest = review["at"], review["digest"]
     assert text == (
         "---\n"
         f"id: {rid}\n"
@@ -52,40 +65,54 @@ def test_promote_moves_the_candidate_to_curated_as_verified(episode: Repo) -> No
         "  derived_from:\n"
         "    - \"session:e1\"\n"
         f"    - \"decision:{task}\"\n"
+        "anchors:\n"
+        "  - \"README.md\"\n"
+        "reviews:\n"
+        "  - act: promoted\n"
+        f"    at: \"{at}\"\n"
+        "    by: \"Test Author\"\n"
+        f"    commit: {head}\n"
+        "    seen: 0\n"
+        "    class: constraint\n"
+        f"    digest: {text.split('    digest: ', 1)[1].split(chr(10), 1)[0]}\n"
         "---\n"
         "Tabs are refused in the parser\n\n"
         "Why: two encodings of one thing\n\n"
-        "# Evidence\n\n"
+        f"# Evidence (promoted by Test Author, {at}, {digest})\n\n"
         "the parser tests refuse tabs since the first commit\n"
     )
     (line,) = episode.events("knowledge.promoted")
     assert (line["id"], line["class"], line["session"], line["by"], line["evidence_lines"], line["path"]) == (
-        rid, "constraint", "e1", "episode", 1, f"{CURATED}/{rid}.md")
+        rid, "constraint", None, "Test Author", 1, f"{CURATED}/{rid}.md")
     assert episode.mj("knowledge", "check").returncode == 0
 
 
-def test_promote_adds_the_promoting_episode(episode: Repo) -> None:
+def test_a_promotion_is_the_person_s_not_the_open_episode_s(episode: Repo) -> None:
     rid, task = derive_decision(episode)
     assert episode.hook("session-end", {"session_id": "e1", "reason": "other"}).returncode == 0
     assert episode.hook("session-start", {"session_id": "e2", "source": "startup"}).returncode == 0
-    episode.mj("knowledge", "promote", rid, input="reviewed in e2\n", check=True)
+    episode.mj("knowledge", "promote", rid, input="reviewed while e2 is open\n", check=True)
     text = (episode.root / CURATED / f"{rid}.md").read_text(encoding="utf-8")
-    assert f'  derived_from:\n    - "session:e1"\n    - "decision:{task}"\n    - "session:e2"\n---\n' in text
-    assert "class: convention\n" in text
-    assert episode.events("knowledge.promoted")[0]["session"] == "e2"
+    assert f'  derived_from:\n    - "session:e1"\n    - "decision:{task}"\n' in text
+    assert "session:e2" not in text and "class: convention\n" in text
+    (line,) = episode.events("knowledge.promoted")
+    assert (line["session"], line["by"]) == (None, "Test Author")
     assert episode.mj("knowledge", "check").returncode == 0
 
 
-def test_promote_at_a_terminal_with_no_episode_open(episode: Repo) -> None:
-    rid, task = derive_decision(episode)
-    episode.mj("session", "close", check=True)
-    proc = episode.mj("knowledge", "promote", rid, input="read it myself\n")
-    assert proc.returncode == 0, proc.stderr
-    assert "under terminal (no episode open)" in proc.stderr
-    text = (episode.root / CURATED / f"{rid}.md").read_text(encoding="utf-8")
-    assert f'  derived_from:\n    - "session:e1"\n    - "decision:{task}"\n---\n' in text
-    (line,) = episode.events("knowledge.promoted")
-    assert (line["session"], line["by"]) == (None, "terminal")
+def test_acts_take_several_ids_and_stage_only_what_they_moved(episode: Repo) -> None:
+    first, _ = derive_decision(episode)
+    second, _ = derive_decision(episode, "Spaces are the indentation")
+    episode.git("add", "-A")
+    episode.commit("candidates")
+    (episode.root / "unrelated.txt").write_text("mine\n")
+    proc = episode.mj("knowledge", "reject", first, second, "nope-000000000000", "--reason", "noise")
+    assert proc.returncode == 3, proc.stderr  # the unknown id, said on its own line; the others acted
+    assert "nope-000000000000: reject nope-000000000000: no record has that id" in proc.stderr
+    status = sorted(episode.git("status", "--porcelain", "--no-renames").splitlines())
+    assert status == sorted([f"D  {CANDIDATES}/{first}.md", f"A  {CURATED}/{first}.md",
+                             f"D  {CANDIDATES}/{second}.md", f"A  {CURATED}/{second}.md", "?? unrelated.txt"])
+    assert len(episode.events("knowledge.rejected")) == 2
 
 
 @pytest.mark.parametrize("evidence, why", [
@@ -106,7 +133,6 @@ def test_promote_refuses_evidence(episode: Repo, evidence: str, why: str) -> Non
 
 
 @pytest.mark.parametrize("args, why", [
-    (["nope-000000000000"], "no candidate has that id"),
     (["../curated/x"], "refused: an id is"),
     (["a/b"], "refused: an id is"),
     ([""], "refused: an id is"),
@@ -123,52 +149,66 @@ def test_promote_refuses_ids(episode: Repo, args: list[str], why: str) -> None:
     assert episode.events("knowledge.promoted") == []
 
 
+def test_an_unknown_id_exits_3_and_names_the_listing(episode: Repo) -> None:
+    derive_decision(episode)
+    before = snapshot(episode)
+    proc = episode.mj("knowledge", "promote", "nope-000000000000", input="evidence\n")
+    assert proc.returncode == 3 and "`majordomus knowledge candidates` lists" in proc.stderr
+    assert snapshot(episode) == before
+
+
 def test_promote_refuses_what_is_not_a_candidate(episode: Repo) -> None:
     rid, _ = derive_decision(episode)
     other, _ = derive_decision(episode, "Spaces are the indentation")
     episode.mj("knowledge", "promote", rid, input="evidence\n", check=True)
     episode.mj("knowledge", "reject", other, "--reason", "not true any more", check=True)
     before = snapshot(episode)
-    again = episode.mj("knowledge", "promote", rid, input="evidence\n")
-    assert again.returncode == 4 and "verified already" in again.stderr
+    again = episode.mj("knowledge", "promote", rid, input="other evidence\n")
+    assert again.returncode == 4 and "its status is verified, not candidate" in again.stderr
+    assert "knowledge reverify" in again.stderr
     rejected = episode.mj("knowledge", "promote", other, input="evidence\n")
-    assert rejected.returncode == 4 and "'superseded', not candidate" in rejected.stderr
+    assert rejected.returncode == 4 and "its status is superseded, not candidate" in rejected.stderr
     assert snapshot(episode) == before
     assert len(episode.events("knowledge.promoted")) == 1
 
 
-def test_reject_with_a_reason_rewrites_in_place(episode: Repo) -> None:
+def test_reject_moves_the_candidate_to_curated_as_superseded(episode: Repo) -> None:
     rid, task = derive_decision(episode)
-    path = episode.root / CANDIDATES / f"{rid}.md"
-    original = path.read_text(encoding="utf-8")
     proc = episode.mj("knowledge", "reject", rid, "--reason", "the parser accepts tabs again")
     assert proc.returncode == 0, proc.stderr
-    text = path.read_text(encoding="utf-8")
+    assert not (episode.root / CANDIDATES / f"{rid}.md").exists()
+    text = (episode.root / CURATED / f"{rid}.md").read_text(encoding="utf-8")
     assert "status: superseded\n" in text and "superseded_by" not in text
-    assert text.endswith("Why: two encodings of one thing\n\n# Rejected\n\nthe parser accepts tabs again\n")
-    assert f'    - "decision:{task}"\n' in text and original.count("\n") < text.count("\n")
+    review = review_of(text)
+    assert review["act"] == "rejected" and "commit" in review
+    assert text.endswith(f"Why: two encodings of one thing\n\n# Rejected (rejected by Test Author, "
+                         f"{review['at'].strip(chr(34))}, {review['digest']})\n\nthe parser accepts tabs again\n")
+    assert f'    - "decision:{task}"\n' in text
     (line,) = episode.events("knowledge.rejected")
     assert (line["id"], line["superseded_by"], line["reason"], line["by"]) == (
-        rid, None, "the parser accepts tabs again", "episode")
+        rid, None, "the parser accepts tabs again", "Test Author")
     assert episode.mj("knowledge", "check").returncode == 0
     assert rid not in episode.mj("knowledge", "candidates").stdout
 
 
-def test_a_rejection_killed_before_its_ledger_line_is_finished_by_running_it_again(episode: Repo) -> None:
+def test_an_act_killed_before_the_candidate_left_is_finished_by_running_it_again(episode: Repo) -> None:
     rid, _ = derive_decision(episode)
+    candidate = (episode.root / CANDIDATES / f"{rid}.md").read_bytes()
     episode.mj("knowledge", "reject", rid, "--reason", "tabs are back", check=True)
     ledger = episode.root / ".ai/local/ledger.jsonl"
     lines = ledger.read_text(encoding="utf-8").splitlines(keepends=True)
     assert '"knowledge.rejected"' in lines[-1]
-    ledger.write_text("".join(lines[:-1]), encoding="utf-8")  # the state a kill -9 leaves
-    written = (episode.root / CANDIDATES / f"{rid}.md").read_bytes()
+    ledger.write_text("".join(lines[:-1]), encoding="utf-8")  # the state a kill -9 leaves:
+    (episode.root / CANDIDATES / f"{rid}.md").write_bytes(candidate)  # record written, candidate still there
+    written = (episode.root / CURATED / f"{rid}.md").read_bytes()
     other = episode.mj("knowledge", "reject", rid, "--reason", "a different reason")
-    assert other.returncode == 4 and "'superseded', not candidate" in other.stderr
+    assert other.returncode == 4 and "its status is superseded" in other.stderr
     again = episode.mj("knowledge", "reject", rid, "--reason", "tabs are back")
     assert again.returncode == 0, again.stderr
     (line,) = episode.events("knowledge.rejected")
-    assert (line["id"], line["reason"], line["finished"]) == (rid, "tabs are back", "an interrupted rejection")
-    assert (episode.root / CANDIDATES / f"{rid}.md").read_bytes() == written
+    assert (line["id"], line["reason"]) == (rid, "tabs are back")
+    assert (episode.root / CURATED / f"{rid}.md").read_bytes() == written
+    assert not (episode.root / CANDIDATES / f"{rid}.md").exists()
     third = episode.mj("knowledge", "reject", rid, "--reason", "tabs are back")
     assert third.returncode == 4 and len(episode.events("knowledge.rejected")) == 1
 
@@ -177,9 +217,9 @@ def test_reject_by_another_record(episode: Repo) -> None:
     rid, _ = derive_decision(episode)
     newer, _ = derive_decision(episode, "Tabs are refused everywhere")
     episode.mj("knowledge", "reject", rid, "--by", newer, check=True)
-    text = (episode.root / CANDIDATES / f"{rid}.md").read_text(encoding="utf-8")
+    text = (episode.root / CURATED / f"{rid}.md").read_text(encoding="utf-8")
     assert "status: superseded\n" in text and f"superseded_by: {newer}\n" in text
-    assert "# Rejected" not in text
+    assert f"replaced_by: {newer}" in text and f"Superseded by {newer}." in text
     assert episode.events("knowledge.rejected")[0]["superseded_by"] == newer
     assert episode.mj("knowledge", "check").returncode == 0
 
@@ -209,9 +249,9 @@ def test_reject_refusals(episode: Repo, args: list[str], code: int, why: str) ->
 def test_reject_refuses_a_bad_or_unknown_id(episode: Repo) -> None:
     derive_decision(episode)
     before = snapshot(episode)
-    for rid, why in (("x/../y", "refused: an id is"), ("e1-ffffffffffff", "no candidate has that id")):
+    for rid, code, why in (("x/../y", 4, "refused: an id is"), ("e1-ffffffffffff", 3, "no record has that id")):
         proc = episode.mj("knowledge", "reject", rid, "--reason", "no")
-        assert proc.returncode == 4 and why in proc.stderr
+        assert proc.returncode == code and why in proc.stderr
     assert snapshot(episode) == before
 
 
@@ -233,12 +273,13 @@ def test_derive_after_promote_leaves_the_curated_record_alone(episode: Repo) -> 
 def test_derive_after_reject_leaves_the_rejection_alone(episode: Repo) -> None:
     rid, _ = derive_decision(episode)
     episode.mj("knowledge", "reject", rid, "--reason", "wrong", check=True)
-    path = episode.root / CANDIDATES / f"{rid}.md"
+    path = episode.root / CURATED / f"{rid}.md"
     rejected = path.read_bytes()
     # New evidence for the episode (a commit touching a decision record) changes every draft.
     episode.commit("adr", {".ai/repo/adrs/0001-tabs.md": "# Tabs\n"})
     episode.mj("knowledge", "derive", "--episode", "e1", check=True)
     assert path.read_bytes() == rejected
+    assert not (episode.root / CANDIDATES / f"{rid}.md").exists()
     assert episode.events("knowledge.derived")[-1]["kept"] == 1
 
 

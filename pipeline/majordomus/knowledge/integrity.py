@@ -115,8 +115,16 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
             finding(rel, "status", "a candidate claims verified: only promotion writes verified",
                     f"set `status: candidate`, then `majordomus knowledge promote {stem} < evidence`")
         acts = reviews.items(meta)
+        outcome = reviews.settle(acts)
+        if outcome.status and status != outcome.status:
+            finding(rel, "status", f"status {status!r} contradicts its review acts, which add up to "
+                    f"{outcome.status!r}", "undo the hand edit, or act: `majordomus knowledge promote|reject|"
+                    "reverify|retire`")
+        if outcome.replaced_by and meta.get("superseded_by") != outcome.replaced_by:
+            finding(rel, "superseded_by", f"superseded_by does not name {outcome.replaced_by}, the record "
+                    "its review acts name", f"set `superseded_by: {outcome.replaced_by}`")
         if acts and status == "candidate":
-            contested = reviews.settle(acts).contested
+            contested = outcome.contested
             if contested:
                 finding(rel, "reviews", "reviewers disagree: " + "; ".join(reviews.describe(a) for a in contested)
                         + " (acts made on two clones, neither seeing the other)",
@@ -188,7 +196,8 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
     rewritten = resolver.rewritten([(r, cited.get(r.rel, {}).get(r.ref[7:])) for r, _ in unresolved
                                     if r.ref.startswith("commit:")])
     for r, why in unresolved:
-        if r.ref.startswith("commit:"):  # the records travelled, the commit did not: nobody's to fix here
+        if r.ref.startswith("commit:") and why.startswith("no such commit"):  # the record travelled, the commit
+            # did not: nobody can fix that in their commit
             note = cited.get(r.rel, {}).get(r.ref[7:])
             found = rewritten.get(r.ref[7:])
             said = f" ({note.get('subject')!r})" if note and note.get("subject") else ""
