@@ -137,7 +137,7 @@ def test_a_person_reviews_ten_candidates_at_the_terminal(queue: tuple[Repo, list
     child.sendline("r")
     child.expect_exact("  > ")
     child.sendline("the formatter owns this now")
-    child.expect_exact(f"Rejected {order[2]}: {CANDIDATES}/{order[2]}.md.")
+    child.expect_exact(f"Rejected {order[2]}: .ai/repo/knowledge/curated/{order[2]}.md.")
 
     # 4: reject, replaced by a record picked from a numbered list (no id typed)
     _at(child, 4, titles[3])

@@ -40,13 +40,17 @@ def review_of(text: str) -> dict[str, str]:
 
 def test_promote_moves_the_candidate_to_curated_as_verified(episode: Repo) -> None:
     rid, task = derive_decision(episode)
+    candidate = (episode.root / CANDIDATES / f"{rid}.md").read_bytes()
     head = episode.git("rev-parse", "HEAD").strip()
     proc = episode.mj("knowledge", "promote", rid, "--class", "constraint", "--about", "README.md",
                       input="the parser tests refuse tabs since the first commit\n")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"{CURATED}/{rid}.md\n"
     assert "staged" in proc.stderr and "by Test Author" in proc.stderr
-    assert not (episode.root / CANDIDATES / f"{rid}.md").exists()
+    # the candidate's file stays as it was (so two clones' acts never delete what the other changed),
+    # and no reader takes it for a candidate any more
+    assert (episode.root / CANDIDATES / f"{rid}.md").read_bytes() == candidate
+    assert rid not in episode.mj("knowledge", "candidates").stdout
     text = (episode.root / CURATED / f"{rid}.md").read_text(encoding="utf-8")
     day = episode.events("decision.recorded")[-1]["ts"][:10]
     review = review_of(text)
@@ -110,8 +114,7 @@ def test_acts_take_several_ids_and_stage_only_what_they_moved(episode: Repo) -> 
     assert proc.returncode == 3, proc.stderr  # the unknown id, said on its own line; the others acted
     assert "nope-000000000000: reject nope-000000000000: no record has that id" in proc.stderr
     status = sorted(episode.git("status", "--porcelain", "--no-renames").splitlines())
-    assert status == sorted([f"D  {CANDIDATES}/{first}.md", f"A  {CURATED}/{first}.md",
-                             f"D  {CANDIDATES}/{second}.md", f"A  {CURATED}/{second}.md", "?? unrelated.txt"])
+    assert status == sorted([f"A  {CURATED}/{first}.md", f"A  {CURATED}/{second}.md", "?? unrelated.txt"])
     assert len(episode.events("knowledge.rejected")) == 2
 
 
@@ -176,7 +179,6 @@ def test_reject_moves_the_candidate_to_curated_as_superseded(episode: Repo) -> N
     rid, task = derive_decision(episode)
     proc = episode.mj("knowledge", "reject", rid, "--reason", "the parser accepts tabs again")
     assert proc.returncode == 0, proc.stderr
-    assert not (episode.root / CANDIDATES / f"{rid}.md").exists()
     text = (episode.root / CURATED / f"{rid}.md").read_text(encoding="utf-8")
     assert "status: superseded\n" in text and "superseded_by" not in text
     review = review_of(text)
@@ -191,15 +193,13 @@ def test_reject_moves_the_candidate_to_curated_as_superseded(episode: Repo) -> N
     assert rid not in episode.mj("knowledge", "candidates").stdout
 
 
-def test_an_act_killed_before_the_candidate_left_is_finished_by_running_it_again(episode: Repo) -> None:
+def test_an_act_killed_before_its_ledger_line_is_finished_by_running_it_again(episode: Repo) -> None:
     rid, _ = derive_decision(episode)
-    candidate = (episode.root / CANDIDATES / f"{rid}.md").read_bytes()
     episode.mj("knowledge", "reject", rid, "--reason", "tabs are back", check=True)
     ledger = episode.root / ".ai/local/ledger.jsonl"
     lines = ledger.read_text(encoding="utf-8").splitlines(keepends=True)
     assert '"knowledge.rejected"' in lines[-1]
-    ledger.write_text("".join(lines[:-1]), encoding="utf-8")  # the state a kill -9 leaves:
-    (episode.root / CANDIDATES / f"{rid}.md").write_bytes(candidate)  # record written, candidate still there
+    ledger.write_text("".join(lines[:-1]), encoding="utf-8")  # the state a kill -9 leaves
     written = (episode.root / CURATED / f"{rid}.md").read_bytes()
     other = episode.mj("knowledge", "reject", rid, "--reason", "a different reason")
     assert other.returncode == 4 and "its status is superseded" in other.stderr
@@ -208,9 +208,8 @@ def test_an_act_killed_before_the_candidate_left_is_finished_by_running_it_again
     (line,) = episode.events("knowledge.rejected")
     assert (line["id"], line["reason"]) == (rid, "tabs are back")
     assert (episode.root / CURATED / f"{rid}.md").read_bytes() == written
-    assert not (episode.root / CANDIDATES / f"{rid}.md").exists()
     third = episode.mj("knowledge", "reject", rid, "--reason", "tabs are back")
-    assert third.returncode == 4 and len(episode.events("knowledge.rejected")) == 1
+    assert third.returncode == 0 and len(episode.events("knowledge.rejected")) == 1  # done: nothing more
 
 
 def test_reject_by_another_record(episode: Repo) -> None:
@@ -257,16 +256,17 @@ def test_reject_refuses_a_bad_or_unknown_id(episode: Repo) -> None:
 
 def test_derive_after_promote_leaves_the_curated_record_alone(episode: Repo) -> None:
     rid, _ = derive_decision(episode)
+    candidate = (episode.root / CANDIDATES / f"{rid}.md").read_bytes()
     episode.mj("knowledge", "promote", rid, input="checked\n", check=True)
     curated = (episode.root / CURATED / f"{rid}.md").read_bytes()
     proc = episode.mj("knowledge", "derive", "--episode", "e1", check=True)
     assert "1 kept (promoted or rejected)" in proc.stdout
-    assert not (episode.root / CANDIDATES / f"{rid}.md").exists()
+    assert (episode.root / CANDIDATES / f"{rid}.md").read_bytes() == candidate
     assert (episode.root / CURATED / f"{rid}.md").read_bytes() == curated
     assert episode.events("knowledge.derived")[-1]["kept"] == 1
     # The close path derives too, and leaves it alone as well.
     assert episode.hook("session-end", {"session_id": "e1", "reason": "other"}).returncode == 0
-    assert not (episode.root / CANDIDATES / f"{rid}.md").exists()
+    assert (episode.root / CANDIDATES / f"{rid}.md").read_bytes() == candidate
     assert (episode.root / CURATED / f"{rid}.md").read_bytes() == curated
 
 
@@ -279,7 +279,7 @@ def test_derive_after_reject_leaves_the_rejection_alone(episode: Repo) -> None:
     episode.commit("adr", {".ai/repo/adrs/0001-tabs.md": "# Tabs\n"})
     episode.mj("knowledge", "derive", "--episode", "e1", check=True)
     assert path.read_bytes() == rejected
-    assert not (episode.root / CANDIDATES / f"{rid}.md").exists()
+    assert rid not in episode.mj("knowledge", "candidates").stdout
     assert episode.events("knowledge.derived")[-1]["kept"] == 1
 
 

@@ -168,10 +168,7 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
     checked = time.perf_counter()
 
     for rid, rels in by_id.items():
-        back = _came_back(rels)
-        if back is not None:  # reviewed, and a merge brought its candidate back: readers take curated/
-            finding(back, "id", f"{rid} was reviewed already (curated/{rid}.md); a merge brought its "
-                    "candidate back, and no reader takes it", f"`git rm {back}`", blocking=False)
+        if _reviewed_candidate(rels):  # an act leaves the candidate beside its reviewed record
             continue
         if len(rels) > 1:
             for rel in rels:
@@ -222,12 +219,9 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
     return report
 
 
-def _came_back(rels: list[str]) -> str | None:
-    """Of one id's files, the candidate a merge brought back beside its reviewed record."""
-    if len(rels) != 2:
-        return None
-    folders = {rel.rsplit("/", 2)[-2]: rel for rel in rels}
-    return folders.get("candidates") if set(folders) == {"candidates", "curated"} else None
+def _reviewed_candidate(rels: list[str]) -> bool:
+    """One id's files are a candidate and its reviewed record: what every act leaves."""
+    return len(rels) == 2 and {rel.rsplit("/", 2)[-2] for rel in rels} == {"candidates", "curated"}
 
 
 def _cited(meta: dict[str, Any]) -> dict[str, dict[str, Any]]:

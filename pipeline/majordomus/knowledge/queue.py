@@ -115,6 +115,18 @@ def _front(path: Path | str, head: bytes | None = None) -> list[Any] | None:
     return [fields, session, raw]
 
 
+def reviewed(folder: str, name: str) -> bool:
+    """Whether the candidate `name` of `folder` (candidates/ or the outbox's) has a reviewed record
+    in curated/: every act leaves the candidate's file where it was (docs/TEAM.md), and it is in no
+    queue from then on. One stat."""
+    if os.path.basename(folder) != "candidates":
+        return False
+    knowledge = os.path.dirname(folder)
+    if os.path.basename(knowledge) == "outbox":  # .ai/local/state/outbox/candidates
+        knowledge = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(knowledge))), "repo", "knowledge")
+    return os.path.exists(os.path.join(knowledge, "curated", name))
+
+
 def statuses(ws: Workspace, folder: Path) -> dict[Path, str | None]:
     """The `status:` of each record file of `folder` (None when it has none, or cannot be read),
     as `records.quick_status` reads it, through the cache: counts and the review queue's length
@@ -131,6 +143,8 @@ def statuses(ws: Workspace, folder: Path) -> dict[Path, str | None]:
             if st is not None:
                 cache.put(rel, entry.name, st, read)
         found[path] = read[2] if read is not None else None
+        if found[path] in (None, "candidate") and reviewed(os.fspath(folder), entry.name):
+            found[path] = "reviewed"
     cache.keep_only(rel, {p.name for p in found})
     cache.save()
     return found
@@ -178,7 +192,7 @@ def fronts(folder: Path, paths: list[Path] | None = None, cache: FileCache | Non
         if read is None:
             continue
         fields, session, _ = read
-        if fields.get("status", "candidate") != "candidate":
+        if fields.get("status", "candidate") != "candidate" or reviewed(parent, name):
             continue
         found.append((os.path.splitext(name)[0], path, fields, session))
     if cache is not None and root is not None and paths is None:

@@ -6,15 +6,16 @@ open, and it names who made it (git's `user.name`). Each act adds one item to th
 `reviews` (what, who, when, HEAD at the act, how many acts it saw) and one section to its body
 (the evidence or the reason, headed by the act), and the record's status, class and replacement
 are what the acts add up to (`knowledge/reviews.py`). A reviewed record lives in curated/ whatever
-the verdict, so two clones' acts on one candidate write the same path and merge by union (the
-merge driver, docs/TEAM.md) instead of one deleting a file the other edited.
+the verdict, and the candidate's own file stays where it is, untouched: two clones' acts on one
+candidate each *add* the same path, which git hands to the merge driver (docs/TEAM.md), and
+neither deletes a file the other changed (a rename on one side and a deletion on the other is a
+conflict no driver is asked about). A candidate with a reviewed record beside it is in no queue.
 
 An act runs under the knowledge lock (the deriver's writer takes it too), checks everything before
-it touches a file, writes atomically, then removes the candidate's old file, appends its ledger
-line, and stages what it moved, as `git mv` would. A refusal leaves every file as it was. An act
-killed after writing its record leaves the id in both folders; the record in curated/ is the one
-every reader takes, and the same act run again finishes it (removes the old file, adds the ledger
-line once).
+it touches a file, writes atomically, appends its ledger line, and stages the record it wrote. A
+refusal leaves every file as it was. An act killed after writing its record and before its
+ledger line is finished by running the same act again (same text): it finds itself as the
+record's newest review and adds the ledger line once.
 """
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import credentials, fsio, git
+from majordomus.base import credentials, git
 from majordomus.base.credentials import credential_in
 from majordomus.base.errors import FatalError, refused, unknown
 from majordomus.base.fsio import atomic_write
@@ -113,18 +114,17 @@ def _load(ws: Workspace, path: Path, rid: str, act: str) -> records.Record:
     return record
 
 
-def _reviewable(ws: Workspace, rid: str, act: str) -> tuple[records.Record, Path | None]:
-    """The record `act` applies to, and the candidate file it leaves behind (None when there is
-    none). promote and reject take a candidate: one in candidates/, or one in curated/ that went
+def _reviewable(ws: Workspace, rid: str, act: str) -> records.Record:
+    """The record `act` applies to (curated/ first: a candidate beside a reviewed record is in no
+    queue). promote and reject take a candidate: one in candidates/, or one in curated/ that went
     back to `candidate` because reviewers disagreed. reverify, retire and dispute take a verified
     record. Refused (exit 4) for the wrong status; an id no record has is unknown (exit 3)."""
     rid = check_id(rid, "id", written=True)
     curated, candidate = ws.curated / f"{rid}.md", ws.candidates / f"{rid}.md"
-    leftover = candidate if candidate.is_file() else None
     if curated.is_file():
         record = _load(ws, curated, rid, act)
-    elif leftover is not None:
-        record, leftover = _load(ws, candidate, rid, act), None
+    elif candidate.is_file():
+        record = _load(ws, candidate, rid, act)
     else:
         listing = LISTING if act in ("promote", "reject") else VERIFIED
         raise unknown(f"{act} {rid}: no record has that id; {listing}")
@@ -137,12 +137,12 @@ def _reviewable(ws: Workspace, rid: str, act: str) -> tuple[records.Record, Path
         else:
             hint = f"`majordomus knowledge promote {rid} < evidence` or `reject {rid} --reason …` act on it"
         raise refused(f"{act} {rid} refused: its status is {record.status}, not {wanted}; {hint}")
-    return record, leftover
+    return record
 
 
-def _apply(ws: Workspace, record: records.Record, leftover: Path | None, act: str, text: str, *,
+def _apply(ws: Workspace, record: records.Record, act: str, text: str, *,
            cls: str | None = None, replaced_by: str | None = None, about: list[str] | None = None) -> Act:
-    """Add the act to `record`, write it to curated/, remove the file it leaves, log, stage."""
+    """Add the act to `record`, write it to curated/ and stage it."""
     by = reviewer(ws)
     done = reviews.items(record.meta)
     item = reviews.review(act, utc_now(), by, ws.refs_or_unknown()[0].head.sha, len(done), text, cls, replaced_by)
@@ -162,10 +162,7 @@ def _apply(ws: Workspace, record: records.Record, leftover: Path | None, act: st
             meta["anchors"] = sorted(set(found) | {a for a in meta.get("anchors") or [] if anchoring.admissible(a)})
     target = ws.curated / f"{record.id}.md"
     atomic_write(target, records.compose(meta, reviews.with_act(record.body, item, text)), root=ws.root)
-    moved = [p for p in (record.path, leftover) if p is not None and p != target]
-    for old in moved:
-        fsio.remove(old, root=ws.root, missing_ok=True)
-    staged = _stage(ws, target, moved)
+    staged = _stage(ws, target)
     return Act(record.id, target, act, by, str(meta["status"]), staged)
 
 
@@ -193,33 +190,28 @@ def anchor_paths(ws: Workspace, meta: dict[str, Any]) -> list[str]:
     return sorted(found)
 
 
-def _stage(ws: Workspace, target: Path, moved: list[Path]) -> str | None:
-    """Stage the act's record and the removal of the file it left, as `git mv` would; why not,
-    when git could not (the act stands either way)."""
+def _stage(ws: Workspace, target: Path) -> str | None:
+    """Stage the act's record; why not, when git could not (the act stands either way)."""
     try:
         gitmerge.ensure(ws.root)
-        git.stage(ws.root, [ws.rel(target)], [ws.rel(p) for p in moved])
+        git.stage(ws.root, [ws.rel(target)], [])
     except (OSError, git.GitError) as exc:
         return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return None
 
 
 def _finished(ws: Workspace, rid: str, act: str, text: str) -> Act | None:
-    """An act killed after writing its record and before the old file left: the same act (same
-    text) run again finds itself among the record's reviews and finishes it."""
-    curated, candidate = ws.curated / f"{rid}.md", ws.candidates / f"{rid}.md"
-    if not (curated.is_file() and candidate.is_file()):
-        return None
+    """The same act (same text) made already: the record's newest review. Running it again adds
+    its ledger line if a kill took it, and changes nothing else."""
+    curated = ws.curated / f"{rid}.md"
     try:
         record = records.load(curated)
-    except records.RecordError:
+    except (OSError, records.RecordError):
         return None
     done = reviews.items(record.meta)
     if not done or done[-1].get("act") != act or done[-1].get("digest") != reviews.digest(text):
         return None
-    fsio.remove(candidate, root=ws.root, missing_ok=True)
-    staged = _stage(ws, curated, [candidate])
-    return Act(rid, curated, act, str(done[-1].get("by")), record.status, staged)
+    return Act(rid, curated, act, str(done[-1].get("by")), record.status, _stage(ws, curated))
 
 
 def _logged(ws: Workspace, event: str, rid: str, digest: str) -> bool:
@@ -240,8 +232,8 @@ def promote(ws: Workspace, rid: str, evidence: str | bytes | None, cls: str | No
         said = _screened(evidence, f"evidence for {rid}", fix).strip("\n")
         act = _finished(ws, rid, "promoted", said)
         if act is None:
-            record, leftover = _reviewable(ws, rid, "promote")
-            act = _apply(ws, record, leftover, "promoted", said, cls=cls, about=about)
+            record = _reviewable(ws, rid, "promote")
+            act = _apply(ws, record, "promoted", said, cls=cls, about=about)
         digest = reviews.digest(said)
         if not _logged(ws, "knowledge.promoted", rid, digest):
             ws.ledger.append("knowledge.promoted", None, id=rid, **{"class": cls}, status=act.status,
@@ -263,8 +255,8 @@ def reject(ws: Workspace, rid: str, reason: str | None = None, by_id: str | None
             _replacement(ws, rid, by_id, "reject")
         act = _finished(ws, rid, "rejected", said)
         if act is None:
-            record, leftover = _reviewable(ws, rid, "reject")
-            act = _apply(ws, record, leftover, "rejected", said, replaced_by=by_id)
+            record = _reviewable(ws, rid, "reject")
+            act = _apply(ws, record, "rejected", said, replaced_by=by_id)
         digest = reviews.digest(said)
         if not _logged(ws, "knowledge.rejected", rid, digest):
             ws.ledger.append("knowledge.rejected", None, id=rid, superseded_by=by_id, status=act.status,
@@ -280,8 +272,8 @@ def reverify(ws: Workspace, rid: str, evidence: str | bytes | None, about: list[
     fix = f"pipe the new evidence in your own words: `echo '…' | majordomus knowledge reverify {rid}`"
     with ws.lock(lock_path(ws)):
         said = _screened(evidence, f"evidence for {rid}", fix).strip("\n")
-        record, leftover = _reviewable(ws, rid, "reverify")
-        act = _apply(ws, record, leftover, "reverified", said, about=about)
+        record = _reviewable(ws, rid, "reverify")
+        act = _apply(ws, record, "reverified", said, about=about)
         ws.ledger.append("knowledge.reverified", None, id=rid, status=act.status, path=ws.rel(act.path),
                          by=act.by, digest=reviews.digest(said), evidence_lines=len(said.splitlines()))
     return act
@@ -295,8 +287,8 @@ def retire(ws: Workspace, rid: str, reason: str | None, by_id: str | None = None
         said = _screened(reason, f"reason for retiring {rid}", fix).strip("\n")
         if by_id is not None:
             _replacement(ws, rid, by_id, "retire")
-        record, leftover = _reviewable(ws, rid, "retire")
-        act = _apply(ws, record, leftover, "retired", said, replaced_by=by_id)
+        record = _reviewable(ws, rid, "retire")
+        act = _apply(ws, record, "retired", said, replaced_by=by_id)
         ws.ledger.append("knowledge.retired", None, id=rid, superseded_by=by_id, status=act.status,
                          reason=said, path=ws.rel(act.path), by=act.by, digest=reviews.digest(said))
     return act
@@ -309,7 +301,7 @@ def dispute(ws: Workspace, rid: str, reason: str | None) -> Act:
     rid = check_id(rid, "id", written=True)
     fix = f"`majordomus knowledge dispute {rid} --reason \"…\"`: say what looks wrong"
     said = _screened(reason, f"reason for disputing {rid}", fix).strip("\n")
-    record, _ = _reviewable(ws, rid, "dispute")
+    record = _reviewable(ws, rid, "dispute")
     episode = episodes.current(ws)
     by = f"episode {episode}" if episode else reviewer(ws)
     ws.ledger.append("knowledge.disputed", episode, id=rid, reason=said, by=by)

@@ -25,7 +25,11 @@ def candidates(ws: Workspace) -> list[dict[str, Any]]:
     with status candidate, with their branch, how long each has waited and from what, and whether
     git tracks them (an untracked one is listed and flagged: it is reviewed nowhere else)."""
 
-    entries = {e.path: e for e in store.listing(ws).of("candidates") if e.readable}
+    listed = store.listing(ws)
+    entries = {e.path: e for e in listed.of("candidates") if e.readable}
+    # a reviewed record back at `candidate` (two clones' reviewers disagreed) waits for a person too
+    contested = store.Store(tuple(listed.of("curated")))
+    entries.update({e.path: e for e, status, _ in store.summaries(ws, contested, []) if status == "candidate"})
     waiting = queue.waiting(ws, paths=list(entries))
     ordered = agenda.ordered(ws, waiting, git.branch(ws.root)) if waiting else []
     return [{"id": w.candidate.id, "title": w.candidate.title, "class": w.candidate.cls,

@@ -147,7 +147,10 @@ def listing(ws: Workspace) -> Store:
         path = ws.root / rel
         seen[(source, rel)] = Entry(name[:-3], source, path, tracked=tag != "?", readable=guard(path),
                                     rel=rel)
-    return Store(tuple(sorted(seen.values(), key=lambda e: (e.source, e.id))))
+    # A candidate beside its reviewed record (every act leaves one; docs/TEAM.md) is that record.
+    reviewed = {e.id for e in seen.values() if e.source != "candidates"}
+    kept = [e for e in seen.values() if e.source != "candidates" or e.id not in reviewed]
+    return Store(tuple(sorted(kept, key=lambda e: (e.source, e.id))))
 
 
 class Guard:
