@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.installed
 # test install holds the demo's, so it stamps both and a demo after a test installs nothing.
 DEMO_STAMP := $(VENV)/.installed-demo
 
-.PHONY: demo test e2e bench bench-scale soak lint venv clean
+.PHONY: demo test e2e bench bench-scale soak lint venv clean dist
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -60,6 +60,13 @@ bench: $(STAMP)
 # issue 17's table at both sizes (20,000 and 1,000,000 ledger lines): a few minutes on 2 cores
 bench-scale: $(STAMP)
 	$(BIN)/python benchmarks/scale.py
+
+# The sdist and the wheel a release publishes, into dist/, checked as the index will check them
+# (tests/test_build.py does the same in a temporary folder).
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build
+	$(BIN)/twine check --strict dist/*
 
 lint: $(STAMP)
 	$(BIN)/mypy
