@@ -11,10 +11,11 @@ table (seed 001, "What is derivable without a model is exactly this list").
 |   (the span the evidence line belongs to)     |   made them, relates_to each path they touched   |
 
 Beyond the ledger line, the table reads the task note and the episode's commits
-(pipeline/evidence.py). Nothing else is read: no conversation, no handover, no checkpoint.
-Every text that reaches a record is screened for transcript markers, and every reference is
-checked (pipeline/records.py `reference_problem`) before it is written. Same ledger and git give
-the same bytes: the date is the evidence line's day and no clock or random value enters.
+(pipeline/majordomus/evidence/commits.py). Nothing else is read: no conversation, no handover,
+no checkpoint. Every text that reaches a record is screened for transcript markers, and every
+reference is checked (pipeline/majordomus/store/records.py `reference_problem`) before it is
+written. Same ledger and git give the same bytes: the date is the evidence line's day and no
+clock or random value enters.
 """
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ _MESSAGE, _ENUM, _REPEATED = 11, 14, 3
 
 
 def comment(source: str) -> str:
-    return (f"generated from {source} (beside this file) by `doit generate` (pipeline/generate.py); "
+    return (f"generated from {source} (beside this file) by `doit generate` (pipeline/majordomus/proto/generate.py); "
             "never edit it by hand: change the proto and run `doit generate` or `majordomus generate`")
 
 

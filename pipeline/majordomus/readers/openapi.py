@@ -63,7 +63,7 @@ def document() -> dict[str, Any]:
         "openapi": "3.1.0",
         "info": {"title": "majordomus knowledge base (read-only)", "version": __version__,
                  "description": "The reader capabilities of the knowledge_base module, generated from "
-                                "their declarations in pipeline/knowledge_base.py. Served by "
+                                "their declarations in pipeline/majordomus/readers/knowledge_base.py. Served by "
                                 "`majordomus serve`; the same capabilities are MCP tools (`majordomus mcp`) "
                                 "and commands (`majordomus knowledge ...`)."},
         "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",

@@ -180,7 +180,7 @@ class Ledger:
     def append(self, event: str, session: str | None, ts: str | None = None, **data: Any) -> dict[str, Any]:
         """Append one registered event, stamped with `session`, as one whole line."""
         if event not in EVENTS:
-            raise ValueError(f"unregistered ledger event {event!r}: register it in pipeline/ledger.py")
+            raise ValueError(f"unregistered ledger event {event!r}: register it in EVENTS of pipeline/majordomus/store/ledger.py")
         line: dict[str, Any] = {"ts": ts or utc_now(), "event": event, "session": session}
         line.update(data)
         encoded = (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")

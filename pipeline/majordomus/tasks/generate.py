@@ -18,10 +18,31 @@ from majordomus.proto import generate as generator
 from majordomus.proto import model as protomodel
 
 
-def default_proto() -> Path:
-    """The shipped proto: `schemas/knowledge.v1.proto` of this checkout (or of the installed wheel)."""
+def tree_proto(start: Path | None = None) -> Path | None:
+    """`schemas/knowledge.v1.proto` of the tree `start` (default: the working directory) lies in:
+    looked for in it and in each parent up to the first that holds `.git` (the tree's root)."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        found = folder / "schemas" / generator.PROTO
+        if found.is_file():
+            return found
+        if (folder / ".git").exists():
+            break
+    return None
 
-    return data_dir("schemas") / generator.PROTO
+
+def default_proto(start: Path | None = None) -> tuple[Path, str]:
+    """The proto to compile and whose it is: the tree's own when it has one (a checkout of this
+    project, whatever copy of the package is installed), else the installed package's."""
+    found = tree_proto(start)
+    if found is not None:
+        return found, "this tree's"
+    return data_dir("schemas") / generator.PROTO, f"the installed package's: no schemas/{generator.PROTO} here"
+
+
+def announce(proto: Path, whose: str) -> None:
+    """Say which proto a run reads, on stderr: a non-editable install has a copy of its own."""
+    print(f"proto: {proto} ({whose})", file=sys.stderr)
 
 
 def sources() -> list[str]:
@@ -62,7 +83,7 @@ def digests(out_dir: Path) -> dict[str, str]:
 
 def creators(proto: Path | None = None, out_dir: Path | None = None,
              errors: list[str] | None = None) -> dict[str, Callable[[], Any]]:
-    proto = (proto or default_proto()).resolve()
+    proto = (proto or default_proto()[0]).resolve()
     out_dir = (out_dir or proto.parent).resolve()
     failures = errors if errors is not None else []
 
@@ -81,6 +102,9 @@ def creators(proto: Path | None = None, out_dir: Path | None = None,
 
 
 def task_generate() -> dict[str, Any]:
-    """Regenerate the JSON Schemas and the allow-list from schemas/knowledge.v1.proto."""
-    task: dict[str, Any] = creators()["task_generate"]()
+    """Regenerate the JSON Schemas and the allow-list from schemas/knowledge.v1.proto (this
+    tree's when it has one, else the installed package's), as a dodo.py's task creator."""
+    proto, whose = default_proto()
+    announce(proto, whose)
+    task: dict[str, Any] = creators(proto)["task_generate"]()
     return task

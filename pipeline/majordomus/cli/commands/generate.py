@@ -19,7 +19,8 @@ def add_parsers(sub: Subparsers) -> None:
                        "knowledge.v1.schema.json, policy.v1.schema.json and allowlist.v1.json: the same doit "
                        "task as `doit generate`. A second run over an unchanged proto runs nothing and says "
                        "so. Needs the proto toolchain: pip install 'majordomus[generate]'.")
-    p.add_argument("--proto", type=Path, help="the proto to compile (default: the shipped schemas/knowledge.v1.proto)")
+    p.add_argument("--proto", type=Path, help="the proto to compile (default: schemas/knowledge.v1.proto of the tree the working "
+                   "directory is in, else the installed package's)")
     p.add_argument("--out", type=Path, help="where the generated files go (default: beside the proto)")
     p.add_argument("--check", action="store_true",
                    help="write nothing; exit 10 when a generated file differs from what the proto makes")
@@ -43,7 +44,12 @@ def dep_file(out_dir: Path) -> tuple[Path, Path]:
 def generate(proto: Path | None = None, out: Path | None = None, check: bool = False) -> int:
     """Regenerate (or, with `check`, compare) the generated files; exit 4 when the proto is refused."""
 
-    proto = (proto or tasks.default_proto()).resolve()
+    if proto is None:
+        proto, whose = tasks.default_proto()
+    else:
+        whose = "given with --proto"
+    proto = proto.resolve()
+    tasks.announce(proto, whose)
     if not proto.is_file():
         raise FatalError(f"no proto at {proto}: give one with --proto PATH", REFUSED)
     out_dir = (out or proto.parent).resolve()
