@@ -117,7 +117,8 @@ def test_promote_refuses_ids(episode: Repo, args: list[str], why: str) -> None:
     derive_decision(episode)
     before = snapshot(episode)
     proc = episode.mj("knowledge", "promote", *args, input="evidence\n")
-    assert proc.returncode == 4, proc.stderr
+    assert proc.returncode == (3 if why == "no candidate has that id" else 4), proc.stderr  # 3: unknown id
+    assert "majordomus knowledge candidates` lists the candidates" in proc.stderr
     assert why in proc.stderr and len(proc.stderr.splitlines()) == 1
     assert snapshot(episode) == before
     assert episode.events("knowledge.promoted") == []
@@ -211,7 +212,7 @@ def test_reject_refuses_a_bad_or_unknown_id(episode: Repo) -> None:
     before = snapshot(episode)
     for rid, why in (("x/../y", "refused: an id is"), ("e1-ffffffffffff", "no candidate has that id")):
         proc = episode.mj("knowledge", "reject", rid, "--reason", "no")
-        assert proc.returncode == 4 and why in proc.stderr
+        assert proc.returncode == (3 if why == "no candidate has that id" else 4) and why in proc.stderr
     assert snapshot(episode) == before
 
 

@@ -102,7 +102,7 @@ def _candidate(ws: Workspace, rid: str, act: str) -> Any:
         if (ws.curated / f"{rid}.md").is_file():
             raise refused(f"{act} {rid} refused: it is verified already (in curated/), not a candidate; "
                           "supersede it by hand or with a newer record")
-        raise refused(f"{act} {rid} refused: no candidate has that id; {listing}")
+        raise unknown(f"{act} {rid}: no candidate has that id; {listing}")
     try:
         record = records.load(path)
     except records.RecordError as exc:
