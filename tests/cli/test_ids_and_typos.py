@@ -61,6 +61,8 @@ def test_history_of_a_known_episode_with_nothing_matching_is_not_an_error(shared
     (("knowledge", "promte", "x"), "invalid choice: 'promte': did you mean `majordomus knowledge promote`?"),
     (("knowledge", "canidates"), "did you mean `majordomus knowledge candidates`?"),
     (("doctr",), "did you mean `majordomus doctor`"),
+    (("promote", "x"), "invalid choice: 'promote': did you mean `majordomus knowledge promote`?"),
+    (("candiates",), "did you mean `majordomus knowledge candidates`?"),
     (("session", "clsoe"), "did you mean `majordomus session close`?"),
     (("knowledge", "promote", "x", "--class", "conventon"), "did you mean 'convention'?"),
     (("zzzzzz",), "invalid choice: 'zzzzzz': one of init, capture, session,"),

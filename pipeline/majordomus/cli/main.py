@@ -64,7 +64,12 @@ def _parser_class() -> type[argparse.ArgumentParser]:
             near = difflib.get_close_matches(value, [str(c) for c in choices], n=3)
             command = isinstance(action, argparse._SubParsersAction)  # a command or verb, else a value
             named = [f"`{self.prog} {n}`" if command else repr(n) for n in near]
-            hint = f"did you mean {' or '.join(named)}?" if near else f"one of {', '.join(map(str, choices))}"
+            if command and "knowledge" in choices:  # `majordomus promote ID`: a verb of knowledge
+                from majordomus.cli.commands.knowledge import VERBS
+
+                verbs = difflib.get_close_matches(value, list(VERBS), n=1, cutoff=0.8)
+                named = [f"`{self.prog} knowledge {v}`" for v in verbs] + named
+            hint = f"did you mean {' or '.join(named)}?" if named else f"one of {', '.join(map(str, choices))}"
             raise argparse.ArgumentError(action, f"invalid choice: {value!r}: {hint}")
 
         def _get_formatter(self) -> argparse.HelpFormatter:
