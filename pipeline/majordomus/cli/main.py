@@ -65,9 +65,8 @@ def _parser_class() -> type[argparse.ArgumentParser]:
             command = isinstance(action, argparse._SubParsersAction)  # a command or verb, else a value
             named = [f"`{self.prog} {n}`" if command else repr(n) for n in near]
             if command and "knowledge" in choices:  # `majordomus promote ID`: a verb of knowledge
-                from majordomus.cli.commands.knowledge import VERBS
-
-                verbs = difflib.get_close_matches(value, list(VERBS), n=1, cutoff=0.8)
+                verbs = difflib.get_close_matches(
+                    value, list(importlib.import_module("majordomus.cli.commands.knowledge").VERBS), n=1, cutoff=0.8)
                 named = [f"`{self.prog} knowledge {v}`" for v in verbs] + named
             hint = f"did you mean {' or '.join(named)}?" if named else f"one of {', '.join(map(str, choices))}"
             raise argparse.ArgumentError(action, f"invalid choice: {value!r}: {hint}")
