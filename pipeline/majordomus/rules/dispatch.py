@@ -2,22 +2,22 @@
 
 Exit: 10 when any finding is blocking; under `watch`, 11 when the findings are advisory only;
 else 0. Every command blocks on a policy key (or file) the commands read with its default in its
-place (`majordomus.policy`). `doctor` also checks the machinery (every registered validator declared by a rule, every
-declared validator registered, the vendored copy equal to the installed package) and notes what
-is worth knowing but fails nothing: malformed ledger lines, a non-empty trunk outbox, an open
-episode past `session.orphan_after_minutes`, its budget.
+place (`majordomus.policy`). `doctor` also checks the machinery (every registered validator
+declared by a rule, every declared validator registered, the vendored copy equal to the installed
+package) and notes what is worth knowing but fails nothing: malformed ledger lines, a non-empty
+trunk outbox, an open episode past `session.orphan_after_minutes`, its budget. Text output groups
+one finding over many files into one (`base.findings.grouped`); `--json` keeps each.
 """
 from __future__ import annotations
 
 import os
-import posixpath
 import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from majordomus.base.errors import ADVISORY, BLOCKING, OK, FatalError
-from majordomus.base.findings import Finding
+from majordomus.base.findings import Finding, grouped
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
 from majordomus.rules import ruleset as rules
@@ -27,7 +27,6 @@ from majordomus.rules.validators import REGISTRY, Context, Verdict
 from majordomus.store.workspace import Workspace
 
 DOCTOR_BUDGET_MS = 2000.0  # doctor's whole run, reported against on every run
-GROUP_AT = 3  # findings over this many files with the same text are printed as one
 POLICY = "majordomus.policy"  # the rule id of findings about the policy file
 _FIX = re.compile(r": (?=set it to |did you mean |remove it|fix that line|fix it)")
 
@@ -181,33 +180,6 @@ def _judge(fn: Any, ctx: Context, rule: Rule, command: str) -> Verdict:
 
 def timing() -> bool:
     return os.environ.get("MJ_TIMING") == "1"
-
-
-def grouped(findings: list[Finding]) -> list[str]:
-    """Each finding's lines; one finding over many files (the same rule, text and reproduce, at
-    `GROUP_AT` files or more: 33 untracked candidates) is one finding with their count, their
-    folder and one command for them all, so a long list never buries the rest of the report."""
-    groups: dict[tuple[object, ...], list[Finding]] = {}
-    for f in findings:
-        key = (f.rule, f.what, f.blocking, f.reproduce, f.field) if f.file else (id(f),)
-        groups.setdefault(key, []).append(f)
-    out: list[str] = []
-    for members in groups.values():
-        files = [str(m.file) for m in members]
-        if len(members) < GROUP_AT or len(set(files)) < len(files):
-            out += [m.line() for m in members]
-            continue
-        folder = posixpath.commonpath(files)
-        first, rest = members[0], len(members) - 3
-        templates = {m.fix.replace(str(m.file), "\0") for m in members}
-        template = templates.pop() if len(templates) == 1 else ""
-        fix = (template.replace("\0", f"{folder}/") if "\0" in template and folder else
-               f"{first.fix} (and the same for each of the {len(members) - 1} others)")
-        named = ", ".join(posixpath.basename(f) for f in files[:3]) + (f" and {rest} more" if rest > 0 else "")
-        out.append(Finding(first.rule, f"{first.what} ({len(members)} files: {named})", fix, first.blocking,
-                           file=f"{folder}/" if folder else None, field=first.field,
-                           reproduce=first.reproduce).line())
-    return out
 
 
 def render_text(report: Report) -> tuple[str, list[str]]:
