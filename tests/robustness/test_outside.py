@@ -215,8 +215,12 @@ def test_files_that_never_end_are_refused_not_read(shared: Repo, place: str, wha
         said = named.stdout + named.stderr
         assert {"alias bomb": "alias", "pipe": "not a regular file", "/dev/zero": "symbolic link"}[what] in said, said
         assert Path(rel).name in said, said
-        if place != "rule":
-            _refused(named, 4, 5)  # the policy refused as input (4), sources.yaml as not initialised (5)
+        if place == "policy":  # every key has its default: the command goes on, and says why in one line
+            assert named.returncode == 0 and named.stderr.startswith("majordomus: warning: "), named.stderr
+            assert named.stderr.count("\n") == 1, named.stderr
+            assert _mj(shared, "doctor").returncode == 10
+        elif place != "rule":
+            _refused(named, 4, 5)  # sources.yaml refused as not initialised (5)
         start = _hook(shared, "session-start", {"session_id": "e-read", "source": "startup"})
         assert start.returncode == 0 and "Traceback" not in start.stderr, start.stderr
         assert "Majordomus briefing" in start.stdout, start.stderr

@@ -14,7 +14,6 @@ from conftest import PROJECT, Repo
 
 from majordomus.store import allowlist, policy, records, schema
 from majordomus.base import yamlio
-from majordomus.base.errors import FatalError
 
 SKELETON_POLICY = PROJECT / ".ai-skeleton" / "repo" / "policy.yaml"
 # DESIGN.md §2, as written there.
@@ -119,13 +118,18 @@ def test_a_missing_key_is_named() -> None:
 
 def test_an_unknown_policy_key_names_itself_the_file_and_the_fix(tmp_path: Path) -> None:
     path = tmp_path / "policy.yaml"
-    path.write_text("session:\n  knowledge_on_ned: off\n")
-    with pytest.raises(FatalError) as caught:
-        policy.load(path)
-    message = caught.value.message
+    path.write_text("session:\n  knowledge_on_ned: off\n  briefing_budget_lines: 7\n")
+    loaded = policy.load(path)
+    [(key, message)] = loaded.problems
+    assert key == "session.knowledge_on_ned"
     assert message.startswith(f"{path}: unknown policy key 'session.knowledge_on_ned': "
                               "did you mean session.knowledge_on_end? rename or remove it")
     assert "schemas/knowledge.v1.proto, message Policy" in message
+    # the typo costs that key only: the others stand, the misspelt one keeps its default
+    assert loaded["session.briefing_budget_lines"] == 7 and loaded.on("session.knowledge_on_end")
+    assert loaded.summary(".ai/repo/policy.yaml") == (
+        ".ai/repo/policy.yaml has 1 bad key (session.knowledge_on_ned): its default stands in; "
+        "`majordomus doctor` names the fix")
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -138,9 +142,36 @@ def test_an_unknown_policy_key_names_itself_the_file_and_the_fix(tmp_path: Path)
 def test_a_mistyped_policy_value_names_key_file_and_fix(tmp_path: Path, text: str, expected: str) -> None:
     path = tmp_path / "policy.yaml"
     path.write_text(text)
-    with pytest.raises(FatalError) as caught:
-        policy.load(path)
-    assert caught.value.message.startswith(f"{path}: {expected}")
+    loaded = policy.load(path)
+    [(key, message)] = loaded.problems
+    assert message.startswith(f"{path}: {expected}")
+    assert loaded[key] == policy.defaults()[key]  # the default stands in
+
+
+@pytest.mark.parametrize("text", ["session:\n  knowledge_on_end: \"off\"\n   bad: [\n", "- a list\n", "just words\n"])
+def test_a_policy_that_is_not_yaml_keys_falls_back_whole_and_names_the_line(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "repo" / "policy.yaml"
+    path.parent.mkdir()
+    path.write_text(text)
+    loaded = policy.load(path)
+    assert loaded.values == policy.defaults().values and loaded.declared == frozenset()
+    [(key, message)] = loaded.problems
+    assert key == "" and "majordomus init" not in message  # init lays only what is missing
+    assert "git checkout -- .ai/repo/policy.yaml" in message
+    summary = loaded.summary(".ai/repo/policy.yaml")
+    assert summary is not None and summary.endswith(": every policy key has its default; "
+                                                    "`majordomus doctor` names the fix")
+    if "bad" in text:
+        assert summary.startswith(".ai/repo/policy.yaml:3: ") and "not valid YAML" in summary
+
+
+def test_an_unreadable_policy_falls_back_whole(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.symlink_to("/dev/zero")
+    loaded = policy.load(path)
+    assert loaded.values == policy.defaults().values
+    [(key, message)] = loaded.problems
+    assert key == "" and "symbolic link" in message and "remove it, then `majordomus init`" in message
 
 
 def test_a_bare_yaml_switch_reads_as_on_or_off(tmp_path: Path) -> None:

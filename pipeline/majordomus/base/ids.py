@@ -10,16 +10,30 @@ ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 RESERVED = frozenset({"readme"})
 
 
+# Which command lists the valid ids of each kind: a refused id names it.
+LISTS = {
+    "id": "`majordomus knowledge candidates` lists the candidates, `majordomus knowledge search TEXT` "
+          "the records",
+    "--by id": "`majordomus knowledge search TEXT` lists the records",
+    "episode id": "`majordomus history --event session.opened` lists the episodes",
+    "question id": "`majordomus question list` lists the open questions",
+    "task id": "`majordomus history --event task.started` lists the tasks",
+}
+
+
 def check_id(value: str, what: str = "id", *, written: bool = False) -> str:
     """An id that may become a path component: refused unless it matches the id pattern. An id a
     writer is about to make a file of (`written`) may not name what a records folder holds
-    besides records, its README: a reader simply finds no record by that name."""
+    besides records, its README: a reader simply finds no record by that name. The refusal names
+    the command that lists the valid ids of that kind (`LISTS`)."""
+    listing = f"; {LISTS[what]}" if what in LISTS else ""
     if not isinstance(value, str) or not ID_PATTERN.match(value) or ".." in value:
         shown = repr(value)[:80]
-        raise refused(f"{what} {shown} refused: an {what} is letters, digits, '.', '_' or '-', "
-                      "starts with a letter or digit and holds no '..'")
+        article = "a" if what[:1] in "bcdfghjklmnpqrstvwxyz" else "an"  # an id, a question id
+        raise refused(f"{what} {shown} refused: {article} {what} is letters, digits, '.', '_' or '-', "
+                      f"starts with a letter or digit and holds no '..'{listing}")
     stem = value.casefold()
     if written and (stem in RESERVED or stem.split(".", 1)[0] in RESERVED):
         raise refused(f"{what} {value!r} refused: it names the README of a records folder, which "
-                      "is not a record; choose another")
+                      f"is not a record; choose another{listing}")
     return value

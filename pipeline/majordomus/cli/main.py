@@ -7,7 +7,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from majordomus import __version__
 from majordomus.base.errors import INTERNAL, INTERRUPTED, OK, USAGE, FatalError
@@ -53,6 +53,24 @@ def _parser_class() -> type[argparse.ArgumentParser]:
         def error(self, message: str) -> None:  # type: ignore[override]
             """One line, like every refusal: what was wrong and where the help is."""
             self.exit(USAGE, f"{self.prog}: {message} (see `{self.prog} --help`)\n")
+
+        def _check_value(self, action: argparse.Action, value: Any) -> None:
+            """A choice that is not one (a mistyped command or verb) names the nearest ones."""
+            choices = action.choices
+            if choices is None or value in choices or not isinstance(value, str):
+                super()._check_value(action, value)
+                return
+            import difflib  # only for a word that is not a choice
+
+            near = difflib.get_close_matches(value, [str(c) for c in choices], n=3)
+            command = isinstance(action, argparse._SubParsersAction)  # a command or verb, else a value
+            named = [f"`{self.prog} {n}`" if command else repr(n) for n in near]
+            if command and "knowledge" in choices:  # `majordomus promote ID`: a verb of knowledge
+                verbs = difflib.get_close_matches(
+                    value, list(importlib.import_module("majordomus.cli.commands.knowledge").VERBS), n=1, cutoff=0.8)
+                named = [f"`{self.prog} knowledge {v}`" for v in verbs] + named
+            hint = f"did you mean {' or '.join(named)}?" if named else f"one of {', '.join(map(str, choices))}"
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r}: {hint}")
 
         def _get_formatter(self) -> argparse.HelpFormatter:
             """argparse's formatter, told the width: without it, every `add_argument` makes one

@@ -2,7 +2,8 @@
 
 Sections, most important first, so that whatever a client cuts is the least of it: what the
 repository knows (its verified records, constraints first); the active task; open questions;
-candidates awaiting review on this branch, newest first; the last handover. For a `compact` start
+candidates awaiting review on this branch, newest first; the last handover. A policy file with a
+bad key or that cannot be read adds one line under the heading (defaults stand in). For a `compact` start
 the episode's own working context comes first, because the conversation that held it has just
 been cut. The lists share `session.briefing_budget_lines` (an unattributed candidate is never cut
 by it); absence is printed, never omitted; and the whole stays under Claude Code's
@@ -108,9 +109,12 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
     """The briefing's blocks, unbounded."""
 
     found = found or scan(ws, episode if source == "compact" else None)
-    out = [Block(f"Majordomus briefing: episode {episode} ({source})", 1,
-                 [f"The repository context is `{ALL_OF_IT}`; this episode's working context is "
-                  "`majordomus session context`. " + RECORDING])]
+    head = [f"The repository context is `{ALL_OF_IT}`; this episode's working context is "
+            "`majordomus session context`. " + RECORDING]
+    broken = ws.policy.summary(ws.rel(ws.policy_path))
+    if broken:  # one line; the rest of the briefing stands, on defaults
+        head.append(f"Policy: {broken}.")
+    out = [Block(f"Majordomus briefing: episode {episode} ({source})", 1, head)]
     if source == "compact":
         ctx = session_context.compose(ws, episode, window=found.window)
         branch = ctx.git.get("branch")

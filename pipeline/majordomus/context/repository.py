@@ -52,7 +52,9 @@ def resolve(ws: Workspace) -> dict[str, Any]:
     effective, problems = rules(ws)
     return {
         "policy": {"path": ws.rel(ws.policy_path),
-                   "values": {k: {"value": v, "declared": policy.declares(k)} for k, v in policy.values.items()}},
+                   "values": {k: {"value": v, "declared": policy.declares(k)} for k, v in policy.values.items()},
+                   "problems": [{"key": k or None, "problem": m} for k, m in policy.problems],
+                   "summary": policy.summary(ws.rel(ws.policy_path))},
         "rules": effective,
         "rule_problems": problems,
         "knowledge": {"candidates": knowledge_counts(ws, ws.candidates), "curated": knowledge_counts(ws, ws.curated)},
@@ -69,8 +71,11 @@ def blocks(data: dict[str, Any]) -> list[Block]:
     p, k, box = data["policy"], data["knowledge"], data["outbox"]
     out = [Block("Repository context", 1, ["Resolved now; the working context of the open episode is "
                                            "`majordomus session context`."])]
-    out.append(Block(f"Policy in force ({p['path']})", 2, [
-        f"- {key}: {v['value']}" + ("" if v["declared"] else " (default: the file does not declare it)")
+    refused = {q["key"] for q in p["problems"]}
+    out.append(Block(f"Policy in force ({p['path']})", 2, ([p["summary"]] if p["summary"] else []) + [
+        f"- {key}: {v['value']}" + (" (default: the file's value is refused, `majordomus doctor` says why)"
+                                    if key in refused else
+                                    "" if v["declared"] else " (default: the file does not declare it)")
         for key, v in p["values"].items()]))
     out.append(Block(f"Rules in effect ({len(data['rules'])})", 2, [], [
         f"- {r['id']} ({r['origin']}, {r['class']}; from {', '.join(r['dispatch'])})" for r in data["rules"]]

@@ -1,20 +1,23 @@
 """Rule dispatch: `check`, `doctor` and `watch` run the rules of the effective set that name them.
 
 Exit: 10 when any finding is blocking; under `watch`, 11 when the findings are advisory only;
-else 0. `doctor` also checks the machinery (every registered validator declared by a rule, every
-declared validator registered, the vendored copy equal to the installed package) and notes what
-is worth knowing but fails nothing: malformed ledger lines, a non-empty trunk outbox, an open
-episode past `session.orphan_after_minutes`, its budget.
+else 0. Every command blocks on a policy key (or file) the commands read with its default in its
+place (`majordomus.policy`). `doctor` also checks the machinery (every registered validator
+declared by a rule, every declared validator registered, the vendored copy equal to the installed
+package) and notes what is worth knowing but fails nothing: malformed ledger lines, a non-empty
+trunk outbox, an open episode past `session.orphan_after_minutes`, its budget. Text output groups
+one finding over many files into one (`base.findings.grouped`); `--json` keeps each.
 """
 from __future__ import annotations
 
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from majordomus.base.errors import ADVISORY, BLOCKING, OK, FatalError
-from majordomus.base.findings import Finding
+from majordomus.base.findings import Finding, grouped
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
 from majordomus.rules import ruleset as rules
@@ -24,6 +27,8 @@ from majordomus.rules.validators import REGISTRY, Context, Verdict
 from majordomus.store.workspace import Workspace
 
 DOCTOR_BUDGET_MS = 2000.0  # doctor's whole run, reported against on every run
+POLICY = "majordomus.policy"  # the rule id of findings about the policy file
+_FIX = re.compile(r": (?=set it to |did you mean |remove it|fix that line|fix it)")
 
 
 @dataclass
@@ -76,6 +81,25 @@ def _machinery(ws: Workspace, ruleset: RuleSet, command: str, everything: bool) 
     return found
 
 
+def _policy(ws: Workspace) -> list[Finding]:
+    """Each problem of the policy file, blocking: the commands go on with the key's default, and
+    this is where the person who can fix the file is told how."""
+    policy, rel = ws.policy, ws.rel(ws.policy_path)
+    found = []
+    for key, message in policy.problems:
+        text = message.replace(str(ws.policy_path), rel)
+        cut = _FIX.search(text)
+        what, fix = (text[:cut.start()], text[cut.end():]) if cut else (text, f"edit {rel}")
+        where = re.match(rf"({re.escape(rel)}(?::\d+)?): ", what)
+        file = where.group(1) if where else rel
+        what = what[where.end():] if where else what
+        tail = "its default stands in meanwhile" if key else "every key has its default meanwhile"
+        found.append(Finding(POLICY, f"{what} ({tail})", fix, True, file=file, field=key or None,
+                             reproduce=f"grep -n '{key.rsplit('.', 1)[-1]}' {rel}" if key
+                             else f"git diff -- {rel}"))
+    return found
+
+
 def _notes(ws: Workspace, ctx: Context) -> list[Finding]:
     notes = []
     read = ctx.ledger()
@@ -124,7 +148,7 @@ def run(ws: Workspace, command: str, now: float | None = None) -> Report:
     report = Report(command)
     ruleset = rules.load(ws)
     doctor = command == "doctor"
-    report.problems = ruleset.problems + _machinery(ws, ruleset, command, doctor)
+    report.problems = _policy(ws) + ruleset.problems + _machinery(ws, ruleset, command, doctor)
     if doctor:
         report.notes = _notes(ws, ctx)
     for rule in ruleset.for_command(command):
@@ -160,9 +184,9 @@ def timing() -> bool:
 
 def render_text(report: Report) -> tuple[str, list[str]]:
     """(stdout: the findings and each rule's state, stderr lines: the summary and timings)."""
-    out: list[str] = [f.line() for f in report.problems]
+    out: list[str] = grouped(report.problems)
     for ran in report.ran:
-        out += [f.line() for f in ran.verdict.findings]
+        out += grouped(ran.verdict.findings)
         if ran.verdict.skipped:
             out.append(f"SKIP {ran.rule.id}: {ran.verdict.skipped}")
         if not ran.verdict.findings and not ran.verdict.skipped:

@@ -24,6 +24,7 @@ from majordomus.store.ledger import Line, ReadResult
 from majordomus.store.workspace import Workspace
 
 REPRODUCE_OBSERVED = "majordomus history --event session.closed --event knowledge.derived"
+OVERDUE_AS_ONE = 3  # overdue candidates from this many on are one finding, naming the oldest
 
 
 @dataclass
@@ -144,18 +145,23 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
             f"{len(waiting)} candidates await review, more than knowledge.candidates_max_files "
             f"({cap}): {named}", review, reproduce="majordomus knowledge candidates"))
     ages = acc.review_ages(ws, waiting, ctx.events("knowledge.derived"))
-    for path in waiting:
-        age = ages.get(path)
-        if age is None:
-            continue
-        waited = ctx.now - age.since
-        if waited / 60.0 > max_age:
-            verdict.findings.append(rule.finding(
-                f"candidate {path.stem} has waited {acc.minutes(waited)} for review, more than "
-                f"knowledge.candidate_max_age_minutes ({max_age}); measured from {age.detail}",
-                f"review it: `majordomus knowledge promote {path.stem}` or "
-                f"`majordomus knowledge reject {path.stem} --reason …`",
-                file=ws.rel(path), reproduce=f"majordomus knowledge record {path.stem}"))
+    overdue = [(ctx.now - age.since, path, age.detail) for path in waiting
+               if (age := ages.get(path)) is not None and (ctx.now - age.since) / 60.0 > max_age]
+    if len(overdue) >= OVERDUE_AS_ONE:  # one finding for them all, the oldest named
+        waited, path, detail = max(overdue, key=lambda o: (o[0], o[1].name))
+        verdict.findings.append(rule.finding(
+            f"{len(overdue)} candidates have waited longer than knowledge.candidate_max_age_minutes "
+            f"({max_age}) for review; the oldest, {path.stem}, {acc.minutes(waited)} (measured from {detail})",
+            "review them: `majordomus knowledge review` walks the queue", file=ws.rel(ws.candidates) + "/",
+            reproduce="majordomus knowledge candidates"))
+        overdue = []
+    for waited, path, detail in overdue:
+        verdict.findings.append(rule.finding(
+            f"candidate {path.stem} has waited {acc.minutes(waited)} for review, more than "
+            f"knowledge.candidate_max_age_minutes ({max_age}); measured from {detail}",
+            f"review it: `majordomus knowledge promote {path.stem}` or "
+            f"`majordomus knowledge reject {path.stem} --reason …`",
+            file=ws.rel(path), reproduce=f"majordomus knowledge record {path.stem}"))
     held = acc.tracked(ws)
     for path in acc.records(ws):
         if ws.rel(path) not in held:

@@ -1,8 +1,12 @@
 """The policy in force: `.ai/repo/policy.yaml`, every key declared once.
 
 Key names, types and defaults come from the proto's `Policy` message, through the generated
-allow-list (`schemas/allowlist.v1.json`); an unknown or mistyped key is an error naming the key,
-the file and the fix. No jsonschema here: the session-start hook loads the policy.
+allow-list (`schemas/allowlist.v1.json`). A bad key or value costs that key only: its default
+stands in, and the policy carries the problem (naming the key, the file and the fix) for the
+briefing to mention and `doctor` to block on. A file that cannot be read as YAML (a syntax
+error, named by its line) or at all (a pipe, a link, a huge file) leaves every key at its
+default, with one problem saying so: a typo never empties the briefing or stops a hook. No
+jsonschema here: the session-start hook loads the policy.
 """
 from __future__ import annotations
 
@@ -31,15 +35,19 @@ def __getattr__(name: str) -> Any:
 
 
 class Policy:
-    """The effective policy: every declared key's value, the keys the file itself declares, and
-    the file (a plain class: the hook path builds no dataclass, docs/PERFORMANCE.md)."""
+    """The effective policy: every declared key's value, the keys the file itself declares, the
+    file, and what was wrong with it (a plain class: the hook path builds no dataclass,
+    docs/PERFORMANCE.md)."""
 
-    __slots__ = ("values", "declared", "path")
+    __slots__ = ("values", "declared", "path", "problems")
 
-    def __init__(self, values: dict[str, Any], declared: frozenset[str], path: Path | None = None) -> None:
+    def __init__(self, values: dict[str, Any], declared: frozenset[str], path: Path | None = None,
+                 problems: tuple[tuple[str, str], ...] = ()) -> None:
         self.values = values
         self.declared = declared  # the keys the file itself declares
         self.path = path
+        # (the key at fault, or "" for the whole file; one line: what, and the fix); its default stands in
+        self.problems = problems
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -49,6 +57,20 @@ class Policy:
 
     def declares(self, key: str) -> bool:
         return key in self.declared
+
+    def summary(self, rel: str) -> str | None:
+        """One line naming what is wrong with the policy file (`rel`, as the repository names it)
+        and that defaults stand in, or None when nothing is."""
+        if not self.problems:
+            return None
+        keys = [key for key, _ in self.problems if key]
+        if len(keys) < len(self.problems):
+            cause = self.problems[0][1].replace(str(self.path), rel) if self.path else self.problems[0][1]
+            cause = cause.split(": fix ", 1)[0].split(": remove it", 1)[0]
+            return f"{cause}: every policy key has its default; `majordomus doctor` names the fix"
+        return (f"{rel} has {len(keys)} bad key{'s' if len(keys) != 1 else ''} ({', '.join(keys)}): "
+                f"{'their defaults stand' if len(keys) != 1 else 'its default stands'} in; "
+                "`majordomus doctor` names the fix")
 
 
 def defaults() -> Policy:
@@ -124,24 +146,27 @@ def read_policy_text(path: Path) -> tuple[str, os.stat_result]:
     except FileNotFoundError:
         raise
     except OSError as exc:
-        raise FatalError(f"policy unreadable: {path}: {_why(exc)}: restore it with `majordomus init`", 5) from None
+        raise FatalError(f"policy unreadable: {path}: {_why(exc)}: {_replace(path)}", 5) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise FatalError(f"policy unreadable: {path} is not a regular file: restore it with "
-                             "`majordomus init`", 5)
+            raise FatalError(f"policy unreadable: {path} is not a regular file: {_replace(path)}", 5)
         with os.fdopen(os.dup(fd), "rb") as handle:
             data = handle.read(POLICY_LIMIT + 1)
     finally:
         os.close(fd)
     if len(data) > POLICY_LIMIT:
-        raise FatalError(f"policy unreadable: {path} holds more than {POLICY_LIMIT} bytes: restore it "
-                         "with `majordomus init`", 5)
+        raise FatalError(f"policy unreadable: {path} holds more than {POLICY_LIMIT} bytes: "
+                         f"{_replace(path)}", 5)
     try:
         return data.decode("utf-8"), info
     except UnicodeDecodeError:
-        raise FatalError(f"policy unreadable: {path} is not UTF-8 text: restore it with "
-                         "`majordomus init`", 5) from None
+        raise FatalError(f"policy unreadable: {path} is not UTF-8 text: {_replace(path)}", 5) from None
+
+
+def _replace(path: Path) -> str:
+    # `init` lays only what is missing: the file goes first
+    return f"remove it, then `majordomus init` lays the skeleton's ({path.name})"
 
 
 def _why(exc: OSError) -> str:
@@ -151,22 +176,46 @@ def _why(exc: OSError) -> str:
 
 
 def load(path: Path) -> Policy:
-    """Read and check the policy file; a missing file means the declared defaults."""
+    """Read and check the policy file; a missing file means the declared defaults. Never refuses:
+    what is wrong is in `Policy.problems`, and each bad key keeps its default."""
 
     try:
         text, _ = read_policy_text(path)
     except FileNotFoundError:
         return defaults()
+    except FatalError as exc:
+        return Policy(defaults().values, frozenset(), path, (("", exc.message),))
+    return parse(text, path)
+
+
+def parse(text: str, path: Path) -> Policy:
+    """The policy `text` (read from `path`) means: see `load`."""
+    restore = _restore(path)
     try:
-        tree = yamlio.load(text, str(path)) or {}
+        tree = yamlio.load(text, str(path))
     except yamlio.YamlError as exc:
-        raise FatalError(f"policy unreadable: {exc}: fix the YAML or run `majordomus init` to restore it", REFUSED) from None
+        return Policy(defaults().values, frozenset(), path, (("", f"{exc} (not valid YAML): fix that line; "
+                                                               f"{restore}"),))
+    if tree is None:
+        tree = {}
     if not isinstance(tree, dict):
-        raise FatalError(f"{path}: the policy is not a mapping of keys: restore it with `majordomus init`", REFUSED)
+        return Policy(defaults().values, frozenset(), path, (("", f"{path}: the policy is not a mapping of "
+                                                               f"keys: fix it; {restore}"),))
     flat = flatten(tree)
     values = dict(defaults().values)
+    problems: list[tuple[str, str]] = []
     for key, value in flat.items():
-        if key not in values:
-            raise unknown_key(key, str(path))
-        values[key] = coerce(key, value, str(path))
-    return Policy(values, frozenset(flat), path)
+        try:
+            if key not in values:
+                raise unknown_key(key, str(path))
+            values[key] = coerce(key, value, str(path))
+        except FatalError as exc:  # this key keeps its default; the rest of the file stands
+            problems.append((key, exc.message))
+    return Policy(values, frozenset(k for k in flat if k in values), path, tuple(problems))
+
+
+def _restore(path: Path) -> str:
+    """How a person sees what changed and gets the committed file back (`init` lays only what is
+    missing, so it would not)."""
+    rel = f".ai/repo/{path.name}" if path.parent.name == "repo" else str(path)
+    return f"`git diff -- {rel}` shows the edit, `git checkout -- {rel}` restores the committed file"

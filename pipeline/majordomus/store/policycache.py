@@ -7,8 +7,9 @@ from (device, inode, size, change and modification times). The cache is checked 
 source every time: a change to any of them rebuilds it from the file, so it is never a second
 source of truth. A cache that a repository carries (committed by a careless or hostile hand) can
 name the text but never the inode and change time of this checkout's file, so it is never
-believed. (The text itself is the key: comparing it costs less than importing a hash.) An
-unreadable policy is never cached: it fails as before.
+believed. (The text itself is the key: comparing it costs less than importing a hash.) The
+problems a policy has are cached with its values (they follow from the same text); a file that
+cannot be read at all is never cached: it is read (and found unreadable) again each time.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import Any
 
 from majordomus.base.errors import FatalError
 from majordomus.base.fsio import atomic_write, read_regular
-from majordomus.store.policy import Policy, declared, load, read_policy_text
+from majordomus.store.policy import Policy, declared, load, parse, read_policy_text
 
 CACHE_LIMIT = 1 << 20
 
@@ -34,19 +35,21 @@ def load_cached(path: Path, cache: Path, root: Path) -> Policy:
     unchanged since the cache was written by this checkout."""
     try:
         text, info = read_policy_text(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, FatalError):
         return load(path)
     key = _key(text, info)
     try:
         cached = json.loads(read_regular(cache, CACHE_LIMIT).decode("utf-8"))
         if cached.get("key") == key:
-            return Policy(dict(cached["values"]), frozenset(cached["declared"]), path)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            problems = tuple((str(k), str(what)) for k, what in cached["problems"])
+            return Policy(dict(cached["values"]), frozenset(cached["declared"]), path, problems)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # an older cache has no problems
         pass
-    policy = load(path)
+    policy = parse(text, path)
     try:
         atomic_write(cache, json.dumps({"key": key, "values": policy.values,
-                                        "declared": sorted(policy.declared)}, indent=1) + "\n", root=root)
+                                        "declared": sorted(policy.declared),
+                                        "problems": [list(p) for p in policy.problems]}, indent=1) + "\n", root=root)
     except (OSError, FatalError):
         pass  # a cache that cannot be written costs time, not correctness
     return policy

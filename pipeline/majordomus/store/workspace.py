@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from majordomus.base import git
 from majordomus.base.errors import NOT_INITIALISED, FatalError
 from majordomus.base.fsio import locked
+from majordomus.base.output import say
 from majordomus.store.ledger import Ledger
 from majordomus.store.policycache import load_cached
 
@@ -46,7 +47,8 @@ class Workspace:
     lock waits' deadline. Built once per command and handed down."""
 
     __slots__ = ("root", "_policy", "_ledger", "_refs", "_git_error", "deadline", "ai", "repo", "local", "state",
-                 "knowledge", "candidates", "curated", "sessions", "outbox", "contexts", "policy_path", "dep_file")
+                 "knowledge", "candidates", "curated", "sessions", "outbox", "contexts", "policy_path", "dep_file",
+                 "warn")
 
     def __init__(self, root: Path, deadline: float | None = None) -> None:
         self.root = root
@@ -68,6 +70,7 @@ class Workspace:
         self._refs: git.Refs | None = None
         self._git_error: str | None = None  # why git could not be run, once it could not
         self.deadline = deadline  # a hook's: every wait ends by it
+        self.warn = False  # a command's: say on stderr that the policy has problems, when it is read
 
     def __repr__(self) -> str:
         return f"Workspace({self.root!r})"
@@ -101,6 +104,9 @@ class Workspace:
     def policy(self) -> Policy:
         if self._policy is None:
             self._policy = load_cached(self.policy_path, self.state / "policy.cache.json", self.root)
+            broken = self._policy.summary(self.rel(self.policy_path)) if self.warn else None
+            if broken:  # the command goes on, on defaults; the person running it sees why
+                say(f"majordomus: warning: {broken}")
         return self._policy
 
     @property
@@ -159,4 +165,5 @@ def open_workspace(start: Path | None = None, *, require_init: bool = True) -> W
     ws = Workspace(root)
     if require_init and not ws.initialised:
         raise FatalError(f"{root} is not initialised for majordomus: run `majordomus init`", NOT_INITIALISED)
+    ws.warn = True
     return ws

@@ -36,6 +36,7 @@ def dispatch(command: str, as_json: bool) -> int:
     """Run `command`'s rules; print each finding with its reproduce and fix; exit by class."""
 
     ws = open_workspace()
+    ws.warn = False  # the policy's problems are findings here, each with its fix
     report = rules_dispatch.run(ws, command)
     text, talk = rules_dispatch.render_text(report)
     if as_json:

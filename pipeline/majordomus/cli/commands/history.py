@@ -5,8 +5,10 @@ import json
 import sys
 from collections import deque
 from collections.abc import Iterable
+from itertools import chain
 
-from majordomus.base.errors import OK, USAGE, FatalError
+from majordomus.base.errors import OK, USAGE, FatalError, unknown
+from majordomus.base.ids import check_id
 from majordomus.base.output import line, raw_in_json, say, show
 from majordomus.cli.commands import Subparsers
 from majordomus.cli.options import count
@@ -33,6 +35,8 @@ def history(events: list[str] | None, episode: str | None, limit: int | None, as
         if event not in EVENTS:
 
             raise FatalError(f"unknown event {event!r}: one of {', '.join(EVENTS)}", USAGE)
+    if episode is not None:
+        check_id(episode, "episode id")
     # Filtered as text first (the episode's id, else the events' names, in quotes), then parsed,
     # printed as read: only the newest `limit` lines are held.
     result = ReadResult(lines=[])
@@ -43,6 +47,13 @@ def history(events: list[str] | None, episode: str | None, limit: int | None, as
     if limit is not None:
         lines = deque(lines, maxlen=limit)
     shown = 0
+    if episode is not None:  # an episode the ledger never heard of is unknown, not an empty answer
+        rest = iter(lines)
+        first = next(rest, None)
+        if first is None and episode not in ws.ledger.index().episodes():
+            raise unknown(f"no ledger line names episode {episode!r}: `majordomus history --event "
+                          "session.opened` lists the episodes")
+        lines = chain([first] if first is not None else [], rest)
     if as_json:
         out = sys.stdout
         for l in lines:

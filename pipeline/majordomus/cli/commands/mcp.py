@@ -2,11 +2,14 @@
 as MCP tools on stdio."""
 from __future__ import annotations
 
-from majordomus.base.errors import OK
+import os
+from pathlib import Path
+
+from majordomus.base.errors import NOT_INITIALISED, OK, FatalError
 from majordomus.base.output import emit_json
 from majordomus.cli.commands import Subparsers
 from majordomus.readers import mcp_stdio
-from majordomus.store.workspace import open_workspace
+from majordomus.store.workspace import find_root, open_workspace
 
 NAMES = ("mcp",)
 
@@ -25,4 +28,20 @@ def mcp(list_only: bool) -> int:
     if list_only:
         emit_json(mcp_stdio.tools())
         return OK
-    return mcp_stdio.serve(open_workspace().root)
+    try:
+        ws = open_workspace()
+    except FatalError as exc:
+        if exc.code != NOT_INITIALISED or find_root(_start()) is not None:
+            raise  # inside a repository that is not initialised: `majordomus init` is the fix
+        # An MCP client starts its servers from wherever it was started, not from the repository.
+        where = (f"MAJORDOMUS_ROOT={os.environ['MAJORDOMUS_ROOT']} is not inside a git repository"
+                 if os.environ.get("MAJORDOMUS_ROOT") else f"{Path.cwd()} is not inside a git repository")
+        raise FatalError(f"the MCP server found no repository: {where}: set MAJORDOMUS_ROOT to the "
+                         "repository's root in the server's registration (its `env`), or start the client "
+                         "inside the repository", NOT_INITIALISED) from None
+    return mcp_stdio.serve(ws.root)
+
+
+def _start() -> Path | None:
+    root = os.environ.get("MAJORDOMUS_ROOT")
+    return Path(root) if root else None
