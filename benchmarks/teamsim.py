@@ -351,7 +351,7 @@ def main() -> None:
         result = verdict(team)
         print(f"team simulation: {args.clones} clones, {args.episodes} steps, seed {args.seed}, "
               f"{time.perf_counter() - started:.0f} s")
-        print(f"| figure | value |\n|---|---|")
+        print("| figure | value |\n|---|---|")
         for key, value in result.items():
             print(f"| {key} | {value} |")
         print("\n| hook | quarter of the run | median ms | runs |\n|---|---|---|---|")
