@@ -239,7 +239,7 @@ def test_entries_that_are_not_files_are_never_read(store: Repo, entry: str) -> N
         assert b"root:" not in check.stdout  # a link out of the store is never followed
         for args, codes in ((["knowledge", "candidates", "--json"], (0,)), (["knowledge", "status", "--json"], (0,)),
                             (["knowledge", "edges", "--json"], (0,)), (["knowledge", "record", f"odd-{entry}"], (0, 3)),
-                            (["knowledge", "promote", f"odd-{entry}"], (4,)), (["context"], (0,)),
+                            (["knowledge", "promote", f"odd-{entry}"], (3, 4)), (["context"], (0,)),  # 3: no candidate
                             (["doctor"], (0, 10, 11)), (["knowledge", "derive", "--episode", "e1"], (0,))):
             proc = _run(store, [MAJORDOMUS, *args], b"evidence\n")
             _no_traceback(proc, *codes)
