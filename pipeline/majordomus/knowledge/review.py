@@ -49,6 +49,7 @@ class Act:
     by: str  # who: git's user.name, or "unknown"
     status: str  # the record's status after the act (candidate when reviewers disagree)
     staged: str | None = None  # None: staged; else why it could not be
+    cls: str | None = None  # the record's class after the act
 
 
 def lock_path(ws: Workspace) -> Path:
@@ -163,7 +164,7 @@ def _apply(ws: Workspace, record: records.Record, act: str, text: str, *,
     target = ws.curated / f"{record.id}.md"
     atomic_write(target, records.compose(meta, reviews.with_act(record.body, item, text)), root=ws.root)
     staged = _stage(ws, target)
-    return Act(record.id, target, act, by, str(meta["status"]), staged)
+    return Act(record.id, target, act, by, str(meta["status"]), staged, meta.get("class"))
 
 
 def anchor_paths(ws: Workspace, meta: dict[str, Any]) -> list[str]:
@@ -211,7 +212,8 @@ def _finished(ws: Workspace, rid: str, act: str, text: str) -> Act | None:
     done = reviews.items(record.meta)
     if not done or done[-1].get("act") != act or done[-1].get("digest") != reviews.digest(text):
         return None
-    return Act(rid, curated, act, str(done[-1].get("by")), record.status, _stage(ws, curated))
+    return Act(rid, curated, act, str(done[-1].get("by")), record.status, _stage(ws, curated),
+               record.meta.get("class"))
 
 
 def _logged(ws: Workspace, event: str, rid: str, digest: str) -> bool:
@@ -236,7 +238,7 @@ def promote(ws: Workspace, rid: str, evidence: str | bytes | None, cls: str | No
             act = _apply(ws, record, "promoted", said, cls=cls, about=about)
         digest = reviews.digest(said)
         if not _logged(ws, "knowledge.promoted", rid, digest):
-            ws.ledger.append("knowledge.promoted", None, id=rid, **{"class": cls}, status=act.status,
+            ws.ledger.append("knowledge.promoted", None, id=rid, **{"class": act.cls}, status=act.status,
                              evidence_lines=len(said.splitlines()), path=ws.rel(act.path), by=act.by,
                              digest=digest)
     return act
