@@ -86,7 +86,7 @@ def finish(outcome: str, reason: str | None, verify: str | None, timeout_s: floa
     except work.VerifyFailed as failed:
         what = (f"did not finish within {failed.timed_out:g} s (--verify-timeout) and was stopped"
                 if failed.timed_out is not None else f"exited {failed.code}")
-        say(f"`{failed.command}` {what}; nothing was recorded. Its last lines:")
+        say(f"`{failed.command}` {what}; the task is not finished (the failure is in the ledger). Its last lines:")
         for line in failed.tail.splitlines():
             say(f"  | {line}")
         say("fix it and rerun, or record the task as failed: "
