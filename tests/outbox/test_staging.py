@@ -39,7 +39,7 @@ def trunk_episode(repo: Repo, episode: str = "e1", decision: str = "Tabs are ref
         repo.mj("start", "a task", check=True, env=env)
     repo.mj("decision", "add", decision, "--why", "two encodings of one thing", check=True, env=env)
     if task:
-        repo.mj("finish", check=True, env=env)
+        repo.mj("finish", "--outcome", "completed", check=True, env=env)
     end = repo.hook("session-end", {"session_id": episode, "reason": "other"})
     assert end.returncode == 0 and end.stderr == b"", end.stderr
 
