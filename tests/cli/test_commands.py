@@ -8,7 +8,7 @@ from conftest import Repo
 
 def test_session_start_and_close_by_hand(repo: Repo) -> None:
     opened = repo.mj("session", "start", "--id", "m1", check=True)
-    assert "episode m1 opened" in opened.stderr and "## Active task" in opened.stdout
+    assert "episode m1 opened" in opened.stderr and "# Majordomus briefing" in opened.stdout
     repo.mj("decision", "add", "by hand", check=True)
     closed = json.loads(repo.mj("session", "close", "--json", check=True).stdout)
     assert closed["episode"] == "m1" and len(closed["written"]) == 1

@@ -77,7 +77,7 @@ def test_next_branch_episode_moves_the_outbox_byte_for_byte(tmp_path: Path) -> N
     repo.git("switch", "-q", "-c", "feature")
     start = repo.hook("session-start", {"session_id": "e2", "source": "startup"})
     assert start.returncode == 0 and start.stderr == b"", start.stderr
-    assert b"## Active task" in start.stdout
+    assert b"# Majordomus briefing" in start.stdout
     assert staged(repo) == []
     assert {name: (repo.root / ".ai/repo" / ("knowledge/" if name.startswith("candidates") else "")
                    / name).read_bytes() for name in before} == before
@@ -306,7 +306,7 @@ def test_a_failed_drain_never_costs_the_briefing(tmp_path: Path) -> None:
     folder.rmdir()
     folder.write_text("not a folder\n", encoding="utf-8")  # the drain cannot write under it
     start = repo.hook("session-start", {"session_id": "e2", "source": "startup"})
-    assert start.returncode == 0 and b"## Active task" in start.stdout
+    assert start.returncode == 0 and b"# Majordomus briefing" in start.stdout
     (line,) = start.stderr.decode().splitlines()  # one line, no traceback
     assert line.startswith("majordomus: session-start failed: drain failed (NotADirectoryError")
     (failed,) = repo.events("provider.event.failed")
@@ -316,7 +316,7 @@ def test_a_failed_drain_never_costs_the_briefing(tmp_path: Path) -> None:
     assert end.returncode == 0 and b"drain failed" in end.stderr
     assert repo.events("session.closed")[-1]["episode"] == "e2" and len(staged(repo)) == 2
     by_hand = repo.mj("session", "start", "--id", "e3")
-    assert by_hand.returncode == 1 and "## Active task" in by_hand.stdout
+    assert by_hand.returncode == 1 and "# Majordomus briefing" in by_hand.stdout
     assert by_hand.stderr.splitlines()[-1].startswith("majordomus: drain failed (NotADirectoryError")
 
 

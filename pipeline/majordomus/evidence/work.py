@@ -197,9 +197,10 @@ def finish(ws: Workspace, outcome: str = "completed", reason: str | None = None,
             verify(ws, verify_command, verify_timeout_s)  # outside the lock: a command may run for minutes
         except VerifyFailed as failed:
             # the interesting event: the task stays active, and the ledger says what failed
-            ws.ledger.append("verification.failed", episodes.current(ws), task=task["task"],
-                             title=task["title"], command=failed.command, code=failed.code,
-                             timed_out=failed.timed_out, head=_head(ws).sha)
+            line = ws.ledger.append("verification.failed", episodes.current(ws), task=task["task"],
+                                    title=task["title"], command=failed.command, code=failed.code,
+                                    timed_out=failed.timed_out, head=_head(ws).sha)
+            _note_failure(ws, task["task"], {"command": failed.command, "code": failed.code, "ts": line["ts"]})
             raise
     with ws.lock(task_lock(ws)):
         now = active_task(ws)
@@ -207,6 +208,16 @@ def finish(ws: Workspace, outcome: str = "completed", reason: str | None = None,
             raise FatalError(f"task {task['task']} was finished meanwhile by another process: nothing "
                              "recorded (`majordomus history --event task.finished` shows it)", UNKNOWN)
         return _finished(ws, task, outcome, reason, verify_command)
+
+
+def _note_failure(ws: Workspace, task: str, failure: dict[str, Any]) -> None:
+    """Keep the last failed verification on the active task's state, for the briefing to say."""
+    with ws.lock(task_lock(ws)):
+        data = _read_json(ws.state / "task.json")
+        if isinstance(data, dict) and data.get("task") == task:
+            data["verify_failed"] = failure
+            atomic_write(ws.state / "task.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+                         root=ws.root)
 
 
 def _finished(ws: Workspace, task: dict[str, Any], outcome: str, reason: str | None,

@@ -409,6 +409,14 @@ class Ledger:
         line read."""
         return self.line_at(self.index().handover)
 
+    def since_handover(self, *needles: str) -> list[Line]:
+        """The lines from the newest handover on that hold one of `needles` (line numbers
+        unknown, 0): what later work did, read from the index's offset, not the whole ledger."""
+        index = self.index()
+        if index.handover < 0:
+            return []
+        return list(_parsed(self._hits(*(n.encode("utf-8") for n in needles), start=index.handover, number=0)))
+
     def opened_branches(self, episodes: Iterable[str]) -> dict[str, str | None]:
         """Each of `episodes` the ledger holds a `session.opened` for: its branch at its newest
         open (None when detached), from the index: one line read each."""
