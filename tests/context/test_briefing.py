@@ -390,3 +390,26 @@ def test_statements_not_orders(repo: Repo) -> None:
                             line), line
         assert not re.search(r"\b(you must|you should|must always|do not|don't|ignore)\b", line, re.I), line
     assert "`majordomus decision add" in text and "`majordomus finish --verify CMD`" in text
+
+
+def test_a_handover_is_current_until_later_work_does_what_it_asked(repo: Repo) -> None:
+    start(repo)
+    repo.mj("handover", "--next", "Extract the max_age check", check=True)
+    assert "Next Action: Extract the max_age check (" in start(repo, "e2")
+    repo.mj("start", "Extract the max_age check", check=True)
+    repo.mj("finish", "--outcome", "blocked", "--reason", "the store is shared", check=True)
+    assert "Next Action: Extract the max_age check (" in start(repo, "e3")  # blocked: not done
+    repo.mj("start", "extract the max_age check.", check=True)
+    repo.mj("finish", "--outcome", "completed", check=True)
+    text = start(repo, "e4")
+    assert "Next Action" not in text and "no handover to act on" in text
+    repo.mj("handover", "--next", "Write the changelog", check=True)  # a newer handover is current again
+    assert "Next Action: Write the changelog (" in start(repo, "e5")
+
+
+def test_a_failed_verification_is_said_on_the_active_task(repo: Repo) -> None:
+    start(repo)
+    repo.mj("start", "Make it pass", "--scope", "src", check=True)
+    assert repo.mj("finish", "--verify", "exit 3").returncode == 4
+    (line,) = section(start(repo, "e2"), "## Active task")
+    assert re.fullmatch(r"Make it pass \(scope src\); its last verification failed: `exit 3` exited 3 at \S+Z", line)

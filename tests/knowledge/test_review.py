@@ -37,7 +37,8 @@ def test_promote_moves_the_candidate_to_curated_as_verified(episode: Repo) -> No
     assert proc.stdout == f"{CURATED}/{rid}.md\n"
     assert not (episode.root / CANDIDATES / f"{rid}.md").exists()
     text = (episode.root / CURATED / f"{rid}.md").read_text(encoding="utf-8")
-    day = episode.events("decision.recorded")[-1]["ts"][:10]
+    ts = episode.events("decision.recorded")[-1]["ts"]
+    day = ts[:10]
     assert text == (
         "---\n"
         f"id: {rid}\n"
@@ -55,6 +56,7 @@ def test_promote_moves_the_candidate_to_curated_as_verified(episode: Repo) -> No
         "---\n"
         "Tabs are refused in the parser\n\n"
         "Why: two encodings of one thing\n\n"
+        f"Evidence: decision.recorded at {ts}.\n\n"
         "# Evidence\n\n"
         "the parser tests refuse tabs since the first commit\n"
     )
@@ -145,7 +147,9 @@ def test_reject_with_a_reason_rewrites_in_place(episode: Repo) -> None:
     assert proc.returncode == 0, proc.stderr
     text = path.read_text(encoding="utf-8")
     assert "status: superseded\n" in text and "superseded_by" not in text
-    assert text.endswith("Why: two encodings of one thing\n\n# Rejected\n\nthe parser accepts tabs again\n")
+    ts = episode.events("decision.recorded")[-1]["ts"]
+    assert text.endswith(f"Why: two encodings of one thing\n\nEvidence: decision.recorded at {ts}.\n\n"
+                         "# Rejected\n\nthe parser accepts tabs again\n")
     assert f'    - "decision:{task}"\n' in text and original.count("\n") < text.count("\n")
     (line,) = episode.events("knowledge.rejected")
     assert (line["id"], line["superseded_by"], line["reason"], line["by"]) == (
