@@ -367,3 +367,14 @@ def test_an_episode_whose_opening_line_was_trimmed_claims_no_older_commit(episod
     derive(episode, "--episode", "e1")
     meta, _ = load(only_record(episode))
     assert meta["provenance"]["derived_from"] == ["session:e1"] and "relations" not in meta
+
+
+def test_a_command_no_reference_can_name_is_said_in_words_only(episode: Repo) -> None:
+    episode.mj("start", "Tabs", check=True)
+    episode.mj("decision", "add", "Commands may hold tabs", check=True)
+    episode.mj("finish", "--verify", "true\t# a tab", check=True)
+    derive(episode)
+    meta, body = load(only_record(episode))
+    assert not any(r.startswith("test:") for r in meta["provenance"]["derived_from"])
+    assert "Verified: `true\t# a tab` passed" in body
+    assert episode.mj("knowledge", "check").returncode == 0

@@ -22,6 +22,7 @@ from majordomus.base.ids import ID_PATTERN
 from majordomus.derive.text import same_finding, scrub
 from majordomus.evidence.commits import first_line, task_reason
 from majordomus.store.ledger import Line
+from majordomus.store.records import reference_problem
 from majordomus.store.workspace import Workspace
 
 LESSON_OUTCOMES = ("blocked", "failed", "no_match")
@@ -165,7 +166,9 @@ def _pointers(r: Row, info: Task, body: str, refs: tuple[str, ...],
         at = f" at commit {info.head[:12]}" if info.head else ""
         cmd = scrub(info.verify, roots)
         lines.append(f"Verified: `{cmd}` passed{at} when task {first_line(info.title)} completed.")
-        refs += (f"test:{first_line(cmd)}",)
+        test = f"test:{first_line(cmd)}"
+        if reference_problem(test) is None:  # a command with a control character is named in words only
+            refs += (test,)
     if info.commits:
         lines.append("Commits of the task:")
         lines += [f"- {sha[:12]} {scrub(subject, roots)}" for sha, subject in info.commits]
