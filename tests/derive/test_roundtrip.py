@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from majordomus.derive import table as derive
+from majordomus.derive.rows import _after_first_line
 from majordomus.derive.text import roots, scrub
 from majordomus.store import records
 from majordomus.base import yamlio
@@ -122,8 +123,9 @@ def test_any_question_reason_and_command_round_trip(ws: Workspace, question: str
     if first_line(reason) and not marker_in(reason):
         ((meta, body),) = lessons
         assert meta["title"] == f"lessons: {scrub(first_line(reason), here)}"
-        assert body == (f"Task lessons finished blocked.\n\n{scrub(reason.strip(), here)}"
-                        "\n\nEvidence: task.finished at 2026-03-04T05:07:02Z.\n")
+        rest = scrub(_after_first_line(reason), here)
+        assert body == (f"lessons: {scrub(first_line(reason), here)}\n\nTask lessons finished blocked."
+                        + (f"\n\n{rest}" if rest else "") + "\n\nEvidence: task.finished at 2026-03-04T05:07:02Z.\n")
     else:
         assert lessons == []
 

@@ -166,9 +166,10 @@ provenance:
     - "session:e1"
     - "task:{task}"
 ---
+upgrade the parser: the vendored lexer is pinned
+
 Task upgrade the parser finished blocked.
 
-the vendored lexer is pinned
 see the ADR
 
 Evidence: task.finished at {ts}.
@@ -267,7 +268,7 @@ def test_a_decision_and_the_same_lesson_of_one_task_are_one_record(episode: Repo
     meta, body = load(only_record(episode))
     assert meta["title"] == "SHA-1 stays the default" and meta["class"] == "convention"
     assert "Why: every issued token would break" in body
-    assert "Task Swap the hash finished no_match.\n\nSHA-1 stays the default: tokens in the wild" in body
+    assert "Swap the hash: SHA-1 stays the default: tokens in the wild\n\nTask Swap the hash finished no_match." in body
 
 
 def test_paths_of_the_authors_machine_never_reach_a_record(episode: Repo) -> None:

@@ -59,6 +59,13 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _after_first_line(text: str) -> str:
+    """`text` after its first line that holds anything (which a title carries), stripped."""
+    lines = text.splitlines()
+    first = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    return "\n".join(lines[first + 1:]).strip("\n")
+
+
 def row(ws: Workspace, episode: str, line: Line, names: dict[Any, Any],
         roots: tuple[str, ...]) -> Row | str | None:
     """The table's row for `line`: a Row, None when the line is not evidence, or why it is refused.
@@ -100,7 +107,8 @@ def row(ws: Workspace, episode: str, line: Line, names: dict[Any, Any],
                 return None
             # titled with its subject (the task) and the reason's first line; the whole reason kept
             title = f"{first_line(name)}: {scrub(reason, roots)}"
-            body = f"Task {name} finished {outcome}.\n\n{scrub(full.strip(), roots)}"
+            rest = scrub(_after_first_line(full), roots)
+            body = f"{title}\n\nTask {name} finished {outcome}." + (f"\n\n{rest}" if rest else "")
             return Row((full, written, name), "lesson", "observed", title, body, refs,
                        (line.event, task, str(outcome), reason), task, "lesson", reason)
         verify = _text(line.get("verify"))

@@ -13,8 +13,10 @@ import re
 from pathlib import Path
 
 OUTSIDE = "<outside>"
-# an absolute path (or `~/…`) that starts a token: not inside a word, a URL or a relative path
-_ABSOLUTE = re.compile(r"(?<![\w/.:~-])(?:~/|/(?=[^\s/]))[^\s`'\"()\[\]{}<>,;|]*")
+# an absolute path of two folders or more (`/home/me/x`), or `~/…`, that starts a token: not inside a
+# word, a URL or a relative path, and not one segment (`</script>`, `and /or`, `/tmp`)
+_STOP = r"[^\s`'\"()\[\]{}<>,;|/]"
+_ABSOLUTE = re.compile(rf"(?<![\w/.:~<-])(?:~/{_STOP}*|/{_STOP}+/{_STOP}+)(?:/{_STOP}*)*")
 _KEPT = ("/dev/null",)  # no one's machine: a shell idiom
 
 
