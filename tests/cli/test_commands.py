@@ -8,7 +8,7 @@ from conftest import Repo
 
 def test_session_start_and_close_by_hand(repo: Repo) -> None:
     opened = repo.mj("session", "start", "--id", "m1", check=True)
-    assert "episode m1 opened" in opened.stderr and "## Active task" in opened.stdout
+    assert "episode m1 opened" in opened.stderr and "# Majordomus briefing" in opened.stdout
     repo.mj("decision", "add", "by hand", check=True)
     closed = json.loads(repo.mj("session", "close", "--json", check=True).stdout)
     assert closed["episode"] == "m1" and len(closed["written"]) == 1
@@ -33,8 +33,34 @@ def test_one_task_at_a_time(episode: Repo) -> None:
     task = episode.mj("start", "first", check=True).stdout.strip()
     second = episode.mj("start", "second")
     assert second.returncode == 4 and "majordomus finish" in second.stderr and task in second.stderr
-    assert episode.mj("finish", check=True).returncode == 0
+    assert episode.mj("finish", "--outcome", "completed", check=True).returncode == 0
     assert episode.mj("start", "second").returncode == 0
+
+
+def test_a_bare_finish_is_refused_off_a_terminal_and_asked_at_one(episode: Repo) -> None:
+    """An outcome nobody stated is not evidence: refused (exit 2, naming --outcome) where no one
+    can be asked; at a terminal, asked for (and a reason for any outcome but completed)."""
+    import os
+    import pty
+    import subprocess
+
+    task = episode.mj("start", "first", check=True).stdout.strip()
+    bare = episode.mj("finish")
+    assert bare.returncode == 2 and "--outcome" in bare.stderr and "no_match" in bare.stderr
+    assert len(bare.stderr.strip().splitlines()) == 1 and episode.events("task.finished") == []
+    help_text = episode.mj("finish", "--help").stdout
+    assert "no_match (the premise did not hold" in " ".join(help_text.split())
+    main, child = pty.openpty()
+    from conftest import MAJORDOMUS
+
+    proc = subprocess.Popen([MAJORDOMUS, "finish"], cwd=episode.root, stdin=child, stdout=subprocess.PIPE,
+                            stderr=child)
+    os.close(child)
+    os.write(main, b"maybe\nno_match\nthe parser has no such option\n")
+    assert proc.wait(timeout=60) == 0
+    os.close(main)
+    (line,) = episode.events("task.finished")
+    assert (line["task"], line["outcome"], line["reason"]) == (task, "no_match", "the parser has no such option")
 
 
 def test_refusals_are_one_line(episode: Repo) -> None:

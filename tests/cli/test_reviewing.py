@@ -75,7 +75,7 @@ def queue(repo: Repo, tmp_path: Path) -> tuple[Repo, list[str], dict[str, str]]:
     repo.git("checkout", "-q", "main")
     ids = {_title_of(repo, p.stem): p.stem for p in repo.candidates()}
     assert len(ids) == 10
-    main = [ids[t] for t in DECISIONS_MAIN] + [ids["the lexer is shared with the formatter"]]
+    main = [ids[t] for t in DECISIONS_MAIN] + [ids["work of e1: the lexer is shared with the formatter"]]
     feature = [ids[t] for t in DECISIONS_FEATURE]
     ages = {rid: f"2026-01-0{1 + n // 3}T0{n % 3}:00:00Z" for n, rid in enumerate(main)}  # main[0] oldest
     ages.update({rid: f"2025-12-0{1 + n}T00:00:00Z" for n, rid in enumerate(feature)})  # older, other branch
@@ -104,7 +104,7 @@ def _at(child: pexpect.spawn, number: int, title: str) -> str:
 
 def test_a_person_reviews_ten_candidates_at_the_terminal(queue: tuple[Repo, list[str], dict[str, str]]) -> None:
     repo, order, env = queue
-    titles = DECISIONS_MAIN + ["the lexer is shared with the formatter"] + DECISIONS_FEATURE
+    titles = DECISIONS_MAIN + ["work of e1: the lexer is shared with the formatter"] + DECISIONS_FEATURE
     child = _spawn(repo, env)
     child.expect_exact("10 candidate(s) await review, 7 of them from this branch")
 

@@ -10,7 +10,7 @@ from conftest import Repo
 def test_how_to_see_it(repo: Repo) -> None:
     start = repo.hook("session-start", {"session_id": "e1", "source": "startup"})
     assert start.returncode == 0 and start.stderr == b""
-    assert b"## Active task" in start.stdout
+    assert b"# Majordomus briefing" in start.stdout
     repo.mj("start", "a task", "--scope", "lib", check=True)
     repo.mj("decision", "add", "Tabs are refused in the parser", "--why", "two encodings of one thing",
             check=True)

@@ -35,7 +35,7 @@ def test_every_writer_stamps_the_episode(episode: Repo) -> None:
     episode.mj("question", "resolve", qid, "a", check=True)
     episode.mj("checkpoint", "--note", "n", check=True)
     episode.mj("handover", "--next", "go on", check=True)
-    episode.mj("finish", check=True)
+    episode.mj("finish", "--outcome", "completed", check=True)
     events = ["task.started", "decision.recorded", "question.opened", "question.resolved",
               "checkpoint.recorded", "handover.recorded", "task.finished"]
     for event in events:
@@ -45,18 +45,25 @@ def test_every_writer_stamps_the_episode(episode: Repo) -> None:
     assert re.fullmatch(r"[0-9a-f]{40}", opened["head"]), opened["head"]
 
 
-def test_finish_verify_false_records_nothing_and_says_how_to_finish_failed(episode: Repo) -> None:
+def test_finish_verify_false_records_the_failure_and_says_how_to_finish_failed(episode: Repo) -> None:
     task = episode.mj("start", "t", check=True).stdout.strip()
     before = episode.ledger()
     proc = episode.mj("finish", "--verify", "echo first; echo the-last-words; exit 3")
     assert proc.returncode == 4
     assert "exited 3" in proc.stderr and "the-last-words" in proc.stderr
     assert 'majordomus finish --outcome failed --reason' in proc.stderr
-    assert episode.ledger() == before
+    # the failure is the interesting event: one ledger line, and the task is not finished
+    (failed,) = episode.ledger()[len(before):]
+    assert failed["event"] == "verification.failed" and failed["session"] == "e1"
+    assert (failed["task"], failed["title"], failed["command"], failed["code"]) == (
+        task, "t", "echo first; echo the-last-words; exit 3", 3)
+    assert re.fullmatch(r"[0-9a-f]{40}", failed["head"]) and failed["timed_out"] is None
     assert not (episode.root / f".ai/local/state/completed/{task}.md").exists()
     plain = episode.mj("finish", "--verify", "false")
     assert plain.returncode == 4 and "`false` exited 1" in plain.stderr
     assert episode.events("task.finished") == []
+    assert [l["command"] for l in episode.events("verification.failed")] == [
+        "echo first; echo the-last-words; exit 3", "false"]
     # The task is still active: it can be finished as failed, as the message says.
     episode.mj("finish", "--outcome", "failed", "--reason", "verification fails", check=True)
     assert [l["outcome"] for l in episode.events("task.finished")] == ["failed"]

@@ -54,7 +54,8 @@ def test_the_record_is_exactly_this(tmp_path: Path) -> None:
     repo.mj("decision", "add", "Tabs are refused in the parser", "--why", "two encodings of one thing", check=True)
     repo.mj("knowledge", "derive", check=True)
     (path,) = repo.candidates()
-    day = repo.events("decision.recorded")[0]["ts"][:10]
+    ts = repo.events("decision.recorded")[0]["ts"]
+    day = ts[:10]
     assert path.read_text() == f"""---
 id: {path.stem}
 kind: knowledge/v1
@@ -71,4 +72,6 @@ provenance:
 Tabs are refused in the parser
 
 Why: two encodings of one thing
+
+Evidence: decision.recorded at {ts}.
 """

@@ -1,5 +1,5 @@
 """A record is one assertion in one line (seed 001): a multi-line decision's title is its first line,
-and the whole text stays in the body. The same holds for a resolved question and a verify command."""
+and the whole text stays in the body. The same holds for a resolved question (titled by its answer)."""
 from __future__ import annotations
 
 from conftest import Repo
@@ -13,7 +13,8 @@ def test_multi_line_decision_title_is_its_first_line(episode: Repo) -> None:
     episode.mj("decision", "add", text, "--why", "two encodings of one thing", check=True)
     episode.mj("knowledge", "derive", check=True)
     (path,) = episode.candidates()
-    day = episode.events("decision.recorded")[-1]["ts"][:10]
+    ts = episode.events("decision.recorded")[-1]["ts"]
+    day = ts[:10]
     assert path.read_text(encoding="utf-8") == f"""---
 id: {path.stem}
 kind: knowledge/v1
@@ -34,6 +35,8 @@ The lexer keeps one encoding of indentation.
 See ADR 7.
 
 Why: two encodings of one thing
+
+Evidence: decision.recorded at {ts}.
 """
     shown = episode.mj("knowledge", "candidates", check=True).stdout
     assert "Tabs are refused in the parser" in shown and "See ADR 7" not in shown
@@ -56,5 +59,5 @@ def test_multi_line_question_and_answer_make_a_one_line_title(episode: Repo) -> 
     episode.mj("knowledge", "derive", check=True)
     (path,) = episode.candidates()
     record = records.load(path)
-    assert record.meta["title"] == "Which encoding wins? Spaces."
+    assert record.meta["title"] == "Spaces."  # titled by the answer; the question is in the body
     assert "we had two" in record.body and "Tabs are converted on read." in record.body

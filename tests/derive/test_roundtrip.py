@@ -18,6 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from majordomus.derive import table as derive
+from majordomus.derive.rows import _after_first_line
+from majordomus.derive.text import roots, scrub
 from majordomus.store import records
 from majordomus.base import yamlio
 from majordomus.evidence.commits import first_line
@@ -76,8 +78,10 @@ def test_any_decision_round_trips(ws: Workspace, text: str, why: str) -> None:
         return
     (draft,) = plan.drafts
     meta, body = rendered(draft)
-    assert meta["title"] == first_line(text)  # one assertion in one line; the whole text is the body
-    assert body == text + (f"\n\nWhy: {why}" if why else "") + "\n"
+    here = roots(ws.root)  # the author's paths are scrubbed from what is tracked; the id is over the text
+    assert meta["title"] == scrub(first_line(text), here)  # one assertion in one line; the whole text is the body
+    assert body == scrub(text, here) + (f"\n\nWhy: {scrub(why, here)}" if why else "") \
+        + "\n\nEvidence: decision.recorded at 2026-03-04T05:07:00Z.\n"
     assert meta["id"] == draft.id == derive.record_id("e1", "decision.recorded", text)
     assert meta["provenance"] == {"origin": "extracted", "derived_from": ["session:e1", "decision:t-1"]}
     assert (meta["class"], meta["epistemics"], meta["date"]) == ("convention", "decided", "2026-03-04")
@@ -106,21 +110,22 @@ def test_any_question_reason_and_command_round_trip(ws: Workspace, question: str
         command.strip() and marker_in(command)))
     assert len(plan.skipped) == expected_skips
     facts = {str(m["provenance"]["derived_from"][1]): (m, b) for m, b in by_class.get("fact", [])}  # type: ignore[index]
+    here = roots(ws.root)
     if answer.strip() and not (marker_in(question) or marker_in(answer)):
         meta, body = facts["task:t-1"]
-        assert meta["title"] == (f"{first_line(question)} {first_line(answer)}" if question.strip()
-                                 else first_line(answer))
-        assert body == f"Question: {question}\n\nAnswer: {answer}\n"
+        assert meta["title"] == scrub(first_line(answer), here)  # the answer stands alone
+        assert body == (f"{scrub(answer, here)}\n\nQuestion: {scrub(question, here)}" if question.strip()
+                        else scrub(answer, here)) + "\n\nEvidence: question.resolved at 2026-03-04T05:07:00Z.\n"
         assert meta["id"] == derive.record_id("e1", "question.resolved", question, answer)
-    if command.strip() and not marker_in(command):
-        meta, body = facts["task:t-3"]
-        assert meta["title"] == f"`{first_line(command)}` passes"
-        assert body == f"The verification command `{command}` exited 0 when task proofs completed.\n"
+    # a passing verification of a task with no scope and no commit is evidence, not a record
+    assert "task:t-3" not in facts
     lessons = by_class.get("lesson", [])
     if first_line(reason) and not marker_in(reason):
         ((meta, body),) = lessons
-        assert meta["title"] == first_line(reason)
-        assert body == f"Task lessons finished blocked: {first_line(reason)}\n"
+        assert meta["title"] == f"lessons: {scrub(first_line(reason), here)}"
+        rest = scrub(_after_first_line(reason), here)
+        assert body == (f"lessons: {scrub(first_line(reason), here)}\n\nTask lessons finished blocked."
+                        + (f"\n\n{rest}" if rest else "") + "\n\nEvidence: task.finished at 2026-03-04T05:07:02Z.\n")
     else:
         assert lessons == []
 
@@ -145,7 +150,8 @@ def test_nasty_text_through_the_command(episode: Repo, text: str) -> None:
     (path,) = episode.candidates()
     record = records.load(path)
     assert record.meta["title"] == first_line(text)
-    assert record.body == f'{text}\n\nWhy: a "why": #2\n'
+    ts = episode.events("decision.recorded")[-1]["ts"]
+    assert record.body == f'{text}\n\nWhy: a "why": #2\n\nEvidence: decision.recorded at {ts}.\n'
     assert record.id == path.stem == derive.record_id("e1", "decision.recorded", text)
 
 

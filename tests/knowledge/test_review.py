@@ -52,7 +52,8 @@ def test_promote_moves_the_candidate_to_curated_as_verified(episode: Repo) -> No
     assert (episode.root / CANDIDATES / f"{rid}.md").read_bytes() == candidate
     assert rid not in episode.mj("knowledge", "candidates").stdout
     text = (episode.root / CURATED / f"{rid}.md").read_text(encoding="utf-8")
-    day = episode.events("decision.recorded")[-1]["ts"][:10]
+    ts = episode.events("decision.recorded")[-1]["ts"]
+    day = ts[:10]
     review = review_of(text)
     at, digest = review["at"], review["digest"]
     assert text == (
@@ -82,6 +83,7 @@ def test_promote_moves_the_candidate_to_curated_as_verified(episode: Repo) -> No
         "---\n"
         "Tabs are refused in the parser\n\n"
         "Why: two encodings of one thing\n\n"
+        f"Evidence: decision.recorded at {ts}.\n\n"
         f"# Evidence (promoted by Test Author, {at}, {digest})\n\n"
         "the parser tests refuse tabs since the first commit\n"
     )
@@ -182,9 +184,11 @@ def test_reject_moves_the_candidate_to_curated_as_superseded(episode: Repo) -> N
     text = (episode.root / CURATED / f"{rid}.md").read_text(encoding="utf-8")
     assert "status: superseded\n" in text and "superseded_by" not in text
     review = review_of(text)
+    ts = episode.events("decision.recorded")[-1]["ts"]
     assert review["act"] == "rejected" and "commit" in review
-    assert text.endswith(f"Why: two encodings of one thing\n\n# Rejected (rejected by Test Author, "
-                         f"{review['at'].strip(chr(34))}, {review['digest']})\n\nthe parser accepts tabs again\n")
+    assert text.endswith(f"Why: two encodings of one thing\n\nEvidence: decision.recorded at {ts}.\n\n"
+                         f"# Rejected (rejected by Test Author, {review['at']}, {review['digest']})\n\n"
+                         "the parser accepts tabs again\n")
     assert f'    - "decision:{task}"\n' in text
     (line,) = episode.events("knowledge.rejected")
     assert (line["id"], line["superseded_by"], line["reason"], line["by"]) == (

@@ -6,6 +6,7 @@ what git records as the remote's default branch (`refs/remotes/origin/HEAD`).
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,7 +40,7 @@ def trunk_episode(repo: Repo, episode: str = "e1", decision: str = "Tabs are ref
         repo.mj("start", "a task", check=True, env=env)
     repo.mj("decision", "add", decision, "--why", "two encodings of one thing", check=True, env=env)
     if task:
-        repo.mj("finish", check=True, env=env)
+        repo.mj("finish", "--outcome", "completed", check=True, env=env)
     end = repo.hook("session-end", {"session_id": episode, "reason": "other"})
     assert end.returncode == 0 and end.stderr == b"", end.stderr
 
@@ -77,7 +78,7 @@ def test_next_branch_episode_moves_the_outbox_byte_for_byte(tmp_path: Path) -> N
     repo.git("switch", "-q", "-c", "feature")
     start = repo.hook("session-start", {"session_id": "e2", "source": "startup"})
     assert start.returncode == 0 and start.stderr == b"", start.stderr
-    assert b"## Active task" in start.stdout
+    assert b"# Majordomus briefing" in start.stdout
     assert staged(repo) == []
     assert {name: (repo.root / ".ai/repo" / ("knowledge/" if name.startswith("candidates") else "")
                    / name).read_bytes() for name in before} == before
@@ -182,7 +183,10 @@ def test_two_clones_holding_the_same_record_write_the_same_bytes(tmp_path: Path)
     trunk_episode(second, task=False)
     assert second.git("status", "--porcelain") == ""
     (name,) = [n for n in staged(first) if n.startswith("candidates/")]
-    assert (second.root / OUTBOX / name).read_bytes() == (first.root / OUTBOX / name).read_bytes()
+    # the same bytes but for the evidence's time, the second each clone recorded it at
+    timeless = [re.sub(rb"\nEvidence: decision.recorded at \S+Z\.\n", b"", (r.root / OUTBOX / name).read_bytes())
+                for r in (first, second)]
+    assert timeless[0] == timeless[1]
     # The first clone carries it on a branch that reaches the trunk.
     first.git("switch", "-q", "-c", "carry")
     first.mj("drain", check=True)
@@ -306,7 +310,7 @@ def test_a_failed_drain_never_costs_the_briefing(tmp_path: Path) -> None:
     folder.rmdir()
     folder.write_text("not a folder\n", encoding="utf-8")  # the drain cannot write under it
     start = repo.hook("session-start", {"session_id": "e2", "source": "startup"})
-    assert start.returncode == 0 and b"## Active task" in start.stdout
+    assert start.returncode == 0 and b"# Majordomus briefing" in start.stdout
     (line,) = start.stderr.decode().splitlines()  # one line, no traceback
     assert line.startswith("majordomus: session-start failed: drain failed (NotADirectoryError")
     (failed,) = repo.events("provider.event.failed")
@@ -316,7 +320,7 @@ def test_a_failed_drain_never_costs_the_briefing(tmp_path: Path) -> None:
     assert end.returncode == 0 and b"drain failed" in end.stderr
     assert repo.events("session.closed")[-1]["episode"] == "e2" and len(staged(repo)) == 2
     by_hand = repo.mj("session", "start", "--id", "e3")
-    assert by_hand.returncode == 1 and "## Active task" in by_hand.stdout
+    assert by_hand.returncode == 1 and "# Majordomus briefing" in by_hand.stdout
     assert by_hand.stderr.splitlines()[-1].startswith("majordomus: drain failed (NotADirectoryError")
 
 

@@ -212,7 +212,7 @@ def test_the_catalogue_form_and_the_refusals(served: tuple[Store, str], browser:
     browser.find_element(By.CSS_SELECTOR, "form button").click()
     WebDriverWait(browser, TIMEOUT).until(lambda d: "?id=" in d.current_url)  # a submit navigates later
     assert browser.current_url == f"{base}/cockpit/knowledge_base/record?id={store.lesson}"
-    assert text(browser, "h1") == "the lexer is shared with the formatter"
+    assert text(browser, "h1") == "a task: the lexer is shared with the formatter"  # a lesson names its task
     browser.get(base + "/cockpit/knowledge_base/record/no-such-record")
     assert text(browser, "h1") == "404"
     assert "no knowledge record 'no-such-record'" in text(browser, ".error")

@@ -80,7 +80,7 @@ def test_writers_refuse_as_the_command_line_does(episode: Repo) -> None:
     assert all(r.is_error for r in bad) and all(r.structured_content is None for r in bad), said
     cli = episode.mj("decision", "add", "  ")
     assert cli.returncode == 4 and said[0] == "refused: " + cli.stderr.strip().removeprefix("majordomus: ")
-    assert said[1].startswith("unknown id: no active task")
+    assert said[1] == "refused: finish_task needs the parameter 'outcome'"  # an outcome is stated, never assumed
     assert said[2].startswith("unknown id: no open question q-00000000")
     assert said[3].startswith("refused:")
     assert "takes no parameter 'verify'" in said[4]

@@ -330,3 +330,29 @@ def config_get(root: Path, key: str) -> str | None:
 def config_set(root: Path, key: str, value: str) -> None:
     """Set `key` in this repository's own configuration (`.git/config`, shared by its worktrees)."""
     run(root, "config", "--local", key, value)
+
+def logs(root: Path, ranges: list[tuple[str, str | None]]) -> list[list[tuple[str, str]] | None]:
+    """For each (until, since): the commits reachable from `until` and not from `since`, oldest
+    first, merges left out, as (sha, subject); None when a revision is not in the repository.
+    One batch of processes for all of them (a derivation's tasks)."""
+    if not ranges:
+        return []
+    commands = [("log", "--reverse", "--no-merges", "--format=%H%x09%s", until,
+                 *(("--not", since) if since else ()), "--") for until, since in ranges]
+    found: list[list[tuple[str, str]] | None] = []
+    for code, out in run_many(root, *commands):
+        if code != 0:
+            found.append(None)
+            continue
+        rows = [row.partition("\t") for row in out.splitlines()]
+        found.append([(sha, subject) for sha, tab, subject in rows if tab])
+    return found
+
+
+def tracked(root: Path, paths: list[str]) -> set[str]:
+    """Those of `paths` that name a tracked file, or a folder holding one: one `git ls-files`."""
+    if not paths:
+        return set()
+    out = run(root, "ls-files", "-z", "--", *paths, check=False)
+    files = [f for f in out.split("\0") if f]
+    return {p for p in paths if any(f == p or f.startswith(p.rstrip("/") + "/") or p == "." for f in files)}

@@ -25,6 +25,7 @@ from majordomus.base import git
 from majordomus.context import working as session_context
 from majordomus.context.blocks import Block, clip, fit
 from majordomus.context.working import last_handover
+from majordomus.derive.text import same_finding
 from majordomus.evidence import work
 from majordomus.knowledge import known
 from majordomus.knowledge import queue as candidates
@@ -34,33 +35,36 @@ from majordomus.store.workspace import Workspace
 CEILING = 10_000  # Claude Code cuts hook context above this to a short preview
 ALL_OF_IT = "majordomus context"
 TITLE_CHARS = 160  # one record's title in a list line, at most
+REASON_CHARS = 140  # a verified record's reason beside its title, at most
 ALL_VERIFIED = "majordomus knowledge search --status verified"
-RECORDING = ("What an episode records becomes a candidate for review when it ends: a decision "
-             "(`majordomus decision add \"TEXT\" --why \"…\"`), a question and its answer "
-             "(`majordomus question add \"TEXT\"`, `majordomus question resolve ID \"ANSWER\"`), a task's "
-             "finish (`majordomus finish --verify CMD`, or `--outcome blocked --reason \"…\"`).")
+# what the agent needs the first time, in one line: where more is, and how work is recorded
+RECORDING = ("Recorded as the work goes: `majordomus decision add \"TEXT\" --why \"…\"`, `majordomus question "
+             "add|resolve`, `majordomus finish --verify CMD` (or `--outcome blocked|failed|no_match --reason "
+             "\"…\"`); `majordomus session context` is this episode so far.")
 
 
 class Scan:
     """What the briefing needs from the ledger."""
 
-    __slots__ = ("handover", "opened_branches", "window")
+    __slots__ = ("handover", "opened_branches", "window", "done")
 
     def __init__(self, handover: dict[str, Any] | None = None,
                  opened_branches: dict[str, str | None] | None = None,
-                 window: list[Line] | None = None) -> None:
+                 window: list[Line] | None = None, done: list[Line] | None = None) -> None:
         self.handover = handover
         # each episode's branch at its open, when the caller has them (else the queue asks the index)
         self.opened_branches = opened_branches
         self.window = window if window is not None else []
+        self.done = done if done is not None else []  # tasks finished after the handover
 
 
 def scan(ws: Workspace, episode: str | None = None) -> Scan:
-    """The last handover and (when `episode` is given) that episode's window, through the
-    ledger's index: the lines read are those, not the ledger."""
+    """The last handover, the tasks finished since it, and (when `episode` is given) that
+    episode's window, through the ledger's index: the lines read are those, not the ledger."""
     handover = ws.ledger.last_handover()
     return Scan(last_handover([handover]) if handover is not None else None,
-                window=ws.ledger.window(episode) if episode else [])
+                window=ws.ledger.window(episode) if episode else [],
+                done=ws.ledger.since_handover('"task.finished"') if handover is not None else [])
 
 
 def _title(text: str) -> str:
@@ -68,75 +72,146 @@ def _title(text: str) -> str:
 
 
 def _knows(ws: Workspace) -> list[Block]:
-    """The verified records, one line each, in the order an agent should meet them."""
+    """The verified records, one line each with the reason they hold, in the order an agent
+    should meet them. No id: no act of the agent's needs one (search finds a record whole)."""
     records = known.verified(ws.curated, ws)
     changed = git.changed_paths(ws.root) if any(r.paths for r in records) else frozenset()
-    items = [f"- {r.cls}: {_title(r.title)} ({r.id})" for r in known.ordered(records, changed)]
+    items = [f"- {r.cls}: {_title(r.title)}" + (f" (because {clip(r.reason, REASON_CHARS)})" if r.reason else "")
+             for r in known.ordered(records, changed)]
     count = f"{len(records)} verified record{'s' if len(records) != 1 else ''}"
-    return [Block(f"What this repository knows ({count})", 2, [], items,
-                  "none verified yet: a person promotes a reviewed candidate with "
-                  "`majordomus knowledge promote ID`", "verified records", ALL_VERIFIED,
-                  whole="majordomus knowledge record ID")]
+    return [Block(f"What this repository knows ({count})", 2, [], items, None, "verified records",
+                  ALL_VERIFIED, whole="majordomus knowledge search \"TITLE\"")]
 
 
-def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None] | None) -> list[Block]:
-    """The review queue on this branch, newest first; an unattributed candidate is named on its own
-    line, outside the line budget, because somebody still has to review it."""
-    queue = [c for c in candidates.waiting(ws, ledger_branches=opened) if c.branch is None or c.branch == branch]
-    queue.sort(key=lambda c: c.id)
-    queue.sort(key=lambda c: c.date, reverse=True)
-    placed = [c for c in queue if c.branch is not None]
-    unplaced = [c for c in queue if c.branch is None]
+def _where(branch: str | None, here: str | None) -> str:
+    if branch is None:
+        return "unattributed"
+    return "this branch" if branch == here else f"branch {branch}"
+
+
+def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None] | None,
+                episode: str | None = None, compacted: bool = False) -> list[Block]:
+    """The review queue as it is in this tree (the candidates folder and the outbox), newest
+    evidence first, counted by where each one's work was; an unattributed candidate is named on
+    its own line, outside the line budget, because somebody still has to review it. `episode`:
+    the episode at work (its work is on this branch); `compacted`: its own records are in the
+    working context above, so they are counted, not listed again."""
+    at_work = (episode, branch) if episode is not None else None
+    queue = candidates.waiting(ws, ledger_branches=opened, current=at_work)
+    staged = candidates.waiting(ws, folder=ws.outbox / "candidates", ledger_branches=opened, current=at_work) \
+        if (ws.outbox / "candidates").is_dir() else []
+    outboxed = {c.id for c in staged}
+    queue = candidates.by_time(queue + [c for c in staged if c.id not in {q.id for q in queue}], newest_first=True)
+    own = [c for c in queue if compacted and c.episode == episode]
+    shown = [c for c in queue if c not in own]
+    placed = [c for c in shown if c.branch is not None]
+    unplaced = [c for c in shown if c.branch is None]
     where = branch or "this detached head"
     if not queue:
-        count = f"none await review on {where}"
-    else:
-        count = (f"{len(queue)} candidate{'s' if len(queue) != 1 else ''} await{'s' if len(queue) == 1 else ''}"
-                 f" review on {where}" + (f" ({len(unplaced)} unattributed)" if unplaced else "")
-                 + ", newest first; a person promotes or rejects each (`majordomus knowledge candidates` "
-                 "lists them)")
+        return []
+    groups: dict[str, int] = {}
+    for c in queue:
+        groups[_where(c.branch, branch)] = groups.get(_where(c.branch, branch), 0) + 1
+    parts = [f"{n} from {w}" if w != "unattributed" else f"{n} unattributed"
+             for w, n in sorted(groups.items(), key=lambda kv: (kv[0] != "this branch", kv[0] == "unattributed", kv[0]))]
+    detail = "" if list(groups) == ["this branch"] else f" ({', '.join(parts)})"
+    count = (f"{len(queue)} candidate{'s' if len(queue) != 1 else ''} await{'s' if len(queue) == 1 else ''}"
+             f" review on {where}{detail}, newest first; a person promotes or rejects each "
+             "(`majordomus knowledge candidates` lists them)")
+    if own:
+        count += f"; {len(own)} of them this episode's own, recorded above"
     more = "majordomus knowledge candidates"
-    return [Block("Candidates awaiting review on this branch", 2, [count],
-                  [f"- {_title(c.title)} ({c.id})" for c in placed], what="candidates", more=more),
+
+    def suffix(c: candidates.Candidate) -> str:
+        notes = [] if c.branch == branch else [f"from {_where(c.branch, branch)}"]
+        if c.id in outboxed:
+            notes.append("in the outbox")
+        return f"; {', '.join(notes)}" if notes else ""
+
+    return [Block("Candidates awaiting review", 2, [count],
+                  [f"- {_title(c.title)} ({c.id}{suffix(c)})" for c in placed], what="candidates", more=more),
             Block(None, 2, [], [f"- {_title(c.title)} ({c.id}; unattributed: "
                                 + (f"this checkout cannot place its episode {c.episode})" if c.episode
                                    else "it names no episode)") for c in unplaced],
                   what="unattributed candidates", more=more, budgeted=False)]
 
 
+def current_handover(found: Scan) -> dict[str, Any] | None:
+    """The last handover, unless later work did what it asked: a task finished completed after
+    it whose title says what its Next Action says."""
+    hand = found.handover
+    if hand is None:
+        return None
+    for line in found.done:
+        title = line.get("title")
+        if line.event == "task.finished" and line.get("outcome") == "completed" and isinstance(title, str) \
+                and line.ts >= hand["ts"] and same_finding(title, hand["next"]):
+            return None
+    return hand
+
+
+def _task_line(task: dict[str, Any]) -> str:
+    line = str(task["title"]) + (f" (scope {task['scope']})" if task.get("scope") else "")
+    failed = task.get("verify_failed")
+    if isinstance(failed, dict) and isinstance(failed.get("command"), str):
+        line += (f"; its last verification failed: `{failed['command']}` exited {failed.get('code')}"
+                 f" at {failed.get('ts')}")
+    return line
+
+
 def sections(ws: Workspace, episode: str, source: str, branch: str | None = None,
              found: Scan | None = None) -> list[Block]:
-    """The briefing's blocks, unbounded."""
+    """The briefing's blocks, unbounded. A section with nothing in it is one word of the closing
+    "Nothing yet" line, not a heading of its own."""
 
     found = found or scan(ws, episode if source == "compact" else None)
-    head = [f"The repository context is `{ALL_OF_IT}`; this episode's working context is "
-            "`majordomus session context`. " + RECORDING]
+    head = [RECORDING]
     broken = ws.policy.summary(ws.rel(ws.policy_path))
     if broken:  # one line; the rest of the briefing stands, on defaults
         head.append(f"Policy: {broken}.")
     out = [Block(f"Majordomus briefing: episode {episode} ({source})", 1, head)]
+    task = work.active_task(ws)
+    questions = work.open_questions(ws)
     if source == "compact":
         ctx = session_context.compose(ws, episode, window=found.window)
         branch = ctx.git.get("branch")
+        # what the sections below show is not repeated: the active task, the open questions
+        ctx.sections["tasks"] = [t for t in ctx.sections["tasks"] if not (task and t.get("task") == task["task"]
+                                                                           and t.get("state") == "active")]
+        open_ids = {q["question"] for q in questions}
+        ctx.sections["questions"] = [q for q in ctx.sections["questions"]
+                                     if not (q.get("state") == "open" and q.get("question") in open_ids)]
         out += session_context.blocks(ctx, level=2)
     elif branch is None:
         branch = git.branch(ws.root)
-    out += _knows(ws)
-    task = work.active_task(ws)
-    out.append(Block("Active task", 2, [f"{task['task']}: {task['title']}"
-                                        + (f" (scope {task['scope']})" if task.get("scope") else "")
-                                        if task else "none: `majordomus start \"TITLE\"` starts one"],
-                     whole=ALL_OF_IT))
-    questions = work.open_questions(ws)
-    out.append(Block(f"Open questions ({len(questions)})", 2, [],
-                     [f"- {q['question']}: {q['text']}" for q in questions],
-                     "none: `majordomus question add \"TEXT\"` asks one", "open questions",
-                     "majordomus question list"))
-    out += _candidates(ws, branch, found.opened_branches)
-    hand = found.handover
-    out.append(Block("Last handover", 2, [
-        f"Next Action: {hand['next']} ({hand['ts']}, episode {hand['episode'] or '-'})" if hand else
-        "none: `majordomus handover --next \"…\"` records one"], whole=ALL_OF_IT))
+    empty: list[str] = []
+    knows = _knows(ws)
+    if knows[0].items:
+        out += knows
+    else:
+        empty.append("no verified record (a person promotes a reviewed candidate)")
+    if task:
+        out.append(Block("Active task", 2, [_task_line(task)], whole=ALL_OF_IT))
+    else:
+        empty.append("no active task (`majordomus start \"TITLE\" --scope PATH`)")
+    if questions:
+        out.append(Block(f"Open questions ({len(questions)})", 2, [],
+                         [f"- {q['question']}: {q['text']}" for q in questions],
+                         None, "open questions", "majordomus question list"))
+    else:
+        empty.append("no open question")
+    queue = _candidates(ws, branch, found.opened_branches, episode, source == "compact")
+    if queue:
+        out += queue
+    else:
+        empty.append(f"no candidate awaits review on {branch or 'this detached head'}")
+    hand = current_handover(found)
+    if hand:
+        out.append(Block("Last handover", 2, [f"Next Action: {hand['next']} ({hand['ts']})"], whole=ALL_OF_IT))
+    else:
+        empty.append("no handover to act on")
+    if empty:  # right under the header: what is absent, in one line
+        out.insert(1, Block(None, 2, ["", "Nothing yet: " + "; ".join(empty) + "."]))
     return out
 
 

@@ -184,6 +184,12 @@ def authored(window: list[Line]) -> dict[str, list[dict[str, Any]]]:
             else:
                 entry.update(state="finished", outcome=l.get("outcome"), finished=l.ts,
                              verify=l.get("verify"))
+        elif l.event == "verification.failed":  # the task stays active: the interesting event
+            tid = l.get("task") if isinstance(l.get("task"), str) and l.get("task") else None
+            entry = tasks.setdefault(tid or f"#{l.number}", {"task": tid, "title": l.get("title"), "scope": None,
+                                           "started": None, "state": "active", "outcome": None})
+            entry.setdefault("failed", []).append({"ts": l.ts, "command": l.get("command"), "code": l.get("code"),
+                                                   "timed_out": l.get("timed_out")})
     return {"checkpoints": checkpoints, "decisions": decisions,
             "questions": list(questions.values()), "tasks": list(tasks.values())}
 
@@ -218,6 +224,12 @@ def compose(ws: Workspace, episode: str, window: list[Line] | None = None) -> Se
     info = git_since(ws, opened.get("head"), (closed or {}).get("head"), closed=closed is not None)
     if closed is not None:
         info["branch"] = closed.get("branch")
+    # the derivation's own candidate files are not the worker's uncommitted work: counted apart
+    under = ws.rel(ws.candidates).rstrip("/") + "/"
+    info["derived_paths"] = [p for p in info["dirty_paths"] if p[3:].startswith(under)]
+    info["dirty_paths"] = [p for p in info["dirty_paths"] if not p[3:].startswith(under)]
+    if info["dirty"] is not None:
+        info["dirty"] = bool(info["dirty_paths"])
     return SessionContext(episode, state, opened, closed, info, len(window), authored(window), spans)
 
 
@@ -276,9 +288,12 @@ def blocks(ctx: SessionContext, level: int = 1) -> list[Block]:
                  more=f"git diff --stat {o.get('head')}" if o.get("head") else "git log --stat")]
     if not c:
         dirty = g.get("dirty")
+        derived = len(g.get("derived_paths") or [])
         out.append(Block(None, sub, ["- working tree: " + ("unknown (git status failed)" if dirty is None else
                                                           f"dirty, {len(g['dirty_paths'])} path{'s' if len(g['dirty_paths']) != 1 else ''}" if dirty else
-                                                          "clean")],
+                                                          "clean")
+                                     + (f" (and {derived} candidate file{'s' if derived != 1 else ''} the derivation "
+                                        "wrote: `majordomus knowledge candidates`)" if derived else "")],
                          [f"  - {p}" for p in g["dirty_paths"]], what="paths", more="git status",
                          indent="  "))
     s = ctx.sections
@@ -300,9 +315,22 @@ def blocks(ctx: SessionContext, level: int = 1) -> list[Block]:
                      [f"- {_said(x['task'], '(no id)')} ({_said(x['outcome'], x['state'])}): "
                       f"{_said(x.get('title'), '(started before this episode)')}"
                       + (f" (verified by `{x['verify']}`)" if isinstance(x.get("verify"), str) and x["verify"] else "")
+                      + _failures(x)
                       for x in s["tasks"]],
                      FILLED_BY["tasks"][1], "tasks", more))
     return out
+
+
+def _failures(entry: dict[str, Any]) -> str:
+    """A task's failed verifications, the newest named: what the next attempt starts from."""
+    failed = entry.get("failed") or []
+    if not failed:
+        return ""
+    last = failed[-1]
+    how = (f"stopped after {last['timed_out']:g} s" if isinstance(last.get("timed_out"), (int, float))
+           else f"exited {last.get('code')}")
+    times = f"{len(failed)} failed verifications, the last" if len(failed) > 1 else "verification failed"
+    return f"; {times}: `{_said(last.get('command'), '?')}` {how} at {last['ts']}"
 
 
 def render(ctx: SessionContext) -> str:

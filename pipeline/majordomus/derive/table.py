@@ -1,14 +1,10 @@
 """The deriver: an episode's ledger window and commits, mapped to candidate records by a fixed
 table (seed 001, "What is derivable without a model is exactly this list").
 
-| ledger line                                   | record                                           |
-|-----------------------------------------------|--------------------------------------------------|
-| decision.recorded                             | convention, decided; decision:<task> + session   |
-| question.resolved                             | fact stating question and answer; task:<id>      |
-| task.finished blocked / failed / no_match     | lesson carrying the first line of the reason     |
-| task.finished completed with a verify command | fact naming the command that passed              |
-| commits touching .ai/repo/rules|adrs/**       | commit:<sha> on every record of the span that    |
-|   (the span the evidence line belongs to)     |   made them, relates_to each path they touched   |
+The rows are `derive/rows.py`'s (each evidence line's record, and what its task adds: scope,
+commits, a passing verification as evidence); the episode's commits that touched a rule or a
+decision record add commit:<sha> to every record of the span that made them and relates_to each
+path they touched.
 
 Beyond the ledger line, the table reads the task note and the episode's commits
 (pipeline/majordomus/evidence/commits.py). Nothing else is read: no conversation, no handover,
@@ -23,20 +19,22 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from majordomus.base import fsio
-from majordomus.base.ids import ID_PATTERN
+from majordomus.base import fsio, git
 from majordomus.base.transcript import marker_in
 from majordomus.derive import handedit
-from majordomus.evidence.commits import first_line, span_bounds, span_commits, task_reason
+from majordomus.derive import rows as table_rows
+from majordomus.derive.rows import LESSON_OUTCOMES, Row, Task
+from majordomus.derive.text import relative_path, roots
+from majordomus.evidence.commits import TaskSpan, span_bounds, span_commits, task_commits
 from majordomus.evidence.episodes import spans
 from majordomus.store import records
 from majordomus.store.ledger import Line
 from majordomus.store.records import KIND, quick_status, reference_problem
 from majordomus.store.workspace import Workspace
 
-LESSON_OUTCOMES = ("blocked", "failed", "no_match")
+__all__ = ["LESSON_OUTCOMES", "Draft", "Plan", "Row", "plan", "record_id"]
 
 
 @dataclass(frozen=True)
@@ -76,32 +74,24 @@ class Plan:
     inputs: list[dict[str, Any]] = field(default_factory=list)  # the lines drafted from, as read
     commits: tuple[str, ...] = ()  # the commits every draft cites
     relations: tuple[str, ...] = ()  # the paths they relate to
+    tasks: dict[str, Any] = field(default_factory=dict)  # what each task adds (scope, commits, verification)
 
     def evidence_json(self) -> bytes:
         """The episode's evidence as the table read it: the ledger lines it drafted from (with
         the task notes' reasons it read), the commits it cites and the paths they touched. The
         render tasks depend on this file; same evidence, same bytes."""
         blob = {"episode": self.episode, "lines": self.inputs, "commits": list(self.commits),
-                "relations": list(self.relations)}
+                "relations": list(self.relations), "tasks": self.tasks}
         return (json.dumps(blob, ensure_ascii=False, sort_keys=True, indent=1) + "\n").encode("utf-8")
+
+
+EVIDENCE = "Evidence:"  # the body's last line: `Evidence: <event> at <ts>.`
 
 
 def record_id(episode: str, *source: str) -> str:
     """`<episode>-<digest>`: the digest is over the source object as a person wrote it."""
     blob = json.dumps(list(source), ensure_ascii=False, separators=(",", ":"))
     return f"{episode}-{hashlib.sha256(blob.encode('utf-8')).hexdigest()[:12]}"
-
-
-class Row(NamedTuple):
-    """What one evidence line asks of the table, before the episode's commits are added."""
-
-    texts: tuple[str, ...]  # everything of the line that reaches the record: screened for markers
-    cls: str
-    epistemics: str
-    title: str
-    body: str
-    refs: tuple[str, ...]
-    source: tuple[str, ...]  # the digest's input: the event and the text as a person wrote it
 
 
 def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = None) -> Plan:
@@ -112,10 +102,11 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
     if window is None:
         window = ws.ledger.window(episode)
     result = Plan(episode)
-    tasks = {l.get("task"): l.get("title", "") for l in window if l.event == "task.started"}
+    names = {l.get("task"): l.get("title", "") for l in window if l.event == "task.started"}
+    spellings = roots(ws.root)
     rows: list[tuple[Line, Row]] = []
     for line in window:
-        row = _row(ws, episode, line, tasks)
+        row = table_rows.row(ws, episode, line, names, spellings)
         if row is None:
             continue
         result.evidence += 1
@@ -134,6 +125,10 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
         result.inputs.append({"ts": line.ts, "event": line.event, "line": line.data, "read": list(row.texts)})
     if not rows:
         return result
+    tasks = _tasks(ws, window, {r.task for _, r in rows if r.task}, spellings)
+    rows = table_rows.shaped(rows, tasks, spellings)
+    result.tasks = {t: {"scope": i.scope, "tracked": i.tracked_scope, "commits": [list(c) for c in i.commits],
+                        "verify": i.verify, "head": i.head} for t, i in sorted(tasks.items())}
     # A record carries the commits of its own span: a later span (a resume) never changes what an
     # earlier span's records cite, so they are not rewritten (docs/EPISODES.md).
     span_of = {l.number: i for i, span in enumerate(spans(window)) for l in span.lines}
@@ -161,9 +156,12 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
             result.kept.append(rid)
             continue
         commit_refs, relations = by_span[index]
+        refs = row.refs + tuple(r for r in commit_refs if r not in row.refs)
+        relations = row.relations + tuple(r for r in relations if r not in row.relations)
+        # the evidence's time, to the second: what the queue and the briefing order by
+        body = f"{row.body}\n\n{EVIDENCE} {line.event} at {line.ts}."
         result.drafts.append(Draft(rid, episode, row.cls, row.epistemics, row.title, line.ts[:10],
-                                   row.refs + commit_refs, relations, row.body,
-                                   target / f"{rid}.md"))
+                                   refs, relations, body, target / f"{rid}.md"))
     result.provenance = "; ".join(notes) or None
     return result
 
@@ -177,57 +175,39 @@ def acted_on(ws: Workspace, rid: str, target: Path) -> bool:
                for folder in {ws.candidates, target})
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else ""
-
-
-def _row(ws: Workspace, episode: str, line: Line, tasks: dict[Any, Any]) -> Row | str | None:
-    """The table's row for `line`: a Row, None when the line is not evidence, or why it is refused.
-
-    The class comes from the event, never from the wording: every decision is a convention.
-    """
-
-    session = f"session:{episode}"
-    task = line.get("task")
-    task = task if isinstance(task, str) and task and task != "none" else None
-    if task is not None and (not ID_PATTERN.match(task) or ".." in task):
-        return f"names the task {task[:40]!r}, which is not a task id"
-    if line.event == "decision.recorded":
-        text, why = _text(line.get("text")), _text(line.get("why"))
-        if not text.strip():
-            return None
-        body = text + (f"\n\nWhy: {why}" if why else "")
-        refs = (session, f"decision:{task}") if task else (session,)
-        # one assertion in one line: the title is the first line, the whole text stays in the body
-        return Row((text, why), "convention", "decided", first_line(text), body, refs, (line.event, text))
-    if line.event == "question.resolved":
-        question, answer = _text(line.get("text")), _text(line.get("answer"))
-        if not answer.strip():
-            return None
-        refs = (session, f"task:{task}") if task else (session,)
-        body = f"Question: {question}\n\nAnswer: {answer}"
-        title = f"{first_line(question)} {first_line(answer)}" if question.strip() else first_line(answer)
-        return Row((question, answer), "fact", "observed", title, body, refs,
-                   (line.event, question, answer))
-    if line.event == "task.finished" and task:
-        outcome = line.get("outcome")
-        name = _text(tasks.get(task)) or _text(line.get("title")) or task
-        refs = (session, f"task:{task}")
-        if outcome in LESSON_OUTCOMES:
-            written = _text(line.get("reason"))
-            full = task_reason(ws, task, written)
-            reason = first_line(full)
-            if not reason:
-                return None
-            body = f"Task {name} finished {outcome}: {reason}"
-            return Row((full, written, name), "lesson", "observed", reason, body, refs,
-                       (line.event, task, str(outcome), reason))
-        verify = _text(line.get("verify"))
-        if outcome == "completed" and verify.strip():
-            title = f"`{first_line(verify)}` passes"
-            body = f"The verification command `{verify}` exited 0 when task {name} completed."
-            return Row((verify, name), "fact", "observed", title, body, refs, (line.event, task, verify))
-    return None
+def _tasks(ws: Workspace, window: list[Line], wanted: set[str], spellings: tuple[str, ...]) -> dict[str, Task]:
+    """What the window says of each task in `wanted`: title, scope, verification, and the commits
+    it made (one batch of git for all of them; one `git ls-files` for their scopes)."""
+    started: dict[str, Line] = {}
+    finished: dict[str, Line] = {}
+    for line in window:
+        task = line.get("task")
+        if task in wanted and line.event == "task.started":
+            started[task] = line
+        elif task in wanted and line.event == "task.finished":
+            finished[task] = line
+    spans = []
+    for task in sorted(wanted):
+        s, f = started.get(task), finished.get(task)
+        if s is not None:
+            spans.append(TaskSpan(task, s.get("head"), s.get("reflog"), f.get("head") if f is not None else None))
+    commits = task_commits(ws, spans)
+    found: dict[str, Task] = {}
+    for task in sorted(wanted):
+        s, f = started.get(task), finished.get(task)
+        said = [l for l in (f, s) if l is not None]
+        title = next((v for l in said if isinstance(v := l.get("title"), str) and v), task)
+        scope = next((v for l in said if isinstance(v := l.get("scope"), str) and v), None)
+        verify = f.get("verify") if f is not None and f.get("outcome") == "completed" else None
+        head = f.get("head") if f is not None else None
+        rel = relative_path(scope, spellings) if scope else None
+        if rel is not None and reference_problem(f"file:{rel}"):
+            rel = None
+        found[task] = Task(title, rel, verify if isinstance(verify, str) and verify.strip() else None,
+                           head if isinstance(head, str) else None, commits.get(task, ()))
+    scopes = sorted({t.scope for t in found.values() if t.scope})
+    known = git.tracked(ws.root, scopes) if scopes else set()
+    return {t: i._replace(tracked_scope=i.scope in known) for t, i in found.items()}
 
 
 @dataclass

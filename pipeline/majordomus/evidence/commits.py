@@ -152,5 +152,44 @@ def episode_commits(ws: Workspace, window: list[Line]) -> Commits:
     return Commits(tuple(shas), tuple(sorted(paths)), "; ".join(notes) or None)
 
 
+@dataclass(frozen=True)
+class TaskSpan:
+    """Where a task ran in git: the head and HEAD's reflog position it started at, the head it
+    finished at (None while it is active: HEAD)."""
+
+    task: str
+    start: str | None
+    mark: Any
+    end: str | None
+
+
+def task_commits(ws: Workspace, spans: list[TaskSpan]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Task -> the commits it made, oldest first, as (sha, subject): reachable from the head it
+    finished at and not from the one it started at, and made by this checkout after the start
+    (HEAD's reflog, as `span_commits` tells it), so a merge or pull during the task is not its
+    work. One batch of `git log` for every task, one reflog read each; a task whose start is not
+    known (it started before the ledger recorded heads) cites nothing."""
+    known = [s for s in spans if _sha(s.start) and isinstance(s.mark, int) and not isinstance(s.mark, bool)]
+    if not known:
+        return {}
+    logs = git.logs(ws.root, [(str(s.end) if _sha(s.end) else "HEAD", str(s.start)) for s in known])
+    found: dict[str, tuple[tuple[str, str], ...]] = {}
+    made_by: dict[tuple[int, str], frozenset[str] | None] = {}
+    for span, log in zip(known, logs):
+        if not log:
+            continue
+        key = (span.mark, str(span.start))
+        if key not in made_by:
+            made = git.made_since(ws.root, span.mark, span.start)
+            made_by[key] = None if made.problem else made.shas
+        shas = made_by[key]
+        if shas is None:
+            continue
+        mine = tuple((sha, subject) for sha, subject in log if sha in shas)
+        if mine:
+            found[span.task] = mine
+    return found
+
+
 def _sha(value: object) -> bool:
     return isinstance(value, str) and len(value) >= 7 and all(c in "0123456789abcdef" for c in value)

@@ -95,11 +95,24 @@ def start(ws: Workspace, title: str, scope: str | None = None) -> dict[str, Any]
         episode = episodes.current(ws)
         ts = utc_now()
         task = _short_id("t", episode or "", ts, title)
-        ws.ledger.append("task.started", episode, ts=ts, task=task, title=title, scope=scope)
-        record = {"task": task, "title": title, "scope": scope, "started": ts, "episode": episode}
+        # where the task starts in git: the commits it makes are those past this head that this
+        # checkout's HEAD reflog made after this position (the derivation cites them)
+        at = _head(ws)
+        ws.ledger.append("task.started", episode, ts=ts, task=task, title=title, scope=scope,
+                         head=at.sha, reflog=at.reflog)
+        record = {"task": task, "title": title, "scope": scope, "started": ts, "episode": episode,
+                  "head": at.sha, "reflog": at.reflog}
         atomic_write(ws.state / "task.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n",
                      root=ws.root)
     return record
+
+
+def _head(ws: Workspace) -> git.Head:
+    """HEAD now, or an unknown one without git (the evidence is still recorded)."""
+    try:
+        return git.head(ws.root)
+    except (OSError, git.GitError):
+        return git.Head(None, None)
 
 
 def note_path(ws: Workspace, task: str) -> Path:
@@ -180,13 +193,31 @@ def finish(ws: Workspace, outcome: str = "completed", reason: str | None = None,
     if verify_command is not None:
         if outcome != "completed":
             raise refused("--verify proves a completed task: drop it, or finish --outcome completed")
-        verify(ws, verify_command, verify_timeout_s)  # outside the lock: a command may run for minutes
+        try:
+            verify(ws, verify_command, verify_timeout_s)  # outside the lock: a command may run for minutes
+        except VerifyFailed as failed:
+            # the interesting event: the task stays active, and the ledger says what failed
+            line = ws.ledger.append("verification.failed", episodes.current(ws), task=task["task"],
+                                    title=task["title"], command=failed.command, code=failed.code,
+                                    timed_out=failed.timed_out, head=_head(ws).sha)
+            _note_failure(ws, task["task"], {"command": failed.command, "code": failed.code, "ts": line["ts"]})
+            raise
     with ws.lock(task_lock(ws)):
         now = active_task(ws)
         if now is None or now["task"] != task["task"]:
             raise FatalError(f"task {task['task']} was finished meanwhile by another process: nothing "
                              "recorded (`majordomus history --event task.finished` shows it)", UNKNOWN)
         return _finished(ws, task, outcome, reason, verify_command)
+
+
+def _note_failure(ws: Workspace, task: str, failure: dict[str, Any]) -> None:
+    """Keep the last failed verification on the active task's state, for the briefing to say."""
+    with ws.lock(task_lock(ws)):
+        data = _read_json(ws.state / "task.json")
+        if isinstance(data, dict) and data.get("task") == task:
+            data["verify_failed"] = failure
+            atomic_write(ws.state / "task.json", json.dumps(data, indent=2, ensure_ascii=False) + "\n",
+                         root=ws.root)
 
 
 def _finished(ws: Workspace, task: dict[str, Any], outcome: str, reason: str | None,
@@ -205,8 +236,13 @@ def _finished(ws: Workspace, task: dict[str, Any], outcome: str, reason: str | N
     atomic_write(note, "\n".join(lines), root=ws.root)
     data = {"task": task["task"], "title": task["title"], "outcome": outcome,
             "note": ws.rel(note)}
+    if task.get("scope"):
+        data["scope"] = task["scope"]
     if verify_command:
         data["verify"] = verify_command
+    at = _head(ws)
+    if at.sha:
+        data["head"] = at.sha  # the commit the task finished at (a verification passed at it)
     if reason:
         data["reason"] = reason
     ws.ledger.append("task.finished", episode, ts=ts, **data)

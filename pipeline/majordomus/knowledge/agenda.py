@@ -1,5 +1,6 @@
 """The review queue in the order a person reviews it: the candidates of this checkout's branch
-first, then the others (unattributed ones last), each group oldest review age first.
+first, then the others (unattributed ones last), each group oldest review age first, then in the
+order of the evidence (its time, then the id).
 
 Review age is the age of the queue entry, not of the evidence (seed 001), measured by
 `accumulation.review_ages` — the measure the rule candidates-reviewed and `knowledge status`
@@ -50,10 +51,11 @@ def ordered(ws: Workspace, queue: list[Candidate], branch: str | None, lines: It
         minutes = int(max(0.0, now - age.since) // 60) if age is not None else None
         found.append(Waiting(c, age, minutes, branch is not None and c.branch == branch))
 
-    def key(w: Waiting) -> tuple[int, int, float, str]:
+    def key(w: Waiting) -> tuple[int, int, float, str, str]:
         group = 0 if w.here else (1 if w.candidate.branch is not None else 2)
         since = w.age.since if w.age is not None else float("inf")  # undated: after the dated ones
-        return group, 0 if w.age is not None else 1, since, w.candidate.id
+        # one derivation dates many entries alike: then the evidence's order, not the id's
+        return group, 0 if w.age is not None else 1, since, w.candidate.when, w.candidate.id
 
     return sorted(found, key=key)
 

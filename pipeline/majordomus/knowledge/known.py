@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from majordomus.base.fsio import read_regular
 from majordomus.store import records
 from majordomus.store.filecache import FileCache, entry_stat
 from majordomus.store.workspace import Workspace
@@ -24,7 +25,10 @@ from majordomus.store.workspace import Workspace
 # The order an agent meets the classes in: what binds first.
 CLASS_ORDER = ("constraint", "convention", "lesson", "fact", "memory")
 CACHE = "known.cache.json"
-_VERSION = 1  # of what an entry holds: raise it when the fields read change
+_VERSION = 2  # of what an entry holds: raise it when the fields read change
+HEAD_LIMIT = 1 << 16  # what is read of a record: its front matter and the start of its body
+# body lines that are pointers or bookkeeping, never a record's reason
+_NOT_A_REASON = ("Evidence:", "Verified:", "Commits of the task:", "Scope:", "- ", "#", "Question:")
 
 
 class Known(NamedTuple):
@@ -33,6 +37,7 @@ class Known(NamedTuple):
     title: str
     date: str
     paths: tuple[str, ...]  # the `file:` targets of its relates_to relations
+    reason: str = ""  # why it holds: its description, its `Why:` line, or its body's first statement
 
 
 def text_of(value: Any) -> str:
@@ -55,16 +60,43 @@ def _paths(meta: dict[str, Any]) -> tuple[str, ...]:
     return tuple(found)
 
 
+def reason_of(meta: dict[str, Any], body: str) -> str:
+    """Why a record holds, in one line: its description; else its `Why:` line; else the first
+    line of its body that is neither its title nor a pointer; "" when it says none. A verified
+    record shown without it ("SHA-1 stays the default") invites the next agent to "fix" it."""
+    described = " ".join(text_of(meta.get("description")).split())
+    if described:
+        return described
+    title = " ".join(text_of(meta.get("title")).split())
+    lines = []
+    for line in body.splitlines():  # the record's own text: not what an act appended (# Evidence)
+        if line.startswith("# "):
+            break
+        if line.strip():
+            lines.append(" ".join(line.split()))
+    why = next((line[len("Why:"):].strip() for line in lines if line.startswith("Why:")), "")
+    if why:
+        return why
+    return next((line for line in lines if line != title and not line.startswith(_NOT_A_REASON)), "")
+
+
 def _read(path: Path) -> list[Any] | None:
-    """What is kept of one record: [class, title, date, paths] when it is verified, [] when it is
-    a record of another status, None when it cannot be read as one."""
-    meta = records.front(path)
+    """What is kept of one record: [class, title, date, paths, reason] when it is verified, []
+    when it is a record of another status, None when it cannot be read as one."""
+    try:
+        head = read_regular(path, HEAD_LIMIT)
+    except OSError:
+        return None
+    meta = records.front_of(head, str(path))
     if meta is None:
         return None
     if meta.get("status") != "verified":
         return []
+    text = head.decode("utf-8", errors="replace")
+    end = text.find("\n---", 3)
+    body = text[text.find("\n", end + 1) + 1:] if end != -1 else ""
     return [text_of(meta.get("class")) or "?", " ".join(text_of(meta.get("title")).split()),
-            text_of(meta.get("date")), list(_paths(meta))]
+            text_of(meta.get("date")), list(_paths(meta)), reason_of(meta, body)]
 
 
 def verified(folder: Path, ws: Workspace | None = None) -> list[Known]:
@@ -85,8 +117,8 @@ def verified(folder: Path, ws: Workspace | None = None) -> list[Known]:
         seen.add(entry.name)
         if not read:
             continue
-        cls, title, date, paths = read
-        found.append(Known(entry.name[:-len(".md")], cls, title, date, tuple(paths)))
+        cls, title, date, paths, reason = read
+        found.append(Known(entry.name[:-len(".md")], cls, title, date, tuple(paths), reason))
     if cache is not None:
         cache.keep_only(rel, seen)
         cache.save()

@@ -1,7 +1,11 @@
-"""The review queue: candidates under `.ai/repo/knowledge/candidates/`, each placed on the branch
-of the episode it names in `derived_from` (from the tracked session record, or from the ledger
-while that record is not yet written). Read through the one front-matter reader
-(its fast path needs no YAML: this runs on the start hook).
+"""The review queue: candidates under `.ai/repo/knowledge/candidates/` (and the trunk's outbox),
+each placed on the branch where the work of the episode it names in `derived_from` was: an
+episode open in this checkout works on the branch checked out; a closed one, where it closed (its
+session record's newest `branch_close`, else its newest span's `branch`); else the ledger's
+opening. A candidate that moved (`git checkout -b` mid-episode) or was merged counts where it is:
+in the tree. Read through the one front-matter reader (its fast path needs no YAML: this runs on
+the start hook), with the evidence's time (`Evidence: <event> at <ts>.`, the body's last line)
+that orders it.
 
 What the queue reads of each file is kept in `.ai/local/state/queue.cache.json` by the file's stat
 (`store/filecache.py`): the start hook stats the candidates and the session records it needs
@@ -21,9 +25,10 @@ from majordomus.store import records
 from majordomus.store.filecache import FileCache, content_digest, entry_stat, lstat
 from majordomus.store.workspace import Workspace
 
-_BRANCH = re.compile(r"^branch:\s*(.*)$", re.M)
+_BRANCH = re.compile(r"^(?:    )?branch(?:_close)?:[ \t]*(.*)$", re.M)  # each span's, newest last
+_EVIDENCE = re.compile(rb"^Evidence: [\w.]+ at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\.[ \t]*$", re.M)
 CACHE = "queue.cache.json"
-_VERSION = 4  # of what an entry holds: raise it when the fields read change
+_VERSION = 5  # of what an entry holds: raise it when the fields read change
 HEAD_LIMIT = 1 << 16  # what is read of a record for its front matter (`records.front`'s bound)
 _FIELDS = ("class", "status", "title", "date")
 FEW = 16  # files read directly rather than through the cache
@@ -38,7 +43,18 @@ class Candidate(NamedTuple):
     episode: str | None
     branch: str | None  # None: this checkout cannot place the episode
     date: str = ""  # the evidence day, as written
+    ts: str = ""  # the evidence's time, from the body's `Evidence:` line ("" when it has none)
 
+    @property
+    def when(self) -> str:
+        """What orders it: the evidence's time, else its day."""
+        return self.ts or self.date
+
+
+def by_time(queue: list[Candidate], newest_first: bool = False) -> list[Candidate]:
+    """`queue` in the evidence's order (time, then id: stable, whatever the listing order)."""
+    ordered = sorted(queue, key=lambda c: c.id)
+    return sorted(ordered, key=lambda c: c.when, reverse=newest_first)
 
 def _scalar(raw: str) -> str:
     raw = raw.strip()
@@ -57,10 +73,15 @@ def _cache(ws: Workspace) -> FileCache:
 
 def episode_branches(ws: Workspace, episodes: set[str],
                      ledger_branches: dict[str, str | None] | None = None,
-                     cache: FileCache | None = None) -> dict[str, str | None]:
-    """Branch of each episode: its session record, else its `session.opened` ledger line.
-    `ledger_branches`: the episodes' branches at their open, when the caller has read the ledger."""
+                     cache: FileCache | None = None,
+                     current: tuple[str, str | None] | None = None) -> dict[str, str | None]:
+    """Where each episode's work was: the episode at work now (`current`: (episode, the branch
+    checked out), when the caller knows it), there; else its session record (where it closed);
+    else its `session.opened` ledger line. `ledger_branches`: the episodes' branches at their
+    open, when the caller has read the ledger."""
     found: dict[str, str | None] = {}
+    if current is not None and current[0] in episodes:
+        found[current[0]] = current[1]
     for folder in (ws.sessions, ws.outbox / "sessions"):
         where, prefix = os.fspath(folder) + os.sep, ws.rel(folder)
         for episode in sorted(episodes - found.keys()):
@@ -92,15 +113,22 @@ def _record_branch(path: Path) -> list[str | None] | None:
         head = read_regular(path, 2048).decode("utf-8", errors="replace")
     except OSError:
         return None
-    match = _BRANCH.search(head)
-    return [_scalar(match.group(1)) or None] if match else None
+    front, _, _ = head.partition("\n---")
+    found = _BRANCH.findall(front)
+    return [_scalar(found[-1]) or None] if found else None
+
 
 
 def _front(path: Path | str, head: bytes | None = None) -> list[Any] | None:
     """What the queue reads of one record: [fields, episode named in derived_from, status as
     `records.quick_status` reads it], or None when it is not a readable record. Through the one
     front-matter reader (of `head`, the file's first bytes, when the caller read them)."""
-    meta = records.front(Path(path)) if head is None else records.front_of(head, str(path))
+    if head is None:
+        try:
+            head = read_regular(path, HEAD_LIMIT)
+        except OSError:
+            return None
+    meta = records.front_of(head, str(path))
     if meta is None:
         return None
     status = meta.get("status")
@@ -108,6 +136,9 @@ def _front(path: Path | str, head: bytes | None = None) -> list[Any] | None:
     fields = {k: str(meta[k]) for k in _FIELDS if meta.get(k) is not None}
     if fields.get("status", "candidate") != "candidate":
         return [{"status": fields["status"]}, None, raw]  # not in the queue: its status is all that counts
+    stamps = _EVIDENCE.findall(head)
+    if stamps:
+        fields["ts"] = stamps[-1].decode("ascii")
     prov = meta.get("provenance")
     refs = prov.get("derived_from") if isinstance(prov, dict) else None
     session = next((r[len("session:"):] for r in refs or () if isinstance(r, str) and r.startswith("session:")),
@@ -201,18 +232,19 @@ def fronts(folder: Path, paths: list[Path] | None = None, cache: FileCache | Non
 
 
 def waiting(ws: Workspace, folder: Path | None = None, paths: list[Path] | None = None,
-            ledger_branches: dict[str, str | None] | None = None) -> list[Candidate]:
+            ledger_branches: dict[str, str | None] | None = None,
+            current: tuple[str, str | None] | None = None) -> list[Candidate]:
     """Every candidate with status candidate, sorted by id, placed on its branch. `paths` (the
     files a source class lists) replaces the listing of `folder`. A few `paths` are read, not
     looked up in the cache (which costs more to load than they cost to read)."""
     cache = _cache(ws) if paths is None or len(paths) > FEW else None
     raw = fronts(folder or ws.candidates, paths, cache, ws.root)
-    branches = episode_branches(ws, {e for *_, e in raw if e}, ledger_branches, cache)
+    branches = episode_branches(ws, {e for *_, e in raw if e}, ledger_branches, cache, current)
     if cache is not None:
         cache.save()
     return [Candidate(rid, Path(where), f.get("class", "?"), f.get("status", "candidate"),
                       f.get("title", ""), episode, branches.get(episode) if episode else None,
-                      f.get("date", ""))
+                      f.get("date", ""), f.get("ts", ""))
             for rid, where, f, episode in raw]
 
 

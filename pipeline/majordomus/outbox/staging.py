@@ -16,6 +16,7 @@ only a non-empty outbox costs a git question and doit.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -97,6 +98,10 @@ def listing(ws: Workspace) -> list[Staged]:
     return staged
 
 
+# a derived record's last body line, the evidence's time in the clone that derived it (derive/table.py)
+_EVIDENCE_TIME = re.compile(rb"^Evidence: [\w.]+ at \S+Z\.$", re.M)
+
+
 def classify(ws: Workspace, item: Staged) -> str:
     """What a drain does with `item`: MOVE, SAME, SETTLED or DIFFERS (see the constants)."""
 
@@ -110,6 +115,8 @@ def classify(ws: Workspace, item: Staged) -> str:
     staged = read_bytes(item.src)
     if tracked == staged:
         return SAME
+    if item.section == "candidates" and _EVIDENCE_TIME.sub(b"", tracked) == _EVIDENCE_TIME.sub(b"", staged):
+        return SAME  # one record (its id is the evidence's digest), seen at another second in another clone
     if item.section == "sessions":  # a record grows by spans: the copy that holds the other whole wins
         old, new = tracked.decode("utf-8", "replace"), staged.decode("utf-8", "replace")
         if sessionrecord.extends(old, new):

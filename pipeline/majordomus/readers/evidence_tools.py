@@ -61,8 +61,16 @@ def _args(required: dict[str, str], optional: dict[str, Any] | None = None) -> d
     return {"type": "object", "additionalProperties": False, "properties": props, "required": list(required)}
 
 
-def _finish(ws: Workspace, outcome: str = "completed", reason: str | None = None) -> dict[str, Any]:
+def _finish(ws: Workspace, outcome: str, reason: str | None = None) -> dict[str, Any]:
     return work.finish(ws, outcome, reason)
+
+
+# the outcome is stated, never assumed: an outcome nobody stated is not evidence
+_FINISH_ARGS = _args({"outcome": "how it ended: completed, blocked (something outside the task stops it), "
+                                 "failed (tried; it does not work) or no_match (the premise did not hold: "
+                                 "nothing matched what the task looked for)"},
+                     {"reason": {"type": "string", "description": "why it ended so (needed unless completed)"}})
+_FINISH_ARGS["properties"]["outcome"]["enum"] = list(work.OUTCOMES)
 
 
 TOOLS: tuple[WriteTool, ...] = (
@@ -93,10 +101,7 @@ TOOLS: tuple[WriteTool, ...] = (
               "Finish the active task with its outcome; any outcome but completed needs its reason, which "
               "becomes a candidate lesson. The same as `majordomus finish --outcome O --reason R`. A finish "
               "proven by a command is recorded on the command line: `majordomus finish --verify CMD`.",
-              _args({}, {"outcome": {"type": "string", "enum": list(work.OUTCOMES),
-                                     "description": "how it ended (default completed)"},
-                         "reason": {"type": "string", "description": "why it ended so"}}),
-              FINISHED, _finish),
+              _FINISH_ARGS, FINISHED, _finish),
 )
 
 

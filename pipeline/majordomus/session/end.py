@@ -154,7 +154,7 @@ def publish_session_record(ws: Workspace, record: dict[str, Any], closed: str, r
     already lists. With no published record, the earlier spans come from the ledger window."""
     episode = record["episode"]
     span = sessionrecord.Span(record.get("opened"), record.get("source"), record.get("branch"),
-                              record.get("head"), closed, reason, head_close)
+                              record.get("head"), closed, reason, head_close, branch_close)
     folder = session_record_dir(ws)
     found = episodes.record_file(ws, episode)
     if found is not None:
@@ -185,5 +185,6 @@ def spans_from_ledger(ws: Workspace, episode: str) -> tuple[list[sessionrecord.S
             continue
         earlier.append(sessionrecord.Span(
             o.ts if o else None, o.get("source") if o else None, o.get("branch") if o else None,
-            o.get("head") if o else None, c.ts, c.get("reason"), c.get("head")))
+            o.get("head") if o else None, c.ts, c.get("reason"), c.get("head"),
+            c.get("branch") if isinstance(c.get("branch"), str) else None))
     return earlier, forked_from

@@ -38,8 +38,9 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "session.closed": ("episode", "reason", "branch", "head", "orphan_after_minutes", "swept_by"),
     "session.refused": ("episode", "why"),
     "session.reminded": ("episode", "commits"),
-    "task.started": ("task", "title", "scope"),
-    "task.finished": ("task", "outcome", "verify", "note"),
+    "task.started": ("task", "title", "scope", "head", "reflog"),
+    "task.finished": ("task", "title", "outcome", "verify", "note", "scope", "head", "reason"),
+    "verification.failed": ("task", "title", "command", "code", "timed_out", "head"),
     "decision.recorded": ("task", "text", "why"),
     "question.opened": ("question", "task", "text"),
     "question.resolved": ("question", "task", "text", "answer"),
@@ -410,6 +411,14 @@ class Ledger:
         """The newest `handover.recorded` line that names a next action, from the index: one
         line read."""
         return self.line_at(self.index().handover)
+
+    def since_handover(self, *needles: str) -> list[Line]:
+        """The lines from the newest handover on that hold one of `needles` (line numbers
+        unknown, 0): what later work did, read from the index's offset, not the whole ledger."""
+        index = self.index()
+        if index.handover < 0:
+            return []
+        return list(_parsed(self._hits(*(n.encode("utf-8") for n in needles), start=index.handover, number=0)))
 
     def opened_branches(self, episodes: Iterable[str]) -> dict[str, str | None]:
         """Each of `episodes` the ledger holds a `session.opened` for: its branch at its newest

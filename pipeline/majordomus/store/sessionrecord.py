@@ -33,6 +33,7 @@ class Span(NamedTuple):
     closed: str | None
     reason: str | None
     head_close: str | None
+    branch_close: str | None = None  # at the close, written when it is not the branch at the open
 
 
 def render(episode: str, spans: list[Span], forked_from: str | None = None) -> str:

@@ -1,6 +1,7 @@
 """The evidence writers: start, finish, decision, question, checkpoint, handover."""
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from majordomus.base.errors import OK, REFUSED, USAGE, FatalError
@@ -20,11 +21,20 @@ def add_parsers(sub: Subparsers) -> None:
     p.set_defaults(handler=lambda a: start(a.title, a.scope))
 
     p = sub.add_parser("finish", help="finish the active task",
-                       description="Finish the active task. Its note goes to "
+                       description="Finish the active task with the outcome you state. Its note goes to "
                        ".ai/local/state/completed/<task>.md with the reason under '## Reason'. "
+                       "Outcomes: completed (done); blocked (cannot go on: something outside the task "
+                       "stops it); failed (tried, and it does not work); no_match (the premise did not "
+                       "hold: nothing matched what the task looked for, so there was nothing to do). "
+                       "Each but completed needs --reason and becomes a candidate lesson. "
                        "--verify CMD runs CMD in the repository root (stdin /dev/null, stopped after "
-                       "--verify-timeout) and records the task completed only when it exits 0.")
-    p.add_argument("--outcome", choices=("completed", "blocked", "failed", "no_match"), default="completed")
+                       "--verify-timeout) and records the task completed only when it exits 0; a "
+                       "failing CMD leaves the task active and records verification.failed. With neither "
+                       "--outcome nor --verify, finish asks at a terminal and is refused elsewhere (exit 2): "
+                       "an outcome nobody stated is not evidence.")
+    p.add_argument("--outcome", choices=work.OUTCOMES, default=None,
+                   help="completed | blocked | failed | no_match (the premise did not hold: nothing "
+                   "matched, nothing to do); --verify CMD implies completed")
     p.add_argument("--reason", help="why it ended so (required unless completed)")
     p.add_argument("--verify", metavar="CMD", help="a command that proves the task is done")
     p.add_argument("--verify-timeout", metavar="SECONDS", type=seconds, default=None,
@@ -77,16 +87,52 @@ def start(title: str, scope: str | None) -> int:
     return OK
 
 
-def finish(outcome: str, reason: str | None, verify: str | None, timeout_s: float | None = None) -> int:
+def _stated(ws: Any, outcome: str | None, reason: str | None, verify: str | None) -> tuple[str, str | None]:
+    """The outcome (and reason) someone stated: given, implied by --verify, or asked for at a
+    terminal. Anywhere else a bare finish is refused: an outcome nobody stated is not evidence."""
+    if outcome is not None:
+        return outcome, reason
+    if verify is not None:
+        return "completed", reason
+    if work.active_task(ws) is None:
+        return "completed", reason  # work.finish says there is no task to finish (exit 3)
+    if not (sys.stdin.isatty() and sys.stderr.isatty()):
+        raise FatalError("finish without an outcome refused: nobody stated one; add --outcome "
+                         "completed|blocked|failed|no_match (no_match: nothing matched what the task "
+                         "looked for), or --verify CMD", USAGE)
+    choices = "/".join(work.OUTCOMES)
+    while True:
+        sys.stderr.write(f"outcome of the task ({choices}): ")
+        sys.stderr.flush()
+        answer = sys.stdin.readline()
+        if not answer:
+            raise FatalError("finish: no outcome given: nothing recorded", USAGE)
+        if answer.strip() in work.OUTCOMES:
+            outcome = answer.strip()
+            break
+    while outcome != "completed" and not (reason or "").strip():
+        sys.stderr.write(f"why it finished {outcome} (one line): ")
+        sys.stderr.flush()
+        line_read = sys.stdin.readline()
+        if not line_read:
+            raise FatalError(f"finish: a task that finished {outcome} needs its reason: nothing recorded",
+                             USAGE)
+        reason = line_read.strip() or None
+    return outcome, reason
+
+
+def finish(outcome: str | None, reason: str | None, verify: str | None, timeout_s: float | None = None) -> int:
 
     if timeout_s is not None and verify is None:
         raise FatalError("--verify-timeout bounds --verify CMD: give the command too, or drop it", USAGE)
+    ws = _ws()
+    outcome, reason = _stated(ws, outcome, reason, verify)
     try:
-        data = work.finish(_ws(), outcome, reason, verify, timeout_s or work.VERIFY_TIMEOUT_S)
+        data = work.finish(ws, outcome, reason, verify, timeout_s or work.VERIFY_TIMEOUT_S)
     except work.VerifyFailed as failed:
         what = (f"did not finish within {failed.timed_out:g} s (--verify-timeout) and was stopped"
                 if failed.timed_out is not None else f"exited {failed.code}")
-        say(f"`{failed.command}` {what}; nothing was recorded. Its last lines:")
+        say(f"`{failed.command}` {what}; the task is not finished (the failure is in the ledger). Its last lines:")
         for line in failed.tail.splitlines():
             say(f"  | {line}")
         say("fix it and rerun, or record the task as failed: "
