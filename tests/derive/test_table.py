@@ -2,6 +2,8 @@
 real command in real repositories, with whole records compared byte for byte."""
 from __future__ import annotations
 
+import time
+
 import json
 from pathlib import Path
 from typing import Any
@@ -216,6 +218,8 @@ def test_a_verification_strengthens_the_task_records_and_cites_scope_and_commits
     derive(episode)
     path = only_record(episode)
     ts = episode.events("decision.recorded")[-1]["ts"]
+    authored = episode.git("log", "-1", "--format=%at", sha).strip()
+    authored = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(authored)))
     assert path.read_text(encoding="utf-8") == f"""---
 id: {path.stem}
 kind: knowledge/v1
@@ -231,9 +235,15 @@ provenance:
     - "decision:{task}"
     - "test:true"
     - "commit:{sha}"
+  commits:
+    - sha: {sha}
+      subject: "Refuse tabs in the parser"
+      authored: "{authored}"
 relations:
   - type: relates_to
     target: "file:src/parser.py"
+anchors:
+  - "src/parser.py"
 ---
 Tabs are refused in the parser
 

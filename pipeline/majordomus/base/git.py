@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 from typing import NamedTuple
 
@@ -356,3 +357,17 @@ def tracked(root: Path, paths: list[str]) -> set[str]:
     out = run(root, "ls-files", "-z", "--", *paths, check=False)
     files = [f for f in out.split("\0") if f]
     return {p for p in paths if any(f == p or f.startswith(p.rstrip("/") + "/") or p == "." for f in files)}
+
+
+def commit_words(root: Path, shas: list[str]) -> dict[str, tuple[str, str]]:
+    """Full sha -> (subject, author time as UTC ISO 8601 with Z) of each commit of `shas` this
+    clone has, in one `git log --no-walk`."""
+    out = run(root, "log", "--no-walk=unsorted", "--ignore-missing", "--format=%H%x09%at%x09%s", *shas, "--",
+              check=False)
+    found: dict[str, tuple[str, str]] = {}
+    for row in out.splitlines():
+        sha, _, rest = row.partition("\t")
+        stamp, _, subject = rest.partition("\t")
+        if stamp.isdigit():
+            found[sha] = (subject, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(stamp))))
+    return found

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from majordomus.derive.rows import LESSON_OUTCOMES, Row, Task
 from majordomus.derive.text import relative_path, roots
 from majordomus.evidence.commits import TaskSpan, span_bounds, span_commits, task_commits
 from majordomus.evidence.episodes import spans
+from majordomus.store import anchors as anchoring
 from majordomus.store import records
 from majordomus.store.ledger import Line
 from majordomus.store.records import KIND, quick_status, reference_problem
@@ -51,15 +52,22 @@ class Draft:
     relations: tuple[tuple[str, str], ...]
     body: str
     path: Path
+    anchors: tuple[str, ...] = ()  # the files it is about: --about, a tracked scope, file: relations
+    commits: tuple[tuple[str, str, str], ...] = ()  # (sha, subject, author time) of each cited commit
 
     def meta(self) -> dict[str, Any]:
         """The record's front matter (knowledge/v1): a candidate, extracted by the table."""
+        provenance: dict[str, Any] = {"origin": "extracted", "derived_from": list(self.derived_from)}
+        if self.commits:
+            provenance["commits"] = [{"sha": sha, "subject": subject, "authored": authored}
+                                     for sha, subject, authored in self.commits]
         meta: dict[str, Any] = {
             "id": self.id, "kind": KIND, "class": self.cls, "status": "candidate",
-            "epistemics": self.epistemics, "title": self.title, "date": self.date,
-            "provenance": {"origin": "extracted", "derived_from": list(self.derived_from)}}
+            "epistemics": self.epistemics, "title": self.title, "date": self.date, "provenance": provenance}
         if self.relations:
             meta["relations"] = [{"type": kind, "target": target} for kind, target in self.relations]
+        if self.anchors:
+            meta["anchors"] = list(self.anchors)
         return meta
 
 
@@ -103,6 +111,8 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
         window = ws.ledger.window(episode)
     result = Plan(episode)
     names = {l.get("task"): l.get("title", "") for l in window if l.event == "task.started"}
+    about = {f"task:{l.get('task')}": l.get("about") for l in window if l.event == "task.started"}
+    about.update({f"question:{l.get('question')}": l.get("about") for l in window if l.event == "question.opened"})
     spellings = roots(ws.root)
     rows: list[tuple[Line, Row]] = []
     for line in window:
@@ -161,9 +171,39 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
         # the evidence's time, to the second: what the queue and the briefing order by
         body = f"{row.body}\n\n{EVIDENCE} {line.event} at {line.ts}."
         result.drafts.append(Draft(rid, episode, row.cls, row.epistemics, row.title, line.ts[:10],
-                                   refs, relations, body, target / f"{rid}.md"))
+                                   refs, relations, body, target / f"{rid}.md",
+                                   anchors=_anchors(line, row, relations, about, tasks)))
     result.provenance = "; ".join(notes) or None
+    result.drafts = _in_words(ws, result.drafts)
     return result
+
+
+def _anchors(line: Line, row: Row, relations: tuple[tuple[str, str], ...], about: dict[str, Any],
+             tasks: dict[str, Task]) -> tuple[str, ...]:
+    """The files a record is about: what its line, its task's start and its question's opening
+    said with --about, its task's tracked scope, and its file: relations."""
+    found: set[str] = set()
+    for said in (line.get("about"), about.get(f"task:{row.task}"), about.get(f"question:{line.get('question')}")):
+        if isinstance(said, list):
+            found.update(p for p in said if anchoring.admissible(p))
+    info = tasks.get(row.task) if row.task else None
+    if info is not None and info.scope and info.tracked_scope and anchoring.admissible(info.scope):
+        found.add(info.scope)
+    found.update(t[len("file:"):] for _, t in relations if t.startswith("file:") and anchoring.admissible(t[5:]))
+    return tuple(sorted(found))
+
+
+def _in_words(ws: Workspace, drafts: list[Draft]) -> list[Draft]:
+    """Each draft with its cited commits in words (subject, author time): one git call for all."""
+    shas = sorted({r[len("commit:"):] for d in drafts for r in d.derived_from if r.startswith("commit:")})
+    if not shas:
+        return drafts
+    try:
+        words = git.commit_words(ws.root, shas)
+    except (OSError, git.GitError):
+        return drafts
+    return [replace(d, commits=tuple((s, *words[s]) for r in d.derived_from if r.startswith("commit:")
+                                     and (s := r[len("commit:"):]) in words)) for d in drafts]
 
 
 def acted_on(ws: Workspace, rid: str, target: Path) -> bool:

@@ -21,6 +21,7 @@ from majordomus.base.fsio import atomic_write
 from majordomus.base.ids import check_id
 from majordomus.evidence import episodes
 from majordomus.store.ledger import utc_now
+from majordomus.store import anchors
 from majordomus.store.workspace import Workspace
 
 OUTCOMES = ("completed", "blocked", "failed", "no_match")
@@ -82,8 +83,14 @@ def task_lock(ws: Workspace) -> Path:
     return ws.state / "task.lock"
 
 
-def start(ws: Workspace, title: str, scope: str | None = None) -> dict[str, Any]:
-    """Start a task; one is active at a time in a checkout."""
+def _about(ws: Workspace, about: list[str] | None) -> dict[str, Any]:
+    """`about` as a ledger field: the files the line is about, repository-relative (refused, exit
+    4, outside the repository); nothing when none was given, so older lines' bytes stay."""
+    return {"about": anchors.anchors(ws.root, about)} if about else {}
+
+
+def start(ws: Workspace, title: str, scope: str | None = None, about: list[str] | None = None) -> dict[str, Any]:
+    """Start a task; one is active at a time in a checkout. `about`: the files it is about."""
     _utf8(title=title, scope=scope)
     if not title.strip():
         raise refused("a task needs a title: majordomus start \"what the task is\"")
@@ -99,7 +106,7 @@ def start(ws: Workspace, title: str, scope: str | None = None) -> dict[str, Any]
         # checkout's HEAD reflog made after this position (the derivation cites them)
         at = _head(ws)
         ws.ledger.append("task.started", episode, ts=ts, task=task, title=title, scope=scope,
-                         head=at.sha, reflog=at.reflog)
+                         head=at.sha, reflog=at.reflog, **_about(ws, about))
         record = {"task": task, "title": title, "scope": scope, "started": ts, "episode": episode,
                   "head": at.sha, "reflog": at.reflog}
         atomic_write(ws.state / "task.json", json.dumps(record, indent=2, ensure_ascii=False) + "\n",
@@ -252,14 +259,15 @@ def _finished(ws: Workspace, task: dict[str, Any], outcome: str, reason: str | N
 
 # --- decisions ---------------------------------------------------------------------------------
 
-def decision_add(ws: Workspace, text: str, why: str | None = None) -> dict[str, Any]:
-    """Record a decision under the active task, or under the episode alone."""
+def decision_add(ws: Workspace, text: str, why: str | None = None, about: list[str] | None = None) -> dict[str, Any]:
+    """Record a decision under the active task, or under the episode alone; `about`: the files it
+    is about (the anchors a promotion keeps)."""
     _utf8(decision=text, why=why)
     if not text.strip():
         raise refused("a decision needs its text: majordomus decision add \"what was decided\"")
     task = active_task(ws)
     return ws.ledger.append("decision.recorded", episodes.current(ws),
-                            task=task["task"] if task else None, text=text, why=why)
+                            task=task["task"] if task else None, text=text, why=why, **_about(ws, about))
 
 
 # --- questions ---------------------------------------------------------------------------------
@@ -275,7 +283,7 @@ def open_questions(ws: Workspace) -> list[dict[str, Any]]:
             and isinstance(q.get("text"), str)] if isinstance(data, list) else []
 
 
-def question_add(ws: Workspace, text: str) -> dict[str, Any]:
+def question_add(ws: Workspace, text: str, about: list[str] | None = None) -> dict[str, Any]:
     _utf8(question=text)
     if not text.strip():
         raise refused("a question needs its text: majordomus question add \"what is unknown\"")
@@ -285,7 +293,7 @@ def question_add(ws: Workspace, text: str) -> dict[str, Any]:
     qid = _short_id("q", episode or "", ts, text)
     with ws.lock(ws.state / "questions.lock"):
         ws.ledger.append("question.opened", episode, ts=ts, question=qid,
-                         task=task["task"] if task else None, text=text)
+                         task=task["task"] if task else None, text=text, **_about(ws, about))
         questions = open_questions(ws)
         questions.append({"question": qid, "text": text, "task": task["task"] if task else None,
                           "opened": ts, "episode": episode})

@@ -65,6 +65,11 @@ def _finish(ws: Workspace, outcome: str, reason: str | None = None) -> dict[str,
     return work.finish(ws, outcome, reason)
 
 
+# the files a line is about: the anchors a promotion keeps (a path outside the repository is refused)
+_ABOUT = {"about": {"type": "array", "items": {"type": "string"},
+                    "description": "the files this is about, repository-relative"}}
+
+
 # the outcome is stated, never assumed: an outcome nobody stated is not evidence
 _FINISH_ARGS = _args({"outcome": "how it ended: completed, blocked (something outside the task stops it), "
                                  "failed (tried; it does not work) or no_match (the premise did not hold: "
@@ -79,12 +84,13 @@ TOOLS: tuple[WriteTool, ...] = (
               "active task, or the episode alone; at the episode's end it becomes a candidate for a person to "
               "review. The same as `majordomus decision add TEXT --why WHY`.",
               _args({"text": "what was decided, in one sentence"},
-                    {"why": {"type": "string", "description": "the reason for it"}}),
-              DECISION, lambda ws, text, why=None: work.decision_add(ws, text, why)),
+                    {"why": {"type": "string", "description": "the reason for it"}, **_ABOUT}),
+              DECISION, lambda ws, text, why=None, about=None: work.decision_add(ws, text, why, about)),
     WriteTool("ask_question", "ask a question",
               "Record an open question (something unknown that blocks or shapes the work), owned by the active "
               "task; its id resolves it. The same as `majordomus question add TEXT`.",
-              _args({"text": "the question"}), QUESTION, lambda ws, text: work.question_add(ws, text)),
+              _args({"text": "the question"}, dict(_ABOUT)), QUESTION,
+              lambda ws, text, about=None: work.question_add(ws, text, about)),
     WriteTool("resolve_question", "resolve a question with its answer",
               "Resolve an open question with its answer; the answer becomes a candidate fact at the episode's "
               "end. The same as `majordomus question resolve ID ANSWER`.",
@@ -95,8 +101,8 @@ TOOLS: tuple[WriteTool, ...] = (
               "Start a task (one is active at a time in a checkout). The same as "
               "`majordomus start TITLE --scope PATH`.",
               _args({"title": "what the task is"},
-                    {"scope": {"type": "string", "description": "the path the task is about"}}),
-              TASK, lambda ws, title, scope=None: work.start(ws, title, scope)),
+                    {"scope": {"type": "string", "description": "the path the task is about"}, **_ABOUT}),
+              TASK, lambda ws, title, scope=None, about=None: work.start(ws, title, scope, about)),
     WriteTool("finish_task", "finish the active task",
               "Finish the active task with its outcome; any outcome but completed needs its reason, which "
               "becomes a candidate lesson. The same as `majordomus finish --outcome O --reason R`. A finish "
@@ -120,6 +126,10 @@ def call(ws: Workspace, tool: WriteTool, arguments: dict[str, Any]) -> dict[str,
     if missing:
         raise refused(f"{tool.name} needs the parameter {missing[0]!r}")
     for name, value in arguments.items():
+        if props[name].get("type") == "array":
+            if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                raise refused(f"{tool.name}: {name} must be a list of strings (repository-relative paths)")
+            continue
         if value is not None and not isinstance(value, str):
             raise refused(f"{tool.name}: {name} must be a string, not {value!r}")
         allowed = props[name].get("enum")

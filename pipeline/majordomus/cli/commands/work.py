@@ -18,7 +18,9 @@ def add_parsers(sub: Subparsers) -> None:
     p = sub.add_parser("start", help="start a task", description="Start a task; one is active at a time.")
     p.add_argument("title")
     p.add_argument("--scope", help="the path the task is about")
-    p.set_defaults(handler=lambda a: start(a.title, a.scope))
+    p.add_argument("--about", action="append", default=[], metavar="PATH",
+                   help="a file the task is about (repeatable): its records' anchors")
+    p.set_defaults(handler=lambda a: start(a.title, a.scope, a.about))
 
     p = sub.add_parser("finish", help="finish the active task",
                        description="Finish the active task with the outcome you state. Its note goes to "
@@ -47,7 +49,10 @@ def add_parsers(sub: Subparsers) -> None:
     add = verbs.add_parser("add", help="record a decision under the active task (or the episode)")
     add.add_argument("text")
     add.add_argument("--why", help="the reason for it")
-    add.set_defaults(handler=lambda a: decision_add(a.text, a.why))
+    add.add_argument("--about", action="append", default=[], metavar="PATH",
+                     help="a file the decision is about (repeatable): the record's anchor, so a reader "
+                     "can tell when that file changed after a person verified it")
+    add.set_defaults(handler=lambda a: decision_add(a.text, a.why, a.about))
     p.set_defaults(help_parser=p)
 
     p = sub.add_parser("question", help="ask, resolve and list questions",
@@ -55,7 +60,9 @@ def add_parsers(sub: Subparsers) -> None:
     verbs = p.add_subparsers(dest="verb", metavar="VERB")
     q = verbs.add_parser("add", help="ask a question; prints its id")
     q.add_argument("text")
-    q.set_defaults(handler=lambda a: question_add(a.text))
+    q.add_argument("--about", action="append", default=[], metavar="PATH",
+                   help="a file the question is about (repeatable)")
+    q.set_defaults(handler=lambda a: question_add(a.text, a.about))
     q = verbs.add_parser("resolve", help="resolve a question with its answer")
     q.add_argument("id")
     q.add_argument("answer")
@@ -79,9 +86,9 @@ def _ws() -> Any:
     return open_workspace()
 
 
-def start(title: str, scope: str | None) -> int:
+def start(title: str, scope: str | None, about: list[str] | None = None) -> int:
 
-    task = work.start(_ws(), title, scope)
+    task = work.start(_ws(), title, scope, about)
     print(task["task"])
     say(f"task {task['task']} started: {title}")
     return OK
@@ -142,16 +149,16 @@ def finish(outcome: str | None, reason: str | None, verify: str | None, timeout_
     return OK
 
 
-def decision_add(text: str, why: str | None) -> int:
+def decision_add(text: str, why: str | None, about: list[str] | None = None) -> int:
 
-    line = work.decision_add(_ws(), text, why)
+    line = work.decision_add(_ws(), text, why, about)
     say(f"decision recorded{' under task ' + line['task'] if line.get('task') else ' (no active task: it derives from the session alone)'}")
     return OK
 
 
-def question_add(text: str) -> int:
+def question_add(text: str, about: list[str] | None = None) -> int:
 
-    q = work.question_add(_ws(), text)
+    q = work.question_add(_ws(), text, about)
     print(q["question"])
     return OK
 
