@@ -82,3 +82,93 @@ def test_one_message_never_ends_the_mcp_server(mcp: subprocess.Popen[bytes], raw
 
 def test_a_well_formed_float_id_is_echoed_as_json(mcp: subprocess.Popen[bytes]) -> None:
     assert ask(mcp, b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}') == {"jsonrpc": "2.0", "id": 1.5, "result": {}}
+
+
+# --- the cockpit -----------------------------------------------------------------------------
+def _candidate(repo: Repo, rid: str, body: str) -> None:
+    folder = repo.root / ".ai/repo/knowledge/candidates"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{rid}.md").write_text(
+        f'---\nid: "{rid}"\nkind: knowledge/v1\nclass: fact\nstatus: candidate\nepistemics: observed\n'
+        f'title: "hostile body {rid}"\ndate: "2026-01-01"\nprovenance:\n  origin: extracted\n---\n{body}\n',
+        encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def cockpit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    repo = make_repo(tmp_path_factory.mktemp("cockpit") / "repo")
+    _candidate(repo, "x-stars", "*a " * 30_000)  # 90 KB
+    _candidate(repo, "x-quotes", ">" * 1_200 + " deep")
+    _candidate(repo, "x-spaced", "> " * 1_200 + "deep")
+    proc = subprocess.Popen([MAJORDOMUS, "serve", "--port", "0"], cwd=repo.root, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    try:
+        assert proc.stderr is not None
+        found = re.search(r"listening on http://127\.0\.0\.1:(\d+)/", proc.stderr.readline().decode())
+        assert found
+        threading.Thread(target=lambda: proc.stderr.read() if proc.stderr else None, daemon=True).start()
+        yield int(found.group(1))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=TIMEOUT)
+
+
+def get(port: int, path: str, timeout: float = TIMEOUT) -> tuple[int, bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(f"GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
+        data = b""
+        while chunk := sock.recv(65536):
+            data += chunk
+    assert data.startswith(b"HTTP/"), data[:200]
+    return int(data.split(b" ", 2)[1]), data.partition(b"\r\n\r\n")[2]
+
+
+@pytest.mark.parametrize("rid", ["x-stars", "x-quotes", "x-spaced"])
+def test_a_hostile_body_renders_fast_and_whole(cockpit: int, rid: str) -> None:
+    started = time.monotonic()
+    status, page = get(cockpit, f"/cockpit/knowledge_base/record/{rid}", timeout=10)
+    assert status == 200, page[:300]
+    assert time.monotonic() - started < 5  # the old renderer took over 15 s on the 90 KB body
+    assert (b"deep" if rid != "x-stars" else b"*a *a *a") in page  # nothing dropped
+
+
+def test_a_trickled_head_is_dropped_and_connections_are_capped(cockpit: int) -> None:
+    """A hundred clients trickling their request head a byte at a time: those over the cap are
+    answered 503 at once, the others 408 once the head's deadline passes; then a request is served."""
+    from majordomus.readers.httpd import HEAD_SECONDS, MAX_CONNECTIONS
+
+    socks = []
+    for _ in range(100):
+        sock = socket.create_connection(("127.0.0.1", cockpit), timeout=TIMEOUT)
+        sock.sendall(b"G")
+        socks.append(sock)
+    started = time.monotonic()
+    answers: dict[int, bytes] = {}
+    while len(answers) < len(socks) and time.monotonic() - started < HEAD_SECONDS + 10:
+        for n, sock in enumerate(socks):
+            if n in answers:
+                continue
+            sock.settimeout(0.01)
+            try:
+                answers[n] = sock.recv(65536) or b"(closed)"  # what the server said, before any reset
+                continue
+            except (TimeoutError, BlockingIOError):
+                pass
+            except OSError:
+                answers[n] = b"(reset)"
+                continue
+            try:
+                sock.sendall(b"E")  # one more byte: never a whole request line
+            except OSError:
+                answers[n] = b"(reset)"
+        time.sleep(0.3)
+    elapsed = time.monotonic() - started
+    for sock in socks:
+        sock.close()
+    assert len(answers) == 100, f"{100 - len(answers)} trickling connections still held after {elapsed:.1f} s"
+    busy = [a for a in answers.values() if a.startswith(b"HTTP/1.1 503")]
+    assert len(busy) >= 100 - MAX_CONNECTIONS, sorted(set(a[:40] for a in answers.values()))
+    timed_out = [a for a in answers.values() if a.startswith(b"HTTP/1.0 408") or a.startswith(b"HTTP/1.1 408")]
+    assert timed_out or len(busy) == 100
+    assert elapsed < HEAD_SECONDS + 5
+    assert get(cockpit, "/cockpit/knowledge_base/status")[0] == 200
