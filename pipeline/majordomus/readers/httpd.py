@@ -268,7 +268,7 @@ class Server(ThreadingHTTPServer):
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
         try:
-            super().process_request_thread(request, client_address)  # type: ignore[misc]
+            super().process_request_thread(request, client_address)
         finally:
             self._slots.release()
 

@@ -17,10 +17,8 @@ from __future__ import annotations
 import html
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from markdown_it import MarkdownIt
+from markdown_it import MarkdownIt
 
 DEEPEST = 16  # quote and list levels rendered as Markdown; deeper, the body is shown as written
 _MARKERS = re.compile(r"[ \t]*(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))")
@@ -28,8 +26,6 @@ _MARKERS = re.compile(r"[ \t]*(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t]))")
 
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
-    from markdown_it import MarkdownIt  # lazy: only a page with a record body needs it
-
     return MarkdownIt("commonmark", {"html": False, "xhtmlOut": False, "maxNesting": DEEPEST * 2 + 4}).disable(
         ["link", "image", "autolink", "html_inline", "html_block"])
 
