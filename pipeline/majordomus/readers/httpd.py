@@ -35,7 +35,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from majordomus.base.errors import OK, FatalError
 from majordomus.base.output import line, say
-from majordomus.readers import cockpit, openapi
+from majordomus.readers import cockpit, openapi, pages
 from majordomus.readers.answers import call
 from majordomus.store.workspace import Workspace
 
@@ -169,7 +169,7 @@ class Handler(BaseHTTPRequestHandler):
     def _answer(self, status: int, data: Any, body: bool, page: str | None = None) -> None:
         """Send JSON `data`, or the cockpit's HTML `page` with its security headers."""
         if page is not None:
-            payload, kind = page.encode("utf-8"), cockpit.CONTENT_TYPE
+            payload, kind = page.encode("utf-8"), pages.CONTENT_TYPE
         else:
             payload = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
             kind = "application/json; charset=utf-8"
@@ -179,7 +179,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(payload)))
         if page is not None:
-            for name, value in cockpit.HEADERS.items():
+            for name, value in pages.HEADERS.items():
                 self.send_header(name, value)
         if status == 405:
             self.send_header("Allow", "GET, HEAD")
