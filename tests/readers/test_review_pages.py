@@ -57,7 +57,7 @@ def test_the_home_is_the_review_queue(repo: Repo) -> None:
     status, page = cockpit.page(repo.root, "/")
     assert status == 200
     assert "<h1>Review queue (2)</h1>" in page
-    first = page.index('<article class="card"')
+    first = page.index(f'<article class="card" id="{store.decision}"')
     assert page.index("Tabs are refused in the parser", first) < page.index("<h3>Evidence</h3>", first)  # text first
     assert "episode e1, on main" in page and "/cockpit/evidence/session/e1" in page
     assert "task “a task”" in page and "/cockpit/evidence/task/" in page

@@ -44,6 +44,7 @@ th{color:var(--muted);font-weight:600;font-size:.85rem}
 form{display:flex;gap:.5rem;flex-wrap:wrap;margin:.25rem 0}
 input{font:inherit;padding:.25rem .4rem;min-width:0;flex:1 1 12rem}
 button{font:inherit}
+main{overflow-wrap:anywhere}
 .card{border:1px solid var(--line);border-radius:6px;padding:.25rem 1rem .75rem;margin:1rem 0;background:var(--bg)}
 .card h2{margin-top:.75rem;overflow-wrap:anywhere}
 .meta{color:var(--muted);font-size:.9rem;margin:.25rem 0;overflow-wrap:anywhere}

@@ -167,7 +167,7 @@ def status_page(st: dict[str, Any]) -> str:
     q = st["queue"]
     parts = [f"<p>{st['records']} record(s): {counts(st['by_status'])}. By class: {counts(st['by_class'])}.</p>",
              f"<h2>Review queue</h2><p><a href=\"/\">{q['length']} candidate(s)</a> await review; the policy "
-             f"allows {q['max_files']} and {minutes(q['max_age_minutes'] * 60.0)} of waiting"
+             f"allows {q['max_files']}, each waiting {minutes(q['max_age_minutes'] * 60.0)} at most"
              + (" — <strong>over the cap</strong>" if q["over_cap"] else "") + ".</p>"]
     if q["oldest"]:
         o = q["oldest"]
@@ -182,7 +182,9 @@ def status_page(st: dict[str, Any]) -> str:
                  f"unchanged, {last['skipped']} skipped.</p>"))
     w = st["writer"]
     state = "not judged" if not w["judged"] else ("fresh" if w["fresh"] else "stale")
-    parts.append(f"<h2>The knowledge writer</h2><p>{state.capitalize()}: {e(w['reason'])}</p>")
+    reason = str(w["reason"])
+    said = reason[:1].upper() + reason[1:] if reason.lower().startswith(state) else f"{state.capitalize()}: {reason}"
+    parts.append(f"<h2>The knowledge writer</h2><p>{e(said)}</p>")
     if st["unreadable"]:
         parts.append("<h2>Unreadable records</h2><ul class=\"lines\">" + "".join(
             f"<li>{e(u['path'])}: {e(u['problem'])}</li>" for u in st["unreadable"]) + "</ul>")
