@@ -68,7 +68,7 @@ def alive(proc: subprocess.Popen[bytes]) -> None:
     b'{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}',
     b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"knowledge_base_search",'
     b'"arguments":{"text":"\\ud800"}}}',
-    b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"decision_add",'
+    b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"record_decision",'
     b'"arguments":{"text":' + b"[" * 200 + b"]" * 200 + b"}}}",
 ], ids=["nested-100000", "nested-500", "surrogate-id", "surrogate-method", "nan-id", "overflow-id",
         "infinity-id", "object-id", "surrogate-argument", "nested-argument"])
