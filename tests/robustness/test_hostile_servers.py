@@ -135,7 +135,7 @@ def test_a_hostile_body_renders_fast_and_whole(cockpit: int, rid: str) -> None:
 def test_a_trickled_head_is_dropped_and_connections_are_capped(cockpit: int) -> None:
     """A hundred clients trickling their request head a byte at a time: those over the cap are
     answered 503 at once, the others 408 once the head's deadline passes; then a request is served."""
-    from majordomus.readers.httpd import HEAD_SECONDS, MAX_CONNECTIONS
+    from majordomus.readers.httplimits import HEAD_SECONDS, MAX_CONNECTIONS
 
     socks = []
     for _ in range(100):

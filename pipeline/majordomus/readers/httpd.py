@@ -15,20 +15,16 @@ A web page can reach a server on the fixed port through DNS rebinding (its own n
 declarations; they meet the same `Host` and method rules first, and answer their refusals as
 pages.
 
-A client gets HEAD_SECONDS to send its whole request head (the request line and the headers), not
-a timeout per byte: one that trickles it a byte at a time is answered 408 and dropped. At most
-MAX_CONNECTIONS are served at once; one more is answered 503 and closed at once, so a hundred
-slow clients hold a hundred sockets for HEAD_SECONDS at most and never a hundred threads."""
+A client has a deadline for its whole request head and the connections served at once are capped
+(`readers.httplimits`): a request head trickled a byte at a time is answered 408, a connection over
+the cap 503."""
 from __future__ import annotations
 
 import ipaddress
 import json
 import re
-import socket
-import threading
 from collections.abc import Callable, Iterable
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -36,12 +32,11 @@ from urllib.parse import parse_qs, urlsplit
 from majordomus.base.errors import OK, FatalError
 from majordomus.base.output import line, say
 from majordomus.readers import cockpit, openapi, pages
+from majordomus.readers.httplimits import HEAD_SECONDS, HeadDeadline, Server
 from majordomus.readers.answers import call
 from majordomus.store.workspace import Workspace
 
 WILDCARDS = ("0.0.0.0", "::", "")  # bind addresses that name no host a client would send
-HEAD_SECONDS = 10.0  # the whole request head, from the first byte awaited to the blank line
-MAX_CONNECTIONS = 32  # served at once; beyond, 503
 
 
 def host_name(header: str | None) -> str | None:
@@ -129,43 +124,11 @@ PROTOCOL_KINDS = {HTTPStatus.METHOD_NOT_ALLOWED: "method_not_allowed",
                   HTTPStatus.NOT_IMPLEMENTED: "method_not_allowed", HTTPStatus.NOT_FOUND: "unknown_route"}
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(HeadDeadline):
     root: Path  # set on the subclass `serve` builds
     configured: tuple[str, ...] = ()  # the hosts answered besides loopback
     server_version = "majordomus"
     timeout = 30  # an idle connection is dropped, never held open for ever
-    _late = False  # the request head missed its deadline
-    _deadline: threading.Timer | None = None
-
-    def handle_one_request(self) -> None:
-        """One request, its head due within HEAD_SECONDS (the wait for it on a kept-alive
-        connection included): past it, reading stops and the request is answered 408."""
-        self._late = False
-        self._deadline = threading.Timer(HEAD_SECONDS, self._too_slow)
-        self._deadline.daemon = True
-        self._deadline.start()
-        try:
-            super().handle_one_request()
-        finally:
-            self._deadline.cancel()
-
-    def _too_slow(self) -> None:
-        self._late = True
-        self.close_connection = True
-        try:
-            self.connection.shutdown(socket.SHUT_RD)  # the blocked read returns what came, then EOF
-        except OSError:
-            pass
-
-    def parse_request(self) -> bool:
-        parsed = super().parse_request()
-        if self._deadline is not None:
-            self._deadline.cancel()  # the head is read
-        if parsed and self._late:
-            self.send_error(HTTPStatus.REQUEST_TIMEOUT)
-            return False
-        return parsed
-
     def _answer(self, status: int, data: Any, body: bool, page: str | None = None) -> None:
         """Send JSON `data`, or the cockpit's HTML `page` with its security headers."""
         if page is not None:
@@ -233,44 +196,6 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the standard signature
         """One line on stderr, its control characters escaped (the request line is the client's)."""
         say(line(f"majordomus serve: {self.address_string()} {format % args}"))
-
-
-BUSY = {"error": "busy", "message": f"503 over {MAX_CONNECTIONS} connections at once: retry in a few seconds"}
-
-
-class Server(ThreadingHTTPServer):
-    """http.server's threading server with at most MAX_CONNECTIONS handled at once."""
-
-    request_queue_size = 128  # the listen backlog: a burst is accepted (and answered 503), not left unaccepted
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-        super().__init__(*args, **kwargs)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
-            payload = (json.dumps(BUSY) + "\n").encode("utf-8")
-            head = (f"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
-                    f"Content-Length: {len(payload)}\r\nRetry-After: {HEAD_SECONDS:.0f}\r\n"
-                    "Connection: close\r\n\r\n").encode("ascii")
-            try:
-                request.settimeout(1.0)
-                request.sendall(head + payload)
-            except OSError:
-                pass
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._slots.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
 
 
 def serve(root: Path, host: str, port: int, allow: tuple[str, ...] = ()) -> int:
