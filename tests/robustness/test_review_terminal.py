@@ -52,7 +52,7 @@ def _spawn(repo: Repo, editor: str) -> pexpect.spawn:
 def _promote_key(child: pexpect.spawn) -> None:
     """p: one key (a review that reads lines gets its Enter after a pause)."""
     child.send("p")
-    if child.expect_exact(["Class [", pexpect.TIMEOUT], timeout=3) == 1:
+    if child.expect_exact(["Class [", pexpect.TIMEOUT], timeout=10) == 1:
         child.sendline("")
         child.expect_exact("Class [")
 
