@@ -13,7 +13,7 @@ import re
 import subprocess
 import time
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from majordomus.base.fsio import read_regular
 
@@ -371,3 +371,16 @@ def commit_words(root: Path, shas: list[str]) -> dict[str, tuple[str, str]]:
         if stamp.isdigit():
             found[sha] = (subject, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(stamp))))
     return found
+
+def commit(root: Path, sha: str) -> dict[str, Any] | None:
+    """The commit `sha` names (full or abbreviated), for a person to read: its full sha, author,
+    author date, message and the paths it changed, in one git call; None when it names none here."""
+    if not 4 <= len(sha) <= 64 or not all(c in "0123456789abcdefABCDEF" for c in sha):
+        return None
+    out = run(root, "log", "-1", "--no-walk", "--format=%H%x00%an%x00%aI%x00%B%x00", "--name-only", sha, "--",
+              check=False)
+    parts = out.split("\0")
+    if len(parts) < 5:
+        return None
+    return {"sha": parts[0], "author": parts[1], "date": parts[2], "message": parts[3].strip("\n"),
+            "paths": [p for p in parts[4].split("\n") if p]}

@@ -2,9 +2,13 @@
 the same declarations the OpenAPI document, the MCP tools and the command line are generated from
 (seed 001: "the cockpit's module catalogue"; ADR 0012: no hand-written page per capability).
 
-- `/` and `/cockpit/`: the catalogue of the reader module and its capabilities.
+- `/`: the review queue, a page written for the person who reviews (`readers.review_pages`).
+- `/cockpit/`: the catalogue of the reader module and its capabilities.
 - `/cockpit/<module>/<verb>[/<positional>…]`: one page per capability, its route the JSON route
   under `/cockpit`; a positional parameter may also come as a query (`?id=…`, the catalogue's form).
+  The record and the status are read by people more than by tools: their pages are the review
+  pages' (VIEWS); the candidates and the search keep the generated ones.
+- `/cockpit/evidence/…`: what a record's evidence names (`readers.evidence_pages`).
 
 A page is the capability's answer rendered by walking its declared result schema: an object is a
 list of terms, a list of objects a table (stacked as cards on a phone), a list of values a list.
@@ -21,83 +25,24 @@ a repository. Read-only: GET and HEAD, behind the same `Host` rule as the JSON r
 """
 from __future__ import annotations
 
-import base64
-import hashlib
-import html
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs, quote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
-from majordomus import __version__
 from majordomus.base.errors import FatalError
 from majordomus.knowledge.accumulation import minutes as waited
-from majordomus.readers import markdown, openapi
+from majordomus.readers import evidence_pages, markdown, openapi, review_pages
+from majordomus.readers.pages import document, e, short
 from majordomus.readers.answers import call
 from majordomus.readers.knowledge_base import CAPABILITIES, MODULE, MODULE_SUMMARY, Capability, find
 from majordomus.store.workspace import Workspace
 
 PREFIX = "/cockpit"
-CONTENT_TYPE = "text/html; charset=utf-8"
-
-STYLE = """
-:root{color-scheme:light dark;--fg:#1b1f24;--bg:#fdfdfc;--muted:#5b6470;--line:#d8dde3;--accent:#0b5cad;--card:#f3f5f7}
-@media (prefers-color-scheme:dark){:root{--fg:#e6e8ea;--bg:#15181b;--muted:#9aa4ae;--line:#33393f;--accent:#79b8ff;--card:#1d2125}}
-*{box-sizing:border-box}
-body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--fg);background:var(--bg)}
-header,main,footer{max-width:60rem;margin:0 auto;padding:0 1rem}
-header{border-bottom:1px solid var(--line);padding-top:.75rem;padding-bottom:.5rem}
-nav a{margin-right:.75rem}
-footer{color:var(--muted);font-size:.85rem;border-top:1px solid var(--line);margin-top:2rem;padding-top:.5rem;padding-bottom:1rem}
-a{color:var(--accent)}
-h1{font-size:1.5rem;line-height:1.25;margin:1rem 0 .25rem;overflow-wrap:anywhere}
-h2{font-size:1.2rem;margin:1.5rem 0 .5rem}
-h3,h4,h5,h6{font-size:1.05rem;margin:1rem 0 .25rem}
-p.lead{color:var(--muted);margin-top:0}
-code,pre{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9em}
-pre{background:var(--card);padding:.5rem;overflow-x:auto;white-space:pre-wrap}
-dl{display:grid;grid-template-columns:minmax(7rem,max-content) 1fr;gap:.25rem 1rem;margin:.5rem 0}
-dt{color:var(--muted)}
-dd{margin:0;overflow-wrap:anywhere;min-width:0}
-td a{white-space:nowrap}
-dl dl{grid-template-columns:minmax(6rem,max-content) 1fr}
-table{border-collapse:collapse;width:100%;margin:.5rem 0}
-th,td{text-align:left;vertical-align:top;padding:.35rem .5rem;border-bottom:1px solid var(--line);overflow-wrap:break-word}
-th{color:var(--muted);font-weight:600;font-size:.85rem}
-.none{color:var(--muted);font-style:italic}
-.body{border-left:3px solid var(--line);padding-left:.75rem}
-.error{border:1px solid #c62828;padding:.5rem .75rem;border-radius:4px}
-form{display:flex;gap:.5rem;flex-wrap:wrap;margin:.25rem 0}
-input{font:inherit;padding:.25rem .4rem;min-width:0;flex:1 1 12rem}
-button{font:inherit}
-@media (max-width:40rem){
- dl{grid-template-columns:1fr}
- dt{font-size:.85rem;margin-top:.35rem}
- table,thead,tbody,tr,th,td{display:block}
- thead{display:none}
- tr{border:1px solid var(--line);border-radius:4px;margin:.5rem 0;padding:.25rem .5rem;background:var(--card)}
- td{border:0;padding:.15rem 0}
- td::before{content:attr(data-label);display:block;color:var(--muted);font-size:.8rem}
-}
-""".strip()
-
-_STYLE_HASH = base64.b64encode(hashlib.sha256(STYLE.encode("utf-8")).digest()).decode("ascii")
-HEADERS = {
-    "Content-Security-Policy": (f"default-src 'none'; style-src 'sha256-{_STYLE_HASH}'; img-src 'none'; "
-                                "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"),
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
-    "Cache-Control": "no-store",
-}
 
 
 def owns(path: str) -> bool:
     """Whether `path` (the URL's path) is one of the cockpit's."""
-    return path == "/" or path == PREFIX or path.startswith(PREFIX + "/")
-
-
-def e(value: Any) -> str:
-    """Escaped text: the only way a value reaches a page."""
-    return html.escape(str(value), quote=True)
+    return path == "/" or path == PREFIX or path.startswith(PREFIX + "/")  # evidence pages included
 
 
 def page_route(cap: Capability, arguments: dict[str, str] | None = None) -> str:
@@ -117,14 +62,7 @@ def link(cap: Capability, value: str) -> str:
 
 
 def _document(title: str, body: str, crumbs: list[tuple[str, str | None]]) -> str:
-    trail = " › ".join(f'<a href="{e(href)}">{e(text)}</a>' if href else e(text) for text, href in crumbs)
-    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{e(title)} · majordomus</title><style>{STYLE}</style></head>\n<body>"
-            f"<header><nav>{trail}</nav></header>\n<main>\n{body}\n</main>\n"
-            f"<footer>majordomus {e(__version__)} · read-only · generated from the declarations of the "
-            f"reader module {e(MODULE)} · <a href=\"/openapi.json\">openapi.json</a></footer>"
-            "</body></html>\n")
+    return document(title, body, crumbs)
 
 
 def _crumbs(cap: Capability | None = None) -> list[tuple[str, str | None]]:
@@ -177,7 +115,7 @@ def value_html(value: Any, schema: dict[str, Any]) -> str:
         if items.get("properties") and all(isinstance(v, dict) for v in value):
             return table(value, items)
         return "<ul>" + "".join(f"<li>{value_html(v, items)}</li>" for v in value) + "</ul>"
-    return e(value)
+    return short(value) if isinstance(value, str) else e(value)
 
 
 def _keys(value: dict[str, Any], schema: dict[str, Any]) -> list[str]:
@@ -272,7 +210,7 @@ def capability_page(cap: Capability, arguments: dict[str, str], answer: Any) -> 
 
 def error_page(status: int, message: str, cap: Capability | None = None) -> str:
     body = (f"<h1>{status}</h1><p class=\"error\" role=\"alert\">{e(message)}</p>"
-            f"<p><a href=\"{PREFIX}/\">the catalogue</a></p>")
+            f"<p><a href=\"/\">the review queue</a> · <a href=\"{PREFIX}/\">the catalogue</a></p>")
     return _document(f"{status}", body, _crumbs(cap))
 
 
@@ -289,24 +227,45 @@ def _match(path: str, query: dict[str, list[str]]) -> tuple[Capability, dict[str
     return None
 
 
+VIEWS: dict[str, Callable[[Any], str]] = {"record": review_pages.record_page, "status": review_pages.status_page}
+
+
+def _guarded(make: Callable[[], str], cap: Capability | None = None) -> tuple[int, str]:
+    """(200, the page `make` builds), or the refusal or failure as a page: a page never takes the
+    server down."""
+    try:
+        return 200, make()
+    except FatalError as exc:
+        status, _ = openapi.STATUS_OF.get(exc.code, openapi.INTERNAL)
+        return status, error_page(status, exc.message, cap)
+    except Exception as exc:  # noqa: BLE001
+        return 500, error_page(500, f"internal error: {type(exc).__name__}: {exc}", cap)
+
+
 def page(root: Any, target: str, run: Callable[[Capability, dict[str, Any]], Any] | None = None) -> tuple[int, str]:
-    """(status, HTML) for one GET of a cockpit path (the Host and method rules are the caller's)."""
+    """(status, HTML) for one GET of a cockpit path (the Host and method rules are the caller's):
+    `/` the review queue, `/cockpit/` the catalogue, the evidence pages, and one page per
+    capability (the record and the status as a person reads them, the others generated)."""
     url = urlsplit(target)
-    if url.path in ("/", PREFIX, PREFIX + "/"):
+    if url.path == "/":
+        return _guarded(lambda: review_pages.queue_page(Workspace(root)))
+    if url.path in (PREFIX, PREFIX + "/"):
         return 200, catalogue()
+    if evidence_pages.owns(url.path):
+        return _guarded(lambda: evidence_pages.page(Workspace(root), unquote(url.path)))
     found = _match(url.path[len(PREFIX):], parse_qs(url.query, keep_blank_values=True))
     if found is None:
-        return 404, error_page(404, f"no page at {url.path!r}: the catalogue at {PREFIX}/ lists the pages")
+        return 404, error_page(404, f"no page at {url.path!r}: the review queue is at /, the catalogue at "
+                                    f"{PREFIX}/")
     cap, arguments = found
     for name, values in parse_qs(url.query, keep_blank_values=True).items():
         if len(values) != 1 or name in arguments:
             return 400, error_page(400, f"query parameter {name!r} given more than once", cap)
         arguments[name] = values[0]
-    try:
+    view = VIEWS.get(cap.verb)
+
+    def make() -> str:
         answer = run(cap, arguments) if run else call(Workspace(root), cap, arguments)
-    except FatalError as exc:
-        status, _ = openapi.STATUS_OF.get(exc.code, openapi.INTERNAL)
-        return status, error_page(status, exc.message, cap)
-    except Exception as exc:  # noqa: BLE001 - a page never takes the server down
-        return 500, error_page(500, f"internal error: {type(exc).__name__}: {exc}", cap)
-    return 200, capability_page(cap, arguments, answer)
+        return view(answer) if view is not None else capability_page(cap, arguments, answer)
+
+    return _guarded(make, cap)

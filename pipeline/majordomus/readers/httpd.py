@@ -13,7 +13,11 @@ A web page can reach a server on the fixed port through DNS rebinding (its own n
 
 `/` and `/cockpit/…` are the cockpit's HTML pages (`readers.cockpit`), generated from the same
 declarations; they meet the same `Host` and method rules first, and answer their refusals as
-pages."""
+pages.
+
+A client has a deadline for its whole request head and the connections served at once are capped
+(`readers.httplimits`): a request head trickled a byte at a time is answered 408, a connection over
+the cap 503."""
 from __future__ import annotations
 
 import ipaddress
@@ -21,14 +25,14 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from majordomus.base.errors import OK, FatalError
 from majordomus.base.output import line, say
-from majordomus.readers import cockpit, openapi
+from majordomus.readers import cockpit, openapi, pages
+from majordomus.readers.httplimits import HEAD_SECONDS, HeadDeadline, Server
 from majordomus.readers.answers import call
 from majordomus.store.workspace import Workspace
 
@@ -120,16 +124,15 @@ PROTOCOL_KINDS = {HTTPStatus.METHOD_NOT_ALLOWED: "method_not_allowed",
                   HTTPStatus.NOT_IMPLEMENTED: "method_not_allowed", HTTPStatus.NOT_FOUND: "unknown_route"}
 
 
-class Handler(BaseHTTPRequestHandler):
+class Handler(HeadDeadline):
     root: Path  # set on the subclass `serve` builds
     configured: tuple[str, ...] = ()  # the hosts answered besides loopback
     server_version = "majordomus"
     timeout = 30  # an idle connection is dropped, never held open for ever
-
     def _answer(self, status: int, data: Any, body: bool, page: str | None = None) -> None:
         """Send JSON `data`, or the cockpit's HTML `page` with its security headers."""
         if page is not None:
-            payload, kind = page.encode("utf-8"), cockpit.CONTENT_TYPE
+            payload, kind = page.encode("utf-8"), pages.CONTENT_TYPE
         else:
             payload = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
             kind = "application/json; charset=utf-8"
@@ -139,7 +142,7 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(payload)))
         if page is not None:
-            for name, value in cockpit.HEADERS.items():
+            for name, value in pages.HEADERS.items():
                 self.send_header(name, value)
         if status == 405:
             self.send_header("Allow", "GET, HEAD")
@@ -177,6 +180,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         """http.server's own refusals, in the `Error` shape too (never its HTML page)."""
+        if self._late:
+            code, message, explain = HTTPStatus.REQUEST_TIMEOUT, None, f"the request head took over {HEAD_SECONDS:g} s"
         try:
             status = HTTPStatus(code)
         except ValueError:
@@ -197,7 +202,7 @@ def serve(root: Path, host: str, port: int, allow: tuple[str, ...] = ()) -> int:
     """Serve until interrupted; the first stderr line names the bound address."""
     configured = tuple(h for h in (host, *allow) if h not in WILDCARDS)
     handler = type("BoundHandler", (Handler,), {"root": root, "configured": configured})
-    with ThreadingHTTPServer((host, port), handler) as httpd:
+    with Server((host, port), handler) as httpd:
         say(f"majordomus serve: listening on http://{host}:{httpd.server_port}/ "
             "(the cockpit's pages at /, GET /openapi.json for the JSON routes; Ctrl-C stops)")
         if host not in ("127.0.0.1", "localhost", "::1"):

@@ -152,7 +152,7 @@ STATUS = {
 
 SEARCH_HIT = {"type": "object", "additionalProperties": False,
               "required": ["id", "source", "status", "class", "title", "date", "path", "tracked", "matched"],
-              "properties": {"id": _TEXT, "source": _TEXT, "status": _TEXT, "class": _TEXT, "title": _TEXT,
+              "properties": {"id": _LINKED_ID, "source": _TEXT, "status": _TEXT, "class": _TEXT, "title": _TEXT,
                              "date": _TEXT, "path": _TEXT, "tracked": {"type": "boolean"},
                              "matched": {"type": "array", "items": {"enum": ["title", "body"]},
                                          "description": "where the words were found"}}}

@@ -17,6 +17,7 @@ destructive. A refused or unknown id, an unknown parameter or an unknown tool is
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import IO, Any
@@ -31,13 +32,14 @@ from majordomus.store.workspace import Workspace
 SERVER_NAME = "majordomus"
 PROTOCOLS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
 MAX_MESSAGE = 1 << 20  # one JSON-RPC message, at most
+MAX_DEPTH = 64  # arrays and objects nested in one message, at most (a tool's arguments need a few)
 READS = {"readOnlyHint": True, "openWorldHint": False}
 INSTRUCTIONS = ("This repository's knowledge store and its evidence ledger. Readers: the candidates awaiting "
                 "review, one record, the store's status, a search of titles and bodies. Writers: record a "
                 "decision, ask or resolve a question, start or finish a task; what they record becomes a "
                 "candidate at the episode's end. Promotion and rejection stay a person's acts on the command line.")
 # JSON-RPC error codes
-PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32601, -32602, -32603
 
 
 def input_schema(cap: Capability) -> dict[str, Any]:
@@ -133,9 +135,68 @@ def handle(root: Path, message: Any) -> dict[str, Any] | None:
     return _error(msg_id, METHOD_NOT_FOUND, f"method {method!r} not found: this server offers tools only")
 
 
+class Unfit(ValueError):
+    """A message this server will not act on: nested too deep, a lone surrogate, NaN, Infinity."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise Unfit(f"{name} is not JSON")
+
+
+def _check(value: Any) -> None:
+    """Walk a parsed message without recursion: `Unfit` when it nests deeper than MAX_DEPTH, holds a
+    string that is not Unicode text (a lone surrogate, which no answer could carry) or a number
+    that is not finite (`1e999` parses as infinity)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise Unfit(f"nested deeper than {MAX_DEPTH} levels")
+            children = [*item.keys(), *item.values()] if isinstance(item, dict) else item
+            stack.extend((child, depth + 1) for child in children)
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise Unfit("a string holds a lone surrogate (not Unicode text)") from None
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise Unfit("a number is not finite")
+
+
+def parse(raw: bytes) -> tuple[Any, dict[str, Any] | None]:
+    """(message, None), or (None, the error answer) for a line that is not a message to act on."""
+    try:
+        message = json.loads(raw, parse_constant=_refuse_constant)
+        _check(message)
+    except Unfit as exc:
+        return None, _error(None, INVALID_REQUEST, f"refused: {exc}")
+    except RecursionError:  # deeper than the interpreter's own bound: the parser gave up first
+        return None, _error(None, PARSE_ERROR, f"nested deeper than {MAX_DEPTH} levels")
+    except ValueError:
+        return None, _error(None, PARSE_ERROR, "not JSON")
+    if isinstance(message, dict) and "id" in message:
+        msg_id = message["id"]
+        if isinstance(msg_id, bool) or not isinstance(msg_id, (str, int, float, type(None))):
+            return None, _error(None, INVALID_REQUEST, "id is not a string, a number or null")
+    return message, None
+
+
+def encode(answer: dict[str, Any]) -> bytes:
+    """One answer as one line of strict JSON (no NaN, no lone surrogate: `parse` lets none in, and
+    what a tool returns is checked here all the same)."""
+    try:
+        text = json.dumps(answer, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return text.encode("utf-8") + b"\n"
+    except (ValueError, TypeError, RecursionError) as exc:
+        fallback = _error(None, INTERNAL_ERROR, f"the answer could not be written as JSON: {type(exc).__name__}")
+        return json.dumps(fallback, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
 def serve(root: Path, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> int:
     """Answer JSON-RPC messages, one a line, until the client closes stdin. Whatever else would be
-    printed goes to stderr: stdout carries the protocol alone."""
+    printed goes to stderr: stdout carries the protocol alone. A line over MAX_MESSAGE bytes, nested
+    over MAX_DEPTH, or not strict JSON is answered with a JSON-RPC error, and the server goes on."""
     reader = stdin if stdin is not None else sys.stdin.buffer
     writer = stdout if stdout is not None else sys.stdout.buffer
     sys.stdout = sys.stderr
@@ -143,19 +204,21 @@ def serve(root: Path, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None =
         raw = reader.readline(MAX_MESSAGE + 1)
         if not raw:
             return OK
+        answer: dict[str, Any] | None
         if len(raw) > MAX_MESSAGE and not raw.endswith(b"\n"):
             while raw and not raw.endswith(b"\n"):  # the rest of the oversized line
                 raw = reader.readline(MAX_MESSAGE + 1)
-            answer: dict[str, Any] | None = _error(None, INVALID_REQUEST, f"message over {MAX_MESSAGE} bytes")
+            answer = _error(None, INVALID_REQUEST, f"message over {MAX_MESSAGE} bytes")
         elif not raw.strip():
             continue
         else:
-            try:
-                message = json.loads(raw)
-            except ValueError:
-                answer = _error(None, PARSE_ERROR, "not JSON")
-            else:
-                answer = handle(root, message)
+            message, answer = parse(raw)
+            if answer is None:
+                try:
+                    answer = handle(root, message)
+                except Exception as exc:  # noqa: BLE001 - one message never takes the server down
+                    answer = _error(message.get("id") if isinstance(message, dict) else None,
+                                    INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
         if answer is not None:
-            writer.write(json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
+            writer.write(encode(answer))
             writer.flush()

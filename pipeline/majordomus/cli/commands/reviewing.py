@@ -7,23 +7,26 @@ same ledger lines as `majordomus knowledge promote|reject`); the third act, an e
 person's `$EDITOR` on the candidate's file. Nothing asks for an id that is not on the screen:
 `reject --by` picks the replacing record from a numbered list.
 
-With standard input not a terminal there is nothing to ask: one line says so, and `--json`
-lists the queue for a pipe.
+An act is one key, without Enter (`cli/commands/terminal.py`: cbreak mode for the one read, the
+terminal restored after it and on every signal); what is shown is wrapped to the terminal's width,
+never inside a word; each candidate's evidence (its provenance) is resolved in words beside the
+reference: the episode and its date, the task's title, the commit's subject. With standard input
+not a terminal the keys are read a line at a time; `--json` lists the queue for a pipe.
+
+`items` is what the walk walks: today the review queue's candidates. A second queue (verified
+records that may be stale or are disputed) joins there, each item naming its queue.
 """
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from majordomus.base.errors import OK, USAGE, FatalError
+from majordomus.base.errors import OK, FatalError
 from majordomus.base.fsio import atomic_write, read_bytes, remove
-from majordomus.base.output import emit_json, show
+from majordomus.base.output import emit_json
 from majordomus.cli.commands import Subparsers
+from majordomus.cli.commands.terminal import EndOfInput, ask, editor_command, interactive, key, run_editor, width, wrap
+from majordomus.cli.commands.terminal import say as _say
 from majordomus.knowledge import review as acts
 from majordomus.knowledge.agenda import waited
 from majordomus.readers import answers as kb
@@ -33,17 +36,18 @@ from majordomus.store.records import CLASSES
 from majordomus.store.workspace import Workspace, open_workspace
 
 ACTIONS = "[p]romote  [r]eject  [e]dit  [s]kip  [q]uit"
-RULE = "─" * 64
+RULE = "─"  # a rule as wide as the terminal lets it be, up to 64
 DROPPED = "#~"  # a line of an editor's evidence file starting with this is a hint, dropped
 
 
 def add_review(verbs: Subparsers) -> None:  # the `knowledge` verbs
     r = verbs.add_parser("review", help="walk the review queue at a terminal: promote, reject, edit, skip",
                          description="Show each candidate (this branch first, oldest review age first) "
-                         "with its body, provenance resolved and review age, and ask: promote (evidence "
-                         "typed or from $EDITOR, class may change), reject (a reason, or the record that "
-                         "replaces it), edit in $EDITOR, skip, quit. Needs a terminal on standard input; "
-                         "--json lists the queue instead.")
+                         "with its body, its evidence resolved in words and its review age, and ask: "
+                         "promote (evidence typed or from $EDITOR, class may change), reject (a reason, or "
+                         "the record that replaces it), edit in $EDITOR, skip, quit: one key each, no Enter. "
+                         "Standard input that is not a terminal is read a line at a time; --json lists "
+                         "the queue instead.")
     r.add_argument("--json", action="store_true", help="print the queue, in review order, as JSON")
     r.set_defaults(handler=lambda a: review(a.json))
 
@@ -56,24 +60,27 @@ class Tally:
     skipped: list[str] = field(default_factory=list)
 
 
+def items(ws: Workspace) -> list[dict[str, Any]]:
+    """What the walk walks, in the order a person meets it: the review queue's candidates
+    (`knowledge_base.candidates`), each marked with its queue. A second queue joins here."""
+    return [{**c, "queue": "candidates"} for c in kb.candidates(ws)]
+
+
 def review(as_json: bool) -> int:
     """`knowledge review [--json]`."""
     ws = open_workspace()
     if as_json:
         emit_json(kb.candidates(ws))
         return OK
-    if sys.stdin is None or not sys.stdin.isatty():
-        raise FatalError("knowledge review asks at a terminal and standard input is not one: "
-                         "`majordomus knowledge review --json` lists the queue, `majordomus knowledge "
-                         "promote ID < evidence` and `reject ID --reason …` act on one", USAGE)
-    queue = kb.candidates(ws)
+    editor_command()  # an unparsable $EDITOR is refused now (exit 2), not halfway through
+    queue = items(ws)
     if not queue:
         _say("No candidate awaits review. (`majordomus knowledge status` shows the store.)")
         return OK
     here = sum(1 for c in queue if c["this_branch"])
-    _say(f"{len(queue)} candidate(s) await review, {here} of them from this branch: this branch first, "
-          "oldest first.")
-    _say(f"For each: {ACTIONS}.")
+    _say("\n".join(wrap(f"{len(queue)} candidate(s) await review, {here} of them from this branch: this branch "
+                        "first, oldest first.")))
+    _say("\n".join(wrap(f"For each: {ACTIONS}" + (" (one key, no Enter)." if interactive() else "."))))
     tally = Tally()
     try:
         for number, item in enumerate(queue, 1):
@@ -83,25 +90,6 @@ def review(as_json: bool) -> int:
         _say()
     _summary(ws, tally, len(queue))
     return OK
-
-
-def _say(text: str = "") -> None:
-    """One message to the person: its stored text (a title, a body, a reason) has its control
-    characters escaped, as on every human output."""
-    show(text + "\n")
-
-
-class EndOfInput(Exception):
-    """Ctrl-D: the person has nothing more to say; the review ends where it is."""
-
-
-def _ask(prompt: str) -> str:
-    """One line from the person; the end of input (Ctrl-D) ends the review."""
-    try:
-        return input(prompt)
-    except EOFError:
-        _say()
-        raise EndOfInput from None
 
 
 def _one(ws: Workspace, number: int, total: int, item: dict[str, Any], tally: Tally) -> bool:
@@ -117,10 +105,9 @@ def _one(ws: Workspace, number: int, total: int, item: dict[str, Any], tally: Ta
             _say(f"{rid} is no longer a candidate; next.")
             return True
         _show(number, total, item, shown)
-        answer = _ask(f"{ACTIONS} ? ")
-        if answer.strip().lower() in ("q", "quit"):
+        choice = key(f"{ACTIONS} ? ")
+        if choice == "q":
             return False
-        choice = answer.strip().lower()[:1]
         if choice == "s":
             tally.skipped.append(rid)
             return True
@@ -135,64 +122,44 @@ def _one(ws: Workspace, number: int, total: int, item: dict[str, Any], tally: Ta
                 tally.edited.append(rid)
             continue
         if choice not in ("p", "r"):
-            _say("Type p, r, e, s or q, then Enter.")
+            _say("Press p, r, e, s or q." if interactive() else "Type p, r, e, s or q, then Enter.")
 
 
 def _show(number: int, total: int, item: dict[str, Any], shown: dict[str, Any]) -> None:
     meta = shown.get("meta") or {}
     where = f"this branch ({item['branch']})" if item["this_branch"] else (
         f"branch {item['branch']}" if item["branch"] else "unattributed: this checkout cannot place its episode")
-    lines = ["", f"{RULE} {number} of {total}", str(meta.get("title") or item["title"]),
-             f"  {meta.get('class', item['class'])} · candidate {shown['id']} · {where}",
-             f"  {waited(item['age_minutes'])}"
-             + (f" — from {item['age_source']}: {item['age_detail']}" if item["age_source"] else "")]
+    since = f" — from {item['age_source']}: {item['age_detail']}" if item["age_source"] else ""
+    lines = ["", f"{RULE * min(64, width() - 12)} {number} of {total}", *wrap(str(meta.get("title") or item["title"])),
+             *wrap(f"{meta.get('class', item['class'])} · candidate {shown['id']} · {where}", "  "),
+             *wrap(f"{waited(item['age_minutes'])}{since}", "  ")]
     if shown.get("problem"):
-        lines.append(f"  does not parse: {shown['problem']}")
+        lines += wrap(f"does not parse: {shown['problem']}", "  ")
     body = (shown.get("body") or "").rstrip("\n")
     if body:
-        lines.append("")
-        lines += [f"  {line}".rstrip() for line in body.split("\n")]
+        lines += ["", *wrap(body, "  ")]
     refs = shown.get("references") or []
     if refs:
-        lines += ["", "  Provenance"]
-        width = max(len(r["ref"]) for r in refs)
-        for r in refs:
-            said = r["label"] if r["label"] else ("—" if r["resolved"] is None else "")
-            lines.append(f"    {r['field']:<13} {r['ref']:<{width}}  {said}".rstrip())
+        lines += ["", "  Evidence"] + [w for r in refs for w in wrap(_in_words(r), "    ", "      ")]
     tracked = "tracked" if shown["tracked"] else "not tracked by git yet: `git add` it"
-    lines += ["", f"  {shown['path']} ({tracked})"]
+    lines += ["", *wrap(f"{shown['path']} ({tracked})", "  ")]
     _say("\n".join(lines))
 
 
-def _editor() -> list[str] | None:
-    command = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    return shlex.split(command) if command and command.strip() else None
-
-
-def _run_editor(path: Path) -> bool:
-    """Open `path` in the person's editor; False when there is none or it failed."""
-    editor = _editor()
-    if editor is None:
-        _say("No editor: set $EDITOR (for example EDITOR=nano) and run the review again.")
-        return False
-    try:
-        done = subprocess.run([*editor, str(path)], check=False)
-    except OSError as exc:
-        _say(f"The editor {editor[0]!r} did not start: {exc.strerror or exc}.")
-        return False
-    if done.returncode != 0:
-        _say(f"The editor exited {done.returncode}: nothing taken from it.")
-        return False
-    return True
+def _in_words(ref: dict[str, Any]) -> str:
+    """One reference as a person reads it: what it names first, then the reference as written."""
+    said = ref["label"] or ("not found in this checkout" if ref["resolved"] is False else "")
+    where = ref["ref"] if ref["field"] == "derived_from" else f"{ref['field']} {ref['ref']}"
+    return f"{said} ({where})" if said else where
 
 
 def _evidence(ws: Workspace, rid: str) -> str | None:
     """The evidence, typed here (an empty line ends it) or written in $EDITOR (`:e`)."""
     _say("Evidence, in your own words: type it and end with an empty line, or type :e to write it in "
-          "$EDITOR. Nothing typed cancels.")
+         "$EDITOR. Nothing typed cancels.")
     typed: list[str] = []
     while True:
-        line = _ask("  | ")
+        line = ask("  | ")
         if not line.strip():
             break
         if not typed and line.strip() == ":e":
@@ -202,16 +169,21 @@ def _evidence(ws: Workspace, rid: str) -> str | None:
 
 
 def _evidence_in_editor(ws: Workspace, rid: str) -> str | None:
+    """The evidence written in $EDITOR. What an editor that failed or was killed leaves is kept
+    and opened again by the next `:e`: nothing the person wrote is lost."""
     path = ws.state / "review" / f"{rid}.evidence.md"
-    atomic_write(path, (f"{DROPPED} The evidence for promoting {rid}, in your own words. Lines starting "
-                        f"with {DROPPED} are dropped;\n{DROPPED} an empty file cancels.\n").encode("utf-8"),
-                 root=ws.root)
-    try:
-        if not _run_editor(path):
-            return None
-        text = read_bytes(path).decode("utf-8", errors="replace")
-    finally:
-        remove(path, root=ws.root)
+    template = (f"{DROPPED} The evidence for promoting {rid}, in your own words. Lines starting "
+                f"with {DROPPED} are dropped;\n{DROPPED} an empty file cancels.\n").encode("utf-8")
+    if not path.is_file():
+        atomic_write(path, template, root=ws.root)
+    if not run_editor(path):
+        if path.is_file() and read_bytes(path) != template:
+            _say(f"What you wrote is kept in {ws.rel(path)}: :e opens it again.")
+        else:
+            remove(path, root=ws.root)
+        return None
+    text = read_bytes(path).decode("utf-8", errors="replace") if path.is_file() else ""
+    remove(path, root=ws.root)
     kept = [line for line in text.split("\n") if not line.startswith(DROPPED)]
     evidence = "\n".join(kept).strip("\n")
     return evidence + "\n" if evidence.strip() else None
@@ -220,7 +192,7 @@ def _evidence_in_editor(ws: Workspace, rid: str) -> str | None:
 def _promote(ws: Workspace, rid: str, shown: dict[str, Any]) -> bool:
     current = str((shown.get("meta") or {}).get("class") or "convention")
     while True:
-        answer = _ask(f"Class [{current}] ({', '.join(CLASSES)}; Enter keeps it): ")
+        answer = ask(f"Class [{current}] ({', '.join(CLASSES)}; Enter keeps it): ")
         cls = answer.strip().lower() or current
         if cls in CLASSES:
             break
@@ -255,7 +227,7 @@ def _replacements(ws: Workspace, rid: str) -> list[tuple[str, str, str]]:
 def _reject(ws: Workspace, rid: str) -> bool:
     _say("Why is it rejected? One line in your own words; or :by to pick the record that replaces it. "
           "Nothing typed cancels.")
-    reason: str | None = _ask("  > ")
+    reason: str | None = ask("  > ")
     if reason is None or not reason.strip():
         _say("Cancelled: nothing rejected.")
         return False
@@ -266,8 +238,8 @@ def _reject(ws: Workspace, rid: str) -> bool:
             _say("No other record could replace it: reject it with a reason instead.")
             return False
         for n, (other, status, title) in enumerate(choices, 1):
-            _say(f"  {n:>3}  {title}  ({status}, {other})")
-        picked = _ask("The number of the record that replaces it (Enter cancels): ")
+            _say("\n".join(wrap(f"{n:>3}  {title}  ({status}, {other})", "  ", "       ")))
+        picked = ask("The number of the record that replaces it (Enter cancels): ")
         if not picked.strip():
             _say("Cancelled: nothing rejected.")
             return False
@@ -275,7 +247,7 @@ def _reject(ws: Workspace, rid: str) -> bool:
             _say(f"{picked.strip()!r} is not one of the numbers shown: nothing rejected.")
             return False
         by_id = choices[int(picked) - 1][0]
-        reason = _ask("And why, in one line (Enter to say nothing more): ")
+        reason = ask("And why, in one line (Enter to say nothing more): ")
         reason = reason if reason and reason.strip() else None
     try:
         act = acts.reject(ws, rid, reason, by_id)
@@ -290,7 +262,7 @@ def _edit(ws: Workspace, shown: dict[str, Any]) -> bool:
     """The third act: the person's editor on the candidate's file. True when the bytes changed."""
     path = ws.root / shown["path"]
     before = path.read_bytes()
-    if not _run_editor(path):
+    if not run_editor(path):
         return False
     try:
         after = path.read_bytes()
