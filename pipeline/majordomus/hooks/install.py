@@ -34,6 +34,7 @@ from typing import Any
 from majordomus.base.errors import REFUSED, FatalError
 from majordomus.base.fsio import atomic_write, read_bytes, remove
 from majordomus.base.resources import data_dir
+from majordomus.hooks import mcp_register
 from majordomus.hooks.providers import BOUNDARIES, COMPACT, END, START, STOP
 from majordomus.store.agents import AGENTS, Agent
 from majordomus.store.workspace import Workspace
@@ -176,6 +177,11 @@ def merge(reg: Registration, settings: dict[str, Any]) -> dict[str, Any]:
     installs wrote."""
     if reg.agent.name == "claude":
         merge_permissions(reg, settings)
+        approved = settings.setdefault("enabledMcpjsonServers", [])  # our .mcp.json server
+        if not isinstance(approved, list):
+            raise _refuse(reg, '"enabledMcpjsonServers" is not a list')
+        if mcp_register.NAME not in approved:
+            approved.append(mcp_register.NAME)
     if reg.version:
         settings.setdefault("version", 1)
     hooks = settings.setdefault("hooks", {})
@@ -275,4 +281,13 @@ def install(ws: Workspace, agent: str = "claude") -> Installed:
     else:
         atomic_write(ws.root / rel, json.dumps(merged, indent=2, ensure_ascii=False) + "\n", root=ws.root)
         done.written.append(rel)
+    registered = mcp_register.register(ws.root, agent)
+    if registered is not None:
+        path, wrote = registered
+        if wrote and path not in done.written:
+            done.written.append(path)
+            if path in done.unchanged:
+                done.unchanged.remove(path)
+        elif not wrote and path not in done.written and path not in done.unchanged:
+            done.unchanged.append(path)
     return done
