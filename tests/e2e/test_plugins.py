@@ -2,9 +2,12 @@
 `majordomus` plugin from it into a throwaway HOME (`claude plugin marketplace add` + `claude
 plugin install`), and a headless session fires the plugin's hooks against the fake Messages API:
 the episode opens with the client's session id, the model reads the briefing, the end derives.
-Beside the repository's own registration (`capture install`), each boundary is recorded once."""
+Beside the repository's own registration (`capture install`), each boundary is recorded once.
+Codex CLI reads the same marketplace and the plugin's own Codex manifest: the same, against the
+fake Responses API."""
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +15,9 @@ from pathlib import Path
 import pytest
 
 from claude_driver import Claude
+from clients import CODEX, MAJORDOMUS, CodexWorld, install
 from fake_anthropic import FakeAnthropic, Step, after_tool, bash, prompt_contains, text
+from fake_openai import say, shell
 from harness import PROJECT, Audit, ThrowawayRepo, clean_env, make_repo
 
 PLUGIN = PROJECT / "plugins" / "majordomus"
@@ -120,3 +125,70 @@ def test_beside_capture_install_each_boundary_is_recorded_once(
     # the plugin's server duplicates the repository's .mcp.json one: the client offers the tools once
     assert "mcp__majordomus__record_decision" in first and "mcp__plugin_majordomus" not in first
     assert repo.events("provider.event.failed") == []
+
+
+# -- Codex CLI: the same marketplace (Codex reads .claude-plugin/marketplace.json) and plugin
+# (its own manifest, .codex-plugin/plugin.json: hooks/codex.json, the skill, the MCP server) ------
+@pytest.fixture
+def codex(tmp_path: Path) -> Iterator[CodexWorld]:
+    world = CodexWorld(tmp_path, install(CODEX))
+    config = world.codex_home / "config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace("plugins = false", "plugins = true"),
+                      encoding="utf-8")
+    yield world
+    world.close()
+    assert world.fake.errors == []
+
+
+def codex_cli(world: CodexWorld, *args: str) -> str:
+    proc = subprocess.run([str(world.exe), *args], cwd=world.repo, env=world.env(), capture_output=True,
+                          text=True, timeout=180, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def with_codex_plugin(world: CodexWorld) -> list[dict[str, object]]:
+    """`codex plugin marketplace add` + `codex plugin add`, then the trust a person gives the
+    project and each hook in /hooks; returns Codex's list of the plugin's hooks."""
+    assert "Added marketplace `majordomus`" in codex_cli(world, "plugin", "marketplace", "add", str(PROJECT))
+    assert "Added plugin `majordomus`" in codex_cli(world, "plugin", "add", "majordomus@majordomus")
+    world.trust_project()
+    return [h for h in world.trust_hooks() if h.get("source") == "plugin"]
+
+
+def test_codex_runs_the_plugins_hooks_and_offers_its_tools(codex: CodexWorld) -> None:
+    assert codex.mj("init").returncode == 0
+    hooks = with_codex_plugin(codex)
+    assert {(h["eventName"], h["timeoutSec"], h["trustStatus"]) for h in hooks} == {
+        ("sessionStart", 30, "trusted"), ("sessionEnd", 3, "trusted"), ("preCompact", 30, "trusted")}
+    assert "majordomus  majordomus  mcp" in codex_cli(codex, "mcp", "list")
+
+    decision = "codex plugin: one install brings hooks, skill and tools"
+    run = codex.run("record it", [shell(f"{MAJORDOMUS} decision add '{decision}' --why scripted"), say("DONE")])
+    assert run.proc.returncode == 0, run.proc.stderr
+    ledger = codex.ledger()
+    [opened] = [e for e in ledger if e["event"] == "session.opened"]
+    assert (opened["episode"], opened["agent"]) == (run.thread_id, "codex")
+    header = f"# Majordomus briefing: episode {run.thread_id} (startup)"
+    assert any(m.startswith(header) for m in run.messages(0, "developer"))
+    tools = json.dumps(run.requests[0].body["tools"])
+    assert "record_decision" in tools and "knowledge_base_search" in tools
+    assert [e["episode"] for e in ledger if e["event"] == "session.closed"] == [run.thread_id]
+    candidates = list((codex.repo / ".ai/repo/knowledge/candidates").glob(f"{run.thread_id}-*.md"))
+    assert len(candidates) == 1 and decision in candidates[0].read_text(encoding="utf-8")
+    assert [e for e in ledger if e["event"] == "provider.event.failed"] == []
+
+
+def test_codex_with_the_plugin_and_capture_install_records_each_boundary_once(codex: CodexWorld) -> None:
+    assert codex.mj("init").returncode == 0
+    assert codex.mj("capture", "install", "--agent", "codex").returncode == 0
+    hooks = with_codex_plugin(codex)
+    assert len(hooks) == 3 and len(codex.hooks_list()["hooks"]) == 6  # both sets are listed, and trusted
+    run = codex.run("hello", [say("hi")])
+    assert run.proc.returncode == 0, run.proc.stderr
+    ledger = codex.ledger()
+    assert [e["episode"] for e in ledger if e["event"] == "session.opened"] == [run.thread_id]
+    assert [e["episode"] for e in ledger if e["event"] == "session.closed"] == [run.thread_id]
+    briefings = [m for m in run.messages(0, "developer") if m.startswith("# Majordomus briefing")]
+    assert len(briefings) == 1
+    assert [e for e in ledger if e["event"] == "provider.event.failed"] == []

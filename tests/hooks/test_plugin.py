@@ -53,6 +53,24 @@ def test_the_plugins_hooks_run_its_script_for_each_boundary_with_the_end_budgets
     assert os.access(SCRIPT, os.X_OK)
 
 
+def test_codexs_manifest_names_the_same_skill_and_server_and_its_own_hooks() -> None:
+    from majordomus.hooks.install import REGISTRATIONS
+
+    manifest = load(PLUGIN / ".codex-plugin" / "plugin.json")
+    assert (manifest["name"], manifest["version"]) == ("majordomus", __version__)
+    assert (manifest["skills"], manifest["mcpServers"], manifest["hooks"]) == (
+        "./skills/", "./.mcp.json", "./hooks/codex.json")
+    hooks = load(PLUGIN / "hooks" / "codex.json")["hooks"]
+    codex = REGISTRATIONS["codex"]
+    assert set(hooks) == set(codex.events.values())
+    for boundary, event in codex.events.items():
+        [group] = hooks[event]
+        [handler] = group["hooks"]
+        # Codex sets PLUGIN_ROOT (and CLAUDE_PLUGIN_ROOT) for a plugin's hooks; SessionEnd gets its 3 s
+        assert handler["command"] == f'"$PLUGIN_ROOT"/hooks/majordomus-plugin-hook codex {boundary}'
+        assert handler["timeout"] == codex.timeouts[boundary]
+
+
 def run_plugin_hook(repo: Repo, boundary: str, body: dict[str, Any], path: str | None = None) -> subprocess.CompletedProcess[str]:
     """The plugin's hook as Claude Code runs it: through a shell, in the project, with the
     plugin's and the project's variables and the payload on stdin."""
