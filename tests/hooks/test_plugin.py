@@ -132,3 +132,27 @@ def test_without_majordomus_the_plugins_hook_says_so_and_never_blocks(tmp_path: 
     start = run_plugin_hook(repo, "session-start", body("e-none", repo.root), path="/usr/bin:/bin")
     assert start.returncode == 0 and start.stdout == ""
     assert "majordomus: not found on PATH or in .venv: claude session-start not recorded" in start.stderr
+
+
+def test_server_json_describes_the_pypi_package_launched_by_uvx_as_the_registry_schema_asks() -> None:
+    """The MCP registry's server.json (schema 2025-12-11, modelcontextprotocol/registry
+    docs/reference/server-json/server.schema.json): name `namespace/name`, a description of at
+    most 100 characters, and a package with exactly the schema's keys, pinned to our version."""
+    import re
+
+    server = load(PROJECT / "server.json")
+    assert server["$schema"].endswith("/server.schema.json")
+    assert re.fullmatch(r"[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+", server["name"])
+    assert 1 <= len(server["description"]) <= 100
+    assert server["version"] == __version__
+    [package] = server["packages"]
+    allowed = {"registryType", "registryBaseUrl", "identifier", "version", "fileSha256", "runtimeHint",
+               "transport", "runtimeArguments", "packageArguments", "environmentVariables"}
+    assert set(package) <= allowed
+    # `uvx majordomus mcp`: uvx runs the package's `majordomus` script with the argument `mcp`
+    assert (package["registryType"], package["registryBaseUrl"], package["identifier"]) == (
+        "pypi", "https://pypi.org", "majordomus")
+    assert (package["version"], package["runtimeHint"], package["transport"]) == (__version__, "uvx", {"type": "stdio"})
+    assert package["packageArguments"] == [{"type": "positional", "value": "mcp"}]
+    # the registry proves the PyPI package is ours by this line in its description (the README)
+    assert f"mcp-name: {server['name']}" in (PROJECT / "README.md").read_text(encoding="utf-8")
