@@ -12,6 +12,7 @@ agent sets, else git). A second run changes no byte.
 | gemini  | .gemini/settings.json           | hooks.Event[] = {hooks: [handler with a name]} | milliseconds |
 | copilot | .github/hooks/majordomus.json   | version 1, hooks.event[] = handler (`bash`)    | seconds      |
 | cursor  | .cursor/hooks.json              | version 1, hooks.event[] = handler             | seconds      |
+| opencode| .opencode/plugins/majordomus.js | a plugin module (our template, written whole)  | -            |
 
 For Claude Code three things more. Its Stop hook (`.claude/hooks/majordomus-stop`) reminds an
 episode that committed and recorded nothing (`session/remind.py`). The skill
@@ -81,6 +82,7 @@ class Registration:
     flat: bool = False  # hooks.event[] holds the handlers themselves, not groups of them
     version: bool = False  # the file carries "version": 1
     named: bool = False  # each handler carries a "name"
+    template: str | None = None  # the registration is this template, written whole (a plugin)
 
     def command(self, boundary: str) -> str:
         if self.agent.name == "claude":
@@ -123,6 +125,10 @@ REGISTRATIONS: dict[str, Registration] = {r.agent.name: r for r in (
     Registration(AGENTS["cursor"], {START: "sessionStart", END: "sessionEnd", COMPACT: "preCompact"},
                  '"${CURSOR_PROJECT_DIR:-$(git rev-parse --show-toplevel)}"', {b: 30 for b in BOUNDARIES},
                  flat=True, version=True),
+    # no hook file: a plugin module maps OpenCode's events onto the hook script beside it
+    Registration(AGENTS["opencode"], {START: "experimental.chat.system.transform", END: "session.idle",
+                                      COMPACT: "experimental.session.compacting"},
+                 "", template="majordomus-opencode.js"),
 )}
 
 
@@ -237,17 +243,37 @@ def _read(ws: Workspace, reg: Registration) -> str:
         raise _refuse(reg, "it is not UTF-8 text") from None
 
 
-def _skill(ws: Workspace, done: Installed) -> None:
-    """Write Claude Code's skill unless its bytes are there already (a hand edit is restored)."""
-    target = ws.root / SKILL
-    data = (data_dir("templates") / "skills" / "majordomus" / "SKILL.md").read_bytes()
+def _whole(ws: Workspace, rel: str, source: Path, done: Installed) -> None:
+    """Write a file of ours whole (Claude Code's skill, OpenCode's plugin) unless its bytes are
+    there already (a hand edit is restored)."""
+    data = source.read_bytes()
+    target = ws.root / rel
     if _held(target) == data:
-        done.unchanged.append(SKILL)
+        done.unchanged.append(rel)
         return
     if target.is_symlink():  # the link itself goes; what it points to is never written
         remove(target, root=ws.root)
     atomic_write(target, data, root=ws.root, mode=0o644)
-    done.written.append(SKILL)
+    done.written.append(rel)
+
+
+def _merge_registration(ws: Workspace, reg: Registration, done: Installed) -> None:
+    """Merge our hooks into the agent's own JSON file, keeping everything else in it."""
+    rel, agent = reg.agent.registration, reg.agent.name
+    original = _read(ws, reg)
+    try:
+        settings = json.loads(original) if original.strip() else {}
+    except ValueError as exc:
+        raise FatalError(f"{rel} is not JSON ({str(exc).splitlines()[0][:80]}): fix it, then rerun "
+                         f"`{rerun(agent)}`", REFUSED) from None
+    if not isinstance(settings, dict):
+        raise FatalError(f"{rel} is not a JSON object: fix it, then rerun `{rerun(agent)}`", REFUSED)
+    merged = merge(reg, copy.deepcopy(settings))
+    if original.strip() and merged == settings:
+        done.unchanged.append(rel)  # kept byte for byte, formatting and all
+    else:
+        atomic_write(ws.root / rel, json.dumps(merged, indent=2, ensure_ascii=False) + "\n", root=ws.root)
+        done.written.append(rel)
 
 
 def install(ws: Workspace, agent: str = "claude") -> Installed:
@@ -265,22 +291,11 @@ def install(ws: Workspace, agent: str = "claude") -> Installed:
         atomic_write(target, data, root=ws.root, mode=0o755)
         done.written.append(rel)
     if agent == "claude":
-        _skill(ws, done)
-    rel = reg.agent.registration
-    original = _read(ws, reg)
-    try:
-        settings = json.loads(original) if original.strip() else {}
-    except ValueError as exc:
-        raise FatalError(f"{rel} is not JSON ({str(exc).splitlines()[0][:80]}): fix it, then rerun "
-                         f"`{rerun(agent)}`", REFUSED) from None
-    if not isinstance(settings, dict):
-        raise FatalError(f"{rel} is not a JSON object: fix it, then rerun `{rerun(agent)}`", REFUSED)
-    merged = merge(reg, copy.deepcopy(settings))
-    if original.strip() and merged == settings:
-        done.unchanged.append(rel)  # kept byte for byte, formatting and all
+        _whole(ws, SKILL, data_dir("templates") / "skills" / "majordomus" / "SKILL.md", done)
+    if reg.template is not None:
+        _whole(ws, reg.agent.registration, data_dir("templates") / "hooks" / reg.template, done)
     else:
-        atomic_write(ws.root / rel, json.dumps(merged, indent=2, ensure_ascii=False) + "\n", root=ws.root)
-        done.written.append(rel)
+        _merge_registration(ws, reg, done)
     registered = mcp_register.register(ws.root, agent)
     if registered is not None:
         path, wrote = registered

@@ -8,6 +8,7 @@ from majordomus.base.errors import OK
 from majordomus.base.output import say
 from majordomus.cli.commands import Subparsers
 from majordomus.hooks import install as capture
+from majordomus.hooks import mcp_register
 from majordomus.store import scaffold
 from majordomus.store.agents import AGENTS, installed, seen
 from majordomus.store.workspace import open_workspace
@@ -61,8 +62,10 @@ def install(agents: list[str] | None = None) -> int:
         if spec.registration.startswith(".github/"):
             folder = ".github/hooks/"
         skill = " and its agent knows how to record (the skill)" if agent == "claude" else ""
+        server = mcp_register.FILES[agent].path
+        also = "" if server.startswith(folder) else f" and {server} (the MCP server)"
         say(f"hooks installed: {spec.title} opens and closes episodes in this repository{skill}. "
-            f"Commit {folder} so every clone shares them.")
+            f"Commit {folder}{also} so every clone shares them.")
         if spec.trust:
             say(f"trust: {spec.trust}")
     if agents:
