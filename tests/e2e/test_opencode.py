@@ -10,7 +10,6 @@ and delivers plugin events only for that location; a person's shell sets PWD, a 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -118,4 +117,3 @@ def test_the_plugin_opens_briefs_and_closes_the_episode(
     assert f"# Majordomus briefing: episode {sid} (resume)" in last.system_text()
     assert [c["episode"] for c in repo.events("session.closed")] == [sid, sid]
     assert repo.events("provider.event.failed") == []
-    assert os.environ.get("PWD") != str(repo.root)  # the test's own PWD was not the repository's
