@@ -36,20 +36,16 @@ from majordomus.base.errors import REFUSED, FatalError
 from majordomus.base.fsio import atomic_write, read_bytes, remove
 from majordomus.base.resources import data_dir
 from majordomus.hooks import mcp_register
-from majordomus.hooks.providers import BOUNDARIES, COMPACT, END, START, STOP
-from majordomus.store.agents import AGENTS, Agent
+from majordomus.hooks.registrations import GIT_ROOT as GIT_ROOT
+from majordomus.hooks.registrations import HOOKS as HOOKS
+from majordomus.hooks.registrations import REGISTRATIONS as REGISTRATIONS
+from majordomus.hooks.registrations import SCRIPT as SCRIPT
+from majordomus.hooks.registrations import Registration as Registration
+from majordomus.hooks.registrations import command_for as command_for
 from majordomus.store.workspace import Workspace
 
 SETTINGS_LIMIT = 1 << 20
-SCRIPT = "majordomus-hook"  # the one script of every agent but Claude Code
 
-# Claude Code event -> hook script name (its three scripts predate the other agents).
-HOOKS = {
-    "SessionStart": "majordomus-session-start",
-    "SessionEnd": "majordomus-session-end",
-    "PreCompact": "majordomus-pre-compact",
-    "Stop": "majordomus-stop",
-}
 SKILL = ".claude/skills/majordomus/SKILL.md"
 ALLOW = "Bash(majordomus *)"
 ALLOWED_ALREADY = (ALLOW, "Bash(majordomus:*)")  # the deprecated prefix form is the same rule
@@ -67,74 +63,6 @@ def _held(path: Path) -> bytes | None:
         return read_bytes(path)
     except OSError:
         return None
-
-
-@dataclass(frozen=True)
-class Registration:
-    """How one agent registers our three boundaries."""
-
-    agent: Agent
-    events: dict[str, str]  # boundary -> the agent's event name
-    root: str  # shell text naming the repository in the agent's hook environment
-    timeouts: dict[str, int] = field(default_factory=dict)  # boundary -> timeout, in `timeout_key`'s unit
-    timeout_key: str = "timeout"
-    command_key: str = "command"
-    flat: bool = False  # hooks.event[] holds the handlers themselves, not groups of them
-    version: bool = False  # the file carries "version": 1
-    named: bool = False  # each handler carries a "name"
-    template: str | None = None  # the registration is this template, written whole (a plugin)
-
-    def command(self, boundary: str) -> str:
-        if self.agent.name == "claude":
-            return f'{self.root}/.claude/hooks/majordomus-{boundary}'
-        return f"{self.root}/{self.agent.folder}/{SCRIPT} {self.agent.name} {boundary}"
-
-    def handler(self, boundary: str) -> dict[str, Any]:
-        entry: dict[str, Any] = {}
-        if self.named:
-            entry["name"] = f"majordomus-{boundary}"
-        entry["type"] = "command"
-        entry[self.command_key] = self.command(boundary)
-        if boundary in self.timeouts:
-            entry[self.timeout_key] = self.timeouts[boundary]
-        return entry
-
-    def scripts(self) -> dict[str, str]:
-        """Repository path -> template name of each hook script."""
-        if self.agent.name == "claude":
-            return {f".claude/hooks/{name}": name for name in HOOKS.values()}
-        return {f"{self.agent.folder}/{SCRIPT}": SCRIPT}
-
-
-GIT_ROOT = '"$(git rev-parse --show-toplevel)"'
-REGISTRATIONS: dict[str, Registration] = {r.agent.name: r for r in (
-    # no "matcher": Claude Code matches every source and trigger without one, and Copilot CLI,
-    # which also reads this file, refuses the whole file over an empty one. SessionEnd: all hooks
-    # share 1.5 s unless one registers a larger timeout (seconds; the budget then rises to the
-    # largest, capped at 60 s): the end and compaction hooks derive, so 30 s
-    Registration(AGENTS["claude"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact", STOP: "Stop"},
-                 '"$CLAUDE_PROJECT_DIR"', {END: 30, COMPACT: 30}),
-    # SessionEnd: 1 s unless set, at most 3 s (more is clamped, with a warning)
-    Registration(AGENTS["codex"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact"},
-                 GIT_ROOT, {START: 30, END: 3, COMPACT: 30}),
-    Registration(AGENTS["gemini"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompress"},
-                 '"$GEMINI_PROJECT_DIR"', {START: 30_000, END: 30_000, COMPACT: 30_000}, named=True),
-    Registration(AGENTS["copilot"], {START: "sessionStart", END: "sessionEnd", COMPACT: "preCompact"},
-                 '"${COPILOT_PROJECT_DIR:-$(git rev-parse --show-toplevel)}"', {b: 30 for b in BOUNDARIES},
-                 timeout_key="timeoutSec", command_key="bash", flat=True, version=True),
-    Registration(AGENTS["cursor"], {START: "sessionStart", END: "sessionEnd", COMPACT: "preCompact"},
-                 '"${CURSOR_PROJECT_DIR:-$(git rev-parse --show-toplevel)}"', {b: 30 for b in BOUNDARIES},
-                 flat=True, version=True),
-    # no hook file: a plugin module maps OpenCode's events onto the hook script beside it
-    Registration(AGENTS["opencode"], {START: "experimental.chat.system.transform", END: "session.idle",
-                                      COMPACT: "experimental.session.compacting"},
-                 "", template="majordomus-opencode.js"),
-)}
-
-
-def command_for(script: str) -> str:
-    """Claude Code's command for one of its scripts (kept for its callers)."""
-    return f'"$CLAUDE_PROJECT_DIR"/.claude/hooks/{script}'
 
 
 @dataclass
