@@ -115,7 +115,7 @@ class Repo:
     def events(self, event: str) -> list[dict[str, Any]]:
         return [line for line in self.ledger() if line["event"] == event]
 
-    def written_outside(self, allowed: tuple[str, ...] = (".ai/", ".claude/")) -> list[str]:
+    def written_outside(self, allowed: tuple[str, ...] = (".ai/", ".claude/", ".mcp.json")) -> list[str]:
         """Paths git sees as new or changed (ignored ones too) outside `allowed`."""
         out = self.git("status", "--porcelain", "--ignored", "--untracked-files=all")
         paths = [line[3:] for line in out.splitlines()]

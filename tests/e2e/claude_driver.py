@@ -34,7 +34,7 @@ BIN = "claude"
 RUN_TIMEOUT_S = 240
 _HOOK_LINE = re.compile(
     r"^(?P<ts>\S+) \[\w+\] (?:Hooks: )?(?P<event>\w+):(?P<matcher>\S+) \[(?P<command>[^\]]*)\] "
-    r"(?:(?:finished|completed) with status (?P<status>-?\d+)(?: \((?P<ms>\d+)ms\))?|(?P<cancelled>cancelled)$)")
+    r"(?:\(plugin (?P<plugin>[^)]*)\) )?(?:(?:finished|completed) with status (?P<status>-?\d+)(?: \((?P<ms>\d+)ms\))?|(?P<cancelled>cancelled)$)")
 
 
 @dataclass

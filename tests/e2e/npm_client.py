@@ -31,9 +31,15 @@ def folder(package: str, version: str) -> Path:
     return CLIENTS / f"{package.replace('/', '+')}@{version}"
 
 
-def _npm_env(cache: Path) -> dict[str, str]:
+def _npm_env(cache: Path, home: Path) -> dict[str, str]:
+    """npm's environment: its cache beside the clients, and a scratch HOME (with its XDG folders),
+    so a package's install script (opencode-ai's checks its binary by running it, which writes
+    under ~/.config, ~/.cache and ~/.local) leaves nothing in the user's HOME."""
     env = dict(os.environ)
+    env.setdefault("npm_config_userconfig", str(Path("~/.npmrc").expanduser()))  # the user's registry
     env.update({
+        "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"), "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"), "XDG_STATE_HOME": str(home / ".local" / "state"),
         "npm_config_cache": str(cache),
         "npm_config_update_notifier": "false",
         "npm_config_fund": "false",
@@ -70,7 +76,7 @@ def install(package: str, version: str, bin_name: str) -> Path:
             proc = subprocess.run(
                 [npm, "install", "--prefix", str(scratch), "--no-save", "--no-package-lock",
                  f"{package}@{version}"],
-                cwd=scratch, env=_npm_env(CLIENTS / ".npm-cache"), capture_output=True, text=True,
+                cwd=scratch, env=_npm_env(CLIENTS / ".npm-cache", scratch / ".npm-home"), capture_output=True, text=True,
                 stdin=subprocess.DEVNULL, timeout=INSTALL_TIMEOUT_S)
         except subprocess.TimeoutExpired as exc:
             shutil.rmtree(scratch, ignore_errors=True)

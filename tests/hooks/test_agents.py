@@ -307,7 +307,7 @@ def test_an_unknown_agent_is_recorded_and_never_blocks(plain: Repo) -> None:
                     input=json.dumps({"session_id": "x", "cwd": str(plain.root)}))
     assert proc.returncode == 0 and proc.stdout == ""
     assert proc.stderr == ("majordomus: session-start failed: unknown agent 'nobody' "
-                           "(one of claude, codex, gemini, copilot, cursor)\n")
+                           "(one of claude, codex, gemini, copilot, cursor, opencode)\n")
     (failed,) = plain.events("provider.event.failed")
     assert failed["hook"] == "session-start" and "nobody" in failed["error"]
     assert plain.events("session.opened") == []

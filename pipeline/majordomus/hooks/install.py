@@ -12,6 +12,7 @@ agent sets, else git). A second run changes no byte.
 | gemini  | .gemini/settings.json           | hooks.Event[] = {hooks: [handler with a name]} | milliseconds |
 | copilot | .github/hooks/majordomus.json   | version 1, hooks.event[] = handler (`bash`)    | seconds      |
 | cursor  | .cursor/hooks.json              | version 1, hooks.event[] = handler             | seconds      |
+| opencode| .opencode/plugins/majordomus.js | a plugin module (our template, written whole)  | -            |
 
 For Claude Code three things more. Its Stop hook (`.claude/hooks/majordomus-stop`) reminds an
 episode that committed and recorded nothing (`session/remind.py`). The skill
@@ -34,20 +35,17 @@ from typing import Any
 from majordomus.base.errors import REFUSED, FatalError
 from majordomus.base.fsio import atomic_write, read_bytes, remove
 from majordomus.base.resources import data_dir
-from majordomus.hooks.providers import BOUNDARIES, COMPACT, END, START, STOP
-from majordomus.store.agents import AGENTS, Agent
+from majordomus.hooks import mcp_register
+from majordomus.hooks.registrations import GIT_ROOT as GIT_ROOT
+from majordomus.hooks.registrations import HOOKS as HOOKS
+from majordomus.hooks.registrations import REGISTRATIONS as REGISTRATIONS
+from majordomus.hooks.registrations import SCRIPT as SCRIPT
+from majordomus.hooks.registrations import Registration as Registration
+from majordomus.hooks.registrations import command_for as command_for
 from majordomus.store.workspace import Workspace
 
 SETTINGS_LIMIT = 1 << 20
-SCRIPT = "majordomus-hook"  # the one script of every agent but Claude Code
 
-# Claude Code event -> hook script name (its three scripts predate the other agents).
-HOOKS = {
-    "SessionStart": "majordomus-session-start",
-    "SessionEnd": "majordomus-session-end",
-    "PreCompact": "majordomus-pre-compact",
-    "Stop": "majordomus-stop",
-}
 SKILL = ".claude/skills/majordomus/SKILL.md"
 ALLOW = "Bash(majordomus *)"
 ALLOWED_ALREADY = (ALLOW, "Bash(majordomus:*)")  # the deprecated prefix form is the same rule
@@ -65,69 +63,6 @@ def _held(path: Path) -> bytes | None:
         return read_bytes(path)
     except OSError:
         return None
-
-
-@dataclass(frozen=True)
-class Registration:
-    """How one agent registers our three boundaries."""
-
-    agent: Agent
-    events: dict[str, str]  # boundary -> the agent's event name
-    root: str  # shell text naming the repository in the agent's hook environment
-    timeouts: dict[str, int] = field(default_factory=dict)  # boundary -> timeout, in `timeout_key`'s unit
-    timeout_key: str = "timeout"
-    command_key: str = "command"
-    flat: bool = False  # hooks.event[] holds the handlers themselves, not groups of them
-    version: bool = False  # the file carries "version": 1
-    named: bool = False  # each handler carries a "name"
-
-    def command(self, boundary: str) -> str:
-        if self.agent.name == "claude":
-            return f'{self.root}/.claude/hooks/majordomus-{boundary}'
-        return f"{self.root}/{self.agent.folder}/{SCRIPT} {self.agent.name} {boundary}"
-
-    def handler(self, boundary: str) -> dict[str, Any]:
-        entry: dict[str, Any] = {}
-        if self.named:
-            entry["name"] = f"majordomus-{boundary}"
-        entry["type"] = "command"
-        entry[self.command_key] = self.command(boundary)
-        if boundary in self.timeouts:
-            entry[self.timeout_key] = self.timeouts[boundary]
-        return entry
-
-    def scripts(self) -> dict[str, str]:
-        """Repository path -> template name of each hook script."""
-        if self.agent.name == "claude":
-            return {f".claude/hooks/{name}": name for name in HOOKS.values()}
-        return {f"{self.agent.folder}/{SCRIPT}": SCRIPT}
-
-
-GIT_ROOT = '"$(git rev-parse --show-toplevel)"'
-REGISTRATIONS: dict[str, Registration] = {r.agent.name: r for r in (
-    # no "matcher": Claude Code matches every source and trigger without one, and Copilot CLI,
-    # which also reads this file, refuses the whole file over an empty one. SessionEnd: all hooks
-    # share 1.5 s unless one registers a larger timeout (seconds; the budget then rises to the
-    # largest, capped at 60 s): the end and compaction hooks derive, so 30 s
-    Registration(AGENTS["claude"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact", STOP: "Stop"},
-                 '"$CLAUDE_PROJECT_DIR"', {END: 30, COMPACT: 30}),
-    # SessionEnd: 1 s unless set, at most 3 s (more is clamped, with a warning)
-    Registration(AGENTS["codex"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact"},
-                 GIT_ROOT, {START: 30, END: 3, COMPACT: 30}),
-    Registration(AGENTS["gemini"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompress"},
-                 '"$GEMINI_PROJECT_DIR"', {START: 30_000, END: 30_000, COMPACT: 30_000}, named=True),
-    Registration(AGENTS["copilot"], {START: "sessionStart", END: "sessionEnd", COMPACT: "preCompact"},
-                 '"${COPILOT_PROJECT_DIR:-$(git rev-parse --show-toplevel)}"', {b: 30 for b in BOUNDARIES},
-                 timeout_key="timeoutSec", command_key="bash", flat=True, version=True),
-    Registration(AGENTS["cursor"], {START: "sessionStart", END: "sessionEnd", COMPACT: "preCompact"},
-                 '"${CURSOR_PROJECT_DIR:-$(git rev-parse --show-toplevel)}"', {b: 30 for b in BOUNDARIES},
-                 flat=True, version=True),
-)}
-
-
-def command_for(script: str) -> str:
-    """Claude Code's command for one of its scripts (kept for its callers)."""
-    return f'"$CLAUDE_PROJECT_DIR"/.claude/hooks/{script}'
 
 
 @dataclass
@@ -176,6 +111,11 @@ def merge(reg: Registration, settings: dict[str, Any]) -> dict[str, Any]:
     installs wrote."""
     if reg.agent.name == "claude":
         merge_permissions(reg, settings)
+        approved = settings.setdefault("enabledMcpjsonServers", [])  # our .mcp.json server
+        if not isinstance(approved, list):
+            raise _refuse(reg, '"enabledMcpjsonServers" is not a list')
+        if mcp_register.NAME not in approved:
+            approved.append(mcp_register.NAME)
     if reg.version:
         settings.setdefault("version", 1)
     hooks = settings.setdefault("hooks", {})
@@ -231,17 +171,37 @@ def _read(ws: Workspace, reg: Registration) -> str:
         raise _refuse(reg, "it is not UTF-8 text") from None
 
 
-def _skill(ws: Workspace, done: Installed) -> None:
-    """Write Claude Code's skill unless its bytes are there already (a hand edit is restored)."""
-    target = ws.root / SKILL
-    data = (data_dir("templates") / "skills" / "majordomus" / "SKILL.md").read_bytes()
+def _whole(ws: Workspace, rel: str, source: Path, done: Installed) -> None:
+    """Write a file of ours whole (Claude Code's skill, OpenCode's plugin) unless its bytes are
+    there already (a hand edit is restored)."""
+    data = source.read_bytes()
+    target = ws.root / rel
     if _held(target) == data:
-        done.unchanged.append(SKILL)
+        done.unchanged.append(rel)
         return
     if target.is_symlink():  # the link itself goes; what it points to is never written
         remove(target, root=ws.root)
     atomic_write(target, data, root=ws.root, mode=0o644)
-    done.written.append(SKILL)
+    done.written.append(rel)
+
+
+def _merge_registration(ws: Workspace, reg: Registration, done: Installed) -> None:
+    """Merge our hooks into the agent's own JSON file, keeping everything else in it."""
+    rel, agent = reg.agent.registration, reg.agent.name
+    original = _read(ws, reg)
+    try:
+        settings = json.loads(original) if original.strip() else {}
+    except ValueError as exc:
+        raise FatalError(f"{rel} is not JSON ({str(exc).splitlines()[0][:80]}): fix it, then rerun "
+                         f"`{rerun(agent)}`", REFUSED) from None
+    if not isinstance(settings, dict):
+        raise FatalError(f"{rel} is not a JSON object: fix it, then rerun `{rerun(agent)}`", REFUSED)
+    merged = merge(reg, copy.deepcopy(settings))
+    if original.strip() and merged == settings:
+        done.unchanged.append(rel)  # kept byte for byte, formatting and all
+    else:
+        atomic_write(ws.root / rel, json.dumps(merged, indent=2, ensure_ascii=False) + "\n", root=ws.root)
+        done.written.append(rel)
 
 
 def install(ws: Workspace, agent: str = "claude") -> Installed:
@@ -259,20 +219,18 @@ def install(ws: Workspace, agent: str = "claude") -> Installed:
         atomic_write(target, data, root=ws.root, mode=0o755)
         done.written.append(rel)
     if agent == "claude":
-        _skill(ws, done)
-    rel = reg.agent.registration
-    original = _read(ws, reg)
-    try:
-        settings = json.loads(original) if original.strip() else {}
-    except ValueError as exc:
-        raise FatalError(f"{rel} is not JSON ({str(exc).splitlines()[0][:80]}): fix it, then rerun "
-                         f"`{rerun(agent)}`", REFUSED) from None
-    if not isinstance(settings, dict):
-        raise FatalError(f"{rel} is not a JSON object: fix it, then rerun `{rerun(agent)}`", REFUSED)
-    merged = merge(reg, copy.deepcopy(settings))
-    if original.strip() and merged == settings:
-        done.unchanged.append(rel)  # kept byte for byte, formatting and all
+        _whole(ws, SKILL, data_dir("templates") / "skills" / "majordomus" / "SKILL.md", done)
+    if reg.template is not None:
+        _whole(ws, reg.agent.registration, data_dir("templates") / "hooks" / reg.template, done)
     else:
-        atomic_write(ws.root / rel, json.dumps(merged, indent=2, ensure_ascii=False) + "\n", root=ws.root)
-        done.written.append(rel)
+        _merge_registration(ws, reg, done)
+    registered = mcp_register.register(ws.root, agent)
+    if registered is not None:
+        path, wrote = registered
+        if wrote and path not in done.written:
+            done.written.append(path)
+            if path in done.unchanged:
+                done.unchanged.remove(path)
+        elif not wrote and path not in done.written and path not in done.unchanged:
+            done.unchanged.append(path)
     return done

@@ -7,7 +7,8 @@ Every agent sends a JSON object on stdin, but each names things its own way: the
 `workspace_roots`, `GEMINI_PROJECT_DIR`, ...). Only the briefing's form differs in what it
 changes: Claude Code and Codex put plain stdout before the model, Gemini CLI only JSON
 `hookSpecificOutput.additionalContext`, Copilot CLI only a top-level `additionalContext`, Cursor
-`additional_context`. docs/AGENTS.md names where each fact was seen.
+`additional_context`; OpenCode has no hooks, and the plugin `capture install` writes for it hands
+the plain briefing to its system prompt. docs/AGENTS.md names where each fact was seen.
 """
 from __future__ import annotations
 
@@ -101,6 +102,8 @@ PROVIDERS: dict[str, Provider] = {p.agent: p for p in (
     Provider("cursor", session_keys=("session_id", "conversation_id"),
              root_env=("CURSOR_PROJECT_DIR",), root_lists=("workspace_roots",),
              briefing_form="additional_context"),
+    # its plugin (templates/hooks/majordomus-opencode.js) puts the plain briefing into the system prompt
+    Provider("opencode"),
 )}
 
 

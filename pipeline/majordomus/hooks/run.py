@@ -2,7 +2,7 @@
 names, and never block the agent.
 
 `majordomus hook BOUNDARY [--agent A] [--hook-root DIR]`: the registration says which agent it
-was written for (Claude Code's when it says nothing); the adapter of the agent actually running
+was written for (Claude Code's when it says nothing), or the plugin's hook does (`MAJORDOMUS_HOOK_VIA`); the adapter of the agent actually running
 the hook (hooks/providers.py) reads the payload and shapes the briefing. Every hook returns 0. A
 failure is recorded as `provider.event.failed` (when the repository is initialised) and reported
 as one line on stderr; no traceback reaches the agent.
@@ -36,6 +36,10 @@ from majordomus.store import agents
 from majordomus.store.workspace import HOOK_WAIT_S, Workspace, find_root, wait_bound
 
 MAX_INPUT = 1 << 20  # a hook payload is a few hundred bytes; a megabyte is not one
+# Set to "plugin" by the plugin's hook script (plugins/majordomus/): a repository that has its own
+# registration (`capture install`) records each boundary through that one, and the plugin's run is
+# a no-op, so an agent running both records every boundary once.
+VIA = "MAJORDOMUS_HOOK_VIA"
 
 
 class HookInputError(ValueError):
@@ -111,6 +115,8 @@ def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
             return OK
         if actual != agent and agents.installed(root, agents.AGENTS[actual]):
             return OK  # the agent's own registration runs this boundary too: one record, not two
+        if os.environ.get(VIA) == "plugin" and agents.installed(root, agents.AGENTS[actual]):
+            return OK  # so does the repository's registration, when the plugin's hook runs
         _dispatch(ws, provider, name, payload)
         if name in providers.BOUNDARIES:  # not at a turn's end: no derivation delays the turn, or writes to its answer
             for waited in pending.pick_up(ws):

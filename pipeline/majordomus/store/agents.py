@@ -45,6 +45,9 @@ AGENTS: dict[str, Agent] = {a.name: a for a in (
           'answer "Yes, and remember this folder for future sessions" (prompt mode needs it remembered).'),
     Agent("cursor", "Cursor", ".cursor/hooks.json", ".cursor/hooks",
           (".cursor",), (".cursor",), None),
+    # no hook file: the registration is a plugin module that runs the hook script
+    Agent("opencode", "OpenCode", ".opencode/plugins/majordomus.js", ".opencode/hooks",
+          (".opencode", "opencode.json", "opencode.jsonc"), (".config/opencode",), None),
 )}
 
 NAMES = tuple(AGENTS)

@@ -8,6 +8,7 @@ from majordomus.base.errors import OK
 from majordomus.base.output import say
 from majordomus.cli.commands import Subparsers
 from majordomus.hooks import install as capture
+from majordomus.hooks import mcp_register
 from majordomus.store import scaffold
 from majordomus.store.agents import AGENTS, installed, seen
 from majordomus.store.workspace import open_workspace
@@ -24,7 +25,9 @@ def add_parsers(sub: Subparsers) -> None:
         description="Write the session-start, session-end and compaction hooks of each agent named "
         "(Claude Code when none is) and merge their registration into that agent's own file, keeping "
         "what is there: .claude/settings.json, .codex/hooks.json, .gemini/settings.json, "
-        ".github/hooks/majordomus.json, .cursor/hooks.json. Idempotent. Without --agent it also names "
+        ".github/hooks/majordomus.json, .cursor/hooks.json; and register the MCP server (`majordomus mcp`) "
+        "in that agent's MCP file (.mcp.json, .codex/config.toml, .gemini/settings.json, .github/mcp.json, "
+        ".cursor/mcp.json), keeping a `majordomus` entry already there. Idempotent. Without --agent it also names "
         "the other agents it sees here, with the command that adds them. For Claude Code it also writes "
         "the skill .claude/skills/majordomus/SKILL.md (when and how to record), registers the Stop hook's "
         "reminder, and merges the permission rules (allow `Bash(majordomus *)`; ask for promote, reject, "
@@ -59,8 +62,10 @@ def install(agents: list[str] | None = None) -> int:
         if spec.registration.startswith(".github/"):
             folder = ".github/hooks/"
         skill = " and its agent knows how to record (the skill)" if agent == "claude" else ""
+        server = mcp_register.FILES[agent].path
+        also = "" if server.startswith(folder) else f" and {server} (the MCP server)"
         say(f"hooks installed: {spec.title} opens and closes episodes in this repository{skill}. "
-            f"Commit {folder} so every clone shares them.")
+            f"Commit {folder}{also} so every clone shares them.")
         if spec.trust:
             say(f"trust: {spec.trust}")
     if agents:
