@@ -24,7 +24,8 @@ from majordomus.store.workspace import Workspace
 # The order an agent meets the classes in: what binds first.
 CLASS_ORDER = ("constraint", "convention", "lesson", "fact", "memory")
 CACHE = "known.cache.json"
-_VERSION = 1  # of what an entry holds: raise it when the fields read change
+_VERSION = 2  # of what an entry holds: raise it when the fields read change
+VERIFYING = ("promoted", "reverified")  # the review acts that verify a record at a commit
 
 
 class Known(NamedTuple):
@@ -33,6 +34,9 @@ class Known(NamedTuple):
     title: str
     date: str
     paths: tuple[str, ...]  # the `file:` targets of its relates_to relations
+    anchors: tuple[str, ...] = ()  # the files it is about (`anchors:`), repository-relative
+    verified_at: tuple[str, ...] = ()  # the commits of its verifications, newest first
+    reviewed_at: str = ""  # the time of its newest review act ("" when none is recorded)
 
 
 def text_of(value: Any) -> str:
@@ -55,16 +59,42 @@ def _paths(meta: dict[str, Any]) -> tuple[str, ...]:
     return tuple(found)
 
 
+def reviews(meta: dict[str, Any]) -> tuple[list[str], str]:
+    """The commits a record was verified at (promoted or reverified), newest first by (at, seen,
+    commit), and the time of its newest review act of any kind ("" when it records none)."""
+    acts = meta.get("reviews")
+    found = []
+    newest = ""
+    for act in acts if isinstance(acts, list) else []:
+        if not isinstance(act, dict):
+            continue
+        at = text_of(act.get("at"))
+        newest = max(newest, at)
+        commit = act.get("commit")
+        if act.get("act") in VERIFYING and isinstance(commit, str) and commit:
+            seen = act.get("seen")
+            found.append((at, int(str(seen)) if str(seen).isdigit() else 0, commit))
+    found.sort(reverse=True)
+    return list(dict.fromkeys(commit for _, _, commit in found)), newest
+
+
+def anchors(meta: dict[str, Any]) -> list[str]:
+    """The record's anchor paths, as written (repository-relative)."""
+    value = meta.get("anchors")
+    return [p for p in value if isinstance(p, str) and p] if isinstance(value, list) else []
+
+
 def _read(path: Path) -> list[Any] | None:
-    """What is kept of one record: [class, title, date, paths] when it is verified, [] when it is
-    a record of another status, None when it cannot be read as one."""
+    """What is kept of one record: [class, title, date, paths, anchors, verified at, reviewed at]
+    when it is verified, [] when it is a record of another status, None when it cannot be read."""
     meta = records.front(path)
     if meta is None:
         return None
     if meta.get("status") != "verified":
         return []
+    commits, newest = reviews(meta)
     return [text_of(meta.get("class")) or "?", " ".join(text_of(meta.get("title")).split()),
-            text_of(meta.get("date")), list(_paths(meta))]
+            text_of(meta.get("date")), list(_paths(meta)), anchors(meta), commits, newest]
 
 
 def verified(folder: Path, ws: Workspace | None = None) -> list[Known]:
@@ -85,8 +115,9 @@ def verified(folder: Path, ws: Workspace | None = None) -> list[Known]:
         seen.add(entry.name)
         if not read:
             continue
-        cls, title, date, paths = read
-        found.append(Known(entry.name[:-len(".md")], cls, title, date, tuple(paths)))
+        cls, title, date, paths, anchored, commits, newest = read
+        found.append(Known(entry.name[:-len(".md")], cls, title, date, tuple(paths), tuple(anchored),
+                           tuple(commits), newest))
     if cache is not None:
         cache.keep_only(rel, seen)
         cache.save()

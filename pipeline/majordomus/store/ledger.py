@@ -49,6 +49,7 @@ EVENTS: dict[str, tuple[str, ...]] = {
     "knowledge.derived": ("episode", "written", "unchanged", "skipped", "kept", "edited", "paths", "provenance"),
     "knowledge.promoted": ("id", "class", "evidence_lines", "path", "by", "sha256"),
     "knowledge.rejected": ("id", "superseded_by", "reason", "path", "by", "finished"),
+    "knowledge.disputed": ("id", "reason", "by"),
     "provider.event.failed": ("hook", "error"),
     "outbox.drained": ("moved", "same", "settled", "kept", "paths", "kept_paths"),
     "ledger.trimmed": ("removed", "kept"),

@@ -1,0 +1,180 @@
+"""A verified record's currency, in data and in words, and how it is judged from git: the states
+`knowledge/currency.py` keeps and every reader shows (docs/CURRENCY.md)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from majordomus.base import git
+from majordomus.knowledge.anchored import Since, Walk, then
+from majordomus.knowledge.known import Known
+from majordomus.store.workspace import Workspace
+
+STATES = ("current", "may_be_stale", "unknown", "disputed")
+ROUNDS = 3  # walks at most per read: the oldest base first, then any base it could not place
+DISPUTED = "knowledge.disputed"
+
+
+def short(sha: str | None) -> str:
+    return (sha or "")[:7]
+
+
+def fix(rid: str) -> str:
+    """The one command that settles a record that may be stale or is disputed."""
+    return f"majordomus knowledge reverify {rid} < evidence"
+
+
+@dataclass(frozen=True)
+class Currency:
+    state: str  # one of STATES
+    anchor_commit: str | None = None
+    how: dict[str, str] | None = None  # anchored path -> what last happened to it since the anchor
+    commits_since: int = 0  # commits that changed an anchored path since the anchor commit
+    newest: tuple[str, str] | None = None  # (sha, subject) of the newest of them
+    note: str = ""  # why it is unknown, in words
+    anchors: int = 0
+    dispute: tuple[str, str, str] | None = None  # (by, reason, ts) of the newest dispute
+
+    @classmethod
+    def unanchored(cls) -> Currency:
+        return cls("current", note="no anchored files")
+
+    @classmethod
+    def unknown(cls, commit: str | None, note: str) -> Currency:
+        return cls("unknown", commit, note=note)
+
+    @classmethod
+    def from_entry(cls, entry: dict[str, Any]) -> Currency:
+        newest = entry.get("newest")
+        return cls(str(entry.get("state", "unknown")), entry.get("anchor"), entry.get("how") or {},
+                   int(entry.get("commits", 0)), (str(newest[0]), str(newest[1])) if newest else None,
+                   str(entry.get("note", "")), int(entry.get("anchors", 0)))
+
+    def entry(self) -> dict[str, Any]:
+        return {"state": self.state, "anchor": self.anchor_commit, "how": self.how or {},
+                "commits": self.commits_since, "newest": list(self.newest) if self.newest else None,
+                "note": self.note, "anchors": self.anchors}
+
+    def disputed(self, by: str, reason: str, ts: str) -> Currency:
+        return replace(self, dispute=(by, reason, ts))
+
+    @property
+    def label(self) -> str:
+        """The state as a reader says it: `current`, `may be stale`, `unknown`, `disputed`."""
+        if self.dispute is not None:
+            return "disputed"
+        return self.state.replace("_", " ")
+
+    @property
+    def stale(self) -> bool:
+        return self.state == "may_be_stale"
+
+    def changes(self) -> str:
+        """What changed, in words: `src/a.py modified, src/b.py renamed to src/c.py in 3 commits
+        since 1a2b3c4, the newest 9f8e7d6 "subject"`."""
+        paths = ", ".join(f"{p} {w}" for p, w in (self.how or {}).items())
+        newest = f', the newest {short(self.newest[0])} "{self.newest[1]}"' if self.newest else ""
+        n = self.commits_since
+        return f"{paths} in {n} commit{'s' if n != 1 else ''} since {short(self.anchor_commit)}{newest}"
+
+    @property
+    def reason(self) -> str:
+        """Why the record is in its state, in one line."""
+        if self.state == "current" and not self.anchor_commit:
+            said = f"current ({self.note})"
+        elif self.state == "current":
+            n = self.anchors
+            said = (f"current: none of its {n} anchored file{'s' if n != 1 else ''} changed since it was "
+                    f"verified at {short(self.anchor_commit)}")
+        elif self.state == "may_be_stale":
+            said = f"may be stale: {self.changes()}"
+        else:
+            said = f"unknown: {self.note}"
+        if self.dispute is not None:
+            by, why, ts = self.dispute
+            said = f"disputed by {by or 'an agent'} at {ts}: {why} (and {said})"
+        return said
+
+    def as_dict(self) -> dict[str, Any]:
+        """The `currency` object of a reader's answer."""
+        return {"state": "disputed" if self.dispute is not None else self.state,
+                "changed": list(self.how or {}), "how": dict(self.how or {}),
+                "commits_since": self.commits_since,
+                "newest": {"sha": self.newest[0], "subject": self.newest[1]} if self.newest else None,
+                "anchor_commit": self.anchor_commit, "reason": self.reason,
+                "dispute": None if self.dispute is None else
+                {"by": self.dispute[0], "reason": self.dispute[1], "at": self.dispute[2]}}
+
+
+def disputes(ws: Workspace, reviewed: dict[str, str]) -> dict[str, tuple[str, str, str]]:
+    """(by, reason, ts) of the newest `knowledge.disputed` line for each record of `reviewed` (id
+    -> its newest review's time) made after that review: one substring-filtered ledger read."""
+    found: dict[str, tuple[str, str, str]] = {}
+    for line in ws.ledger.stream(contains=f'"{DISPUTED}"'):
+        rid = line.get("id")
+        if line.event == DISPUTED and isinstance(rid, str) and rid in reviewed and line.ts > reviewed[rid]:
+            found[rid] = (str(line.get("by") or ""), str(line.get("reason") or ""), line.ts)
+    return found
+
+
+def _missing(commit: str) -> Currency:
+    return Currency.unknown(commit, f"verified at {short(commit)}, which this clone does not have "
+                                    "(rebased away or a shallow clone)")
+
+
+def _settled(rec: Known, base: str, since: Since, before: dict[str, Any] | None) -> dict[str, Any]:
+    how = dict((before or {}).get("how") or {})
+    for path, word in since.how.items():
+        how[path] = then(how.get(path), word)
+    commits = int((before or {}).get("commits", 0)) + since.commits
+    newest = [since.newest.sha, since.newest.subject] if since.newest else (before or {}).get("newest")
+    anchor = (before or {}).get("anchor") or base
+    return Currency("may_be_stale" if how else "current", anchor, dict(sorted(how.items())), commits,
+                    (str(newest[0]), str(newest[1])) if newest else None, anchors=len(rec.anchors)).entry()
+
+
+def judged(root: Path, head: str, fresh: list[Known], later: list[tuple[Known, dict[str, Any]]],
+           cached_head: str) -> dict[str, dict[str, Any]]:
+    """The cache entries of `fresh` records (judged from their anchor commits) and of `later` ones
+    (judged at `cached_head` before: extended by the commits since it), by id."""
+    if later and not git.is_ancestor(root, cached_head, head):  # a reset or a rebase since: judge afresh
+        fresh, later = fresh + [r for r, _ in later], []
+    times = git.present(root, [c for r in fresh for c in r.verified_at]
+                        + [c for r, _ in later for c in r.verified_at] + ([cached_head] if later else []))
+    out: dict[str, dict[str, Any]] = {}
+    pending: list[tuple[Known, str, dict[str, Any] | None]] = []
+
+    def anchor(rec: Known) -> None:
+        commit = next((c for c in rec.verified_at if c in times), None)
+        if commit is None:
+            out[rec.id] = _missing(rec.verified_at[0]).entry()
+        else:
+            pending.append((rec, commit, None))
+
+    for rec in fresh:
+        anchor(rec)
+    for rec, prior in later:
+        if cached_head in times:
+            pending.append((rec, cached_head, prior))
+        else:
+            anchor(rec)
+    for _ in range(ROUNDS):
+        if not pending:
+            break
+        base = min((b for _, b, _ in pending), key=lambda b: (times.get(b, 0), b))
+        commits = git.history(root, base, head)
+        if commits is None:
+            break
+        walk = Walk(base, commits, {p for r, _, _ in pending for p in r.anchors})
+        left: list[tuple[Known, str, dict[str, Any] | None]] = []
+        for rec, at, before in pending:
+            if walk.holds(at):
+                out[rec.id] = _settled(rec, at, walk.since(at, rec.anchors), before)
+            else:  # behind the walk's base (committed with an older clock), or on another branch
+                left.append((rec, at, before))
+        pending = left
+    for rec, at, _ in pending:
+        out[rec.id] = Currency.unknown(at, f"verified at {short(at)}, which is not in the history of HEAD "
+                                           "(another branch)").entry()
+    return out
