@@ -22,11 +22,12 @@ from typing import Any
 
 from majordomus.base import git
 from majordomus.context import working as session_context
-from majordomus.context.blocks import Block, clip, fit
+from majordomus.context.blocks import Block, clip, fit, single
 from majordomus.context.working import last_handover
 from majordomus.evidence import work
-from majordomus.knowledge import known
+from majordomus.knowledge import currency, known
 from majordomus.knowledge import queue as candidates
+from majordomus.knowledge.verdict import fix
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
@@ -34,6 +35,7 @@ CEILING = 10_000  # Claude Code cuts hook context above this to a short preview
 ALL_OF_IT = "majordomus context"
 TITLE_CHARS = 160  # one record's title in a list line, at most
 ALL_VERIFIED = "majordomus knowledge search --status verified"
+STALE = "majordomus knowledge stale"
 RECORDING = ("What an episode records becomes a candidate for review when it ends: a decision "
              "(`majordomus decision add \"TEXT\" --why \"…\"`), a question and its answer "
              "(`majordomus question add \"TEXT\"`, `majordomus question resolve ID \"ANSWER\"`), a task's "
@@ -67,14 +69,37 @@ def _title(text: str) -> str:
 
 
 def _knows(ws: Workspace) -> list[Block]:
-    """The verified records, one line each, in the order an agent should meet them."""
+    """The verified records, one line each, in the order an agent should meet them: the current
+    ones (and those whose currency this clone cannot tell, marked) first, then those that may be
+    stale or are disputed, each marked with what changed and the command that re-verifies it."""
     records = known.verified(ws.curated, ws)
     changed = git.changed_paths(ws.root) if any(r.paths for r in records) else frozenset()
-    items = [f"- {r.cls}: {_title(r.title)} ({r.id})" for r in known.ordered(records, changed)]
+    try:
+        states = currency.of(ws, records) if any(r.anchors for r in records) else {}
+        problem = ""
+    except Exception as exc:  # noqa: BLE001 - the records are still worth reading; say why unmarked
+        states, problem = {}, f"(whether they are current could not be judged: {single(str(exc))})"
+    fresh, stale = [], []
+    for r in known.ordered(records, changed):
+        state = states.get(r.id)
+        if state is not None and (state.stale or state.dispute is not None):
+            stale.append(f"- {r.cls}: {_title(r.title)} ({r.id}) — {state.reason}; re-verify: `{fix(r.id)}`")
+        elif state is not None and state.state == "unknown":
+            fresh.append(f"- {r.cls}: {_title(r.title)} ({r.id}; currency {state.reason})")
+        else:
+            fresh.append(f"- {r.cls}: {_title(r.title)} ({r.id})")
     count = f"{len(records)} verified record{'s' if len(records) != 1 else ''}"
-    return [Block(f"What this repository knows ({count})", 2, [], items,
+    lines = [problem] if problem else []
+    if stale:
+        count += f", {len(stale)} of them may be stale or disputed, listed last"
+        lines.append("An unmarked record is current: none of the files it is about changed since a person "
+                     "verified it. Those marked \"may be stale\" or \"disputed\" follow, each with what changed "
+                     "and the command that re-verifies it.")
+    return [Block(f"What this repository knows ({count})", 2, lines, fresh,
                   "none verified yet: a person promotes a reviewed candidate with "
-                  "`majordomus knowledge promote ID`", "verified records", ALL_VERIFIED,
+                  "`majordomus knowledge promote ID`" if not stale else None, "verified records", ALL_VERIFIED,
+                  whole="majordomus knowledge record ID"),
+            Block(None, 2, [], stale, what="records that may be stale or are disputed", more=STALE,
                   whole="majordomus knowledge record ID")]
 
 
