@@ -63,3 +63,28 @@ def test_human_readings_mark_the_stale_record(repo: Repo) -> None:
                             "majordomus knowledge reverify r-stale < evidence\n")
     listed = json.loads(repo.mj("knowledge", "stale", "--json", check=True).stdout)
     assert [(x["id"], x["changed"], x["commits_since"]) for x in listed] == [("r-stale", ["src/a.py"], 1)]
+
+
+def test_the_cockpit_record_page_shows_the_currency_text(repo: Repo) -> None:
+    import html
+
+    from majordomus.readers import answers, cockpit
+    from majordomus.store.workspace import Workspace
+
+    at, _ = history(repo)
+    cap = find("knowledge_base.record")
+    assert cap is not None
+    result = answers.call(Workspace(repo.root), cap, {"id": "r-stale"})
+    page = cockpit.capability_page(cap, {"id": "r-stale"}, result)
+    assert html.escape(f"may be stale: src/a.py renamed to src/lexer.py in 1 commit since {at[:7]}") in page
+
+
+def test_agents_md_export_marks_the_stale_record(repo: Repo) -> None:
+    at, newest = history(repo)
+    repo.mj("knowledge", "export", "--agents-md", check=True)
+    text = (repo.root / "AGENTS.md").read_text()
+    assert ("- constraint: Tokens are ASCII (`r-stale`) — may be stale: src/a.py renamed to src/lexer.py in 1 "
+            f'commit since {at[:7]}, the newest {newest[:7]} "move the lexer"; `majordomus knowledge reverify '
+            "r-stale < evidence` re-verifies it\n") in text
+    assert "- constraint: Tokens are short (`r-fine`)\n" in text
+    assert 'A record marked "may be stale" is about files that changed since a person verified it' in text
