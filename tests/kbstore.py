@@ -127,7 +127,7 @@ def anchored(repo: Repo, rid: str, anchors: tuple[str, ...], commit: str | None,
     review.update({"seen": 0, "class": cls, "digest": "0a1b2c3d4e5f"})
     meta = {"id": rid, "kind": "knowledge/v1", "class": cls, "status": "verified", "epistemics": "decided",
             "title": title or f"Record {rid}", "date": at[:10],
-            "provenance": {"origin": "authored", "derived_from": ["session:e0"]},
+            "provenance": {"origin": "authored", "derived_from": ["test:checked-by-hand"]},
             "anchors": list(anchors), "reviews": [review, *more]}
     path = repo.root / CURATED_DIR / f"{rid}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
