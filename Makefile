@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/outbox.py
 	$(BIN)/python benchmarks/scale.py
 	$(BIN)/python benchmarks/loop.py
+	$(BIN)/python benchmarks/currency.py
 
 # issue 17's table at both sizes (20,000 and 1,000,000 ledger lines): a few minutes on 2 cores
 bench-scale: $(STAMP)

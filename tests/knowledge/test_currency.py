@@ -128,7 +128,8 @@ def test_cache_answers_at_the_same_head_and_extends_after_new_commits(repo: Repo
     cache = repo.root / ".ai/local/state/currency.cache.json"
     data = json.loads(cache.read_text())
     assert data["head"] == repo.git("rev-parse", "HEAD").strip()
-    data["records"]["r-b"][1]["note"] = "from the cache"  # a file read, not a walk, answers next
+    assert "r-b" not in data["odd"]  # current at its newest verification: left implicit
+    data["odd"]["r-b"] = {"state": "current", "anchor": at, "note": "from the cache"}  # read, not walked
     cache.write_text(json.dumps(data))
     assert judge(repo)["r-b"].note == "from the cache"
     repo.commit("touch b", {"src/b.py": "b = 2\n"})

@@ -18,18 +18,20 @@ branch only when the caller does not already know it.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from majordomus.base import git
 from majordomus.context import working as session_context
 from majordomus.context.blocks import Block, clip, fit, single
 from majordomus.context.working import last_handover
 from majordomus.evidence import work
-from majordomus.knowledge import currency, known
+from majordomus.knowledge import known
 from majordomus.knowledge import queue as candidates
-from majordomus.knowledge.verdict import fix
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from majordomus.knowledge.verdict import Currency
 
 CEILING = 10_000  # Claude Code cuts hook context above this to a short preview
 ALL_OF_IT = "majordomus context"
@@ -74,16 +76,21 @@ def _knows(ws: Workspace) -> list[Block]:
     stale or are disputed, each marked with what changed and the command that re-verifies it."""
     records = known.verified(ws.curated, ws)
     changed = git.changed_paths(ws.root) if any(r.paths for r in records) else frozenset()
+    states: dict[str, Currency] = {}
+    problem = ""
     try:
-        states = currency.of(ws, records) if any(r.anchors for r in records) else {}
-        problem = ""
+        if any(r.anchors for r in records):  # records verified before anchors existed need no git
+            from majordomus.knowledge import currency
+
+            states = currency.of(ws, records)
     except Exception as exc:  # noqa: BLE001 - the records are still worth reading; say why unmarked
         states, problem = {}, f"(whether they are current could not be judged: {single(str(exc))})"
     fresh, stale = [], []
     for r in known.ordered(records, changed):
         state = states.get(r.id)
         if state is not None and (state.stale or state.dispute is not None):
-            stale.append(f"- {r.cls}: {_title(r.title)} ({r.id}) — {state.reason}; re-verify: `{fix(r.id)}`")
+            stale.append(f"- {r.cls}: {_title(r.title)} ({r.id}) — {state.reason}; re-verify: "
+                         f"`majordomus knowledge reverify {r.id} < evidence`")
         elif state is not None and state.state == "unknown":
             fresh.append(f"- {r.cls}: {_title(r.title)} ({r.id}; currency {state.reason})")
         else:

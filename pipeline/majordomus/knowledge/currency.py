@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.base import fsio, git
 from majordomus.knowledge import known
@@ -26,7 +26,7 @@ from majordomus.knowledge.verdict import Currency, disputes, fix, judged
 from majordomus.store.workspace import Workspace
 
 CACHE = "currency.cache.json"
-_VERSION = 1
+_VERSION = 2
 _KNOWN = ("current", "may_be_stale")  # states computed from a walk, so extended by the next one
 
 
@@ -34,21 +34,31 @@ def _key(rec: Known) -> str:
     return "\x1f".join(rec.anchors) + "\x1e" + "\x1f".join(rec.verified_at)
 
 
-def _load(ws: Workspace) -> tuple[str | None, dict[str, list[Any]]]:
+class Cached(NamedTuple):
+    """The cache file: the HEAD it holds for, each record's key (its anchors and verification
+    commits), and the entries of those that are not simply current at their newest verification
+    (the rest, most records, are implicit: `Currency.settled`)."""
+
+    head: str | None
+    keys: dict[str, str]
+    odd: dict[str, dict[str, Any]]
+
+
+def _load(ws: Workspace) -> Cached:
     try:
         data = json.loads(fsio.read_regular(ws.state / CACHE, 1 << 28))
     except (OSError, ValueError):
-        return None, {}
-    if not isinstance(data, dict) or data.get("v") != _VERSION or not isinstance(data.get("records"), dict):
-        return None, {}
-    head = data.get("head")
-    return head if isinstance(head, str) else None, data["records"]
+        return Cached(None, {}, {})
+    if not isinstance(data, dict) or data.get("v") != _VERSION or not isinstance(data.get("keys"), dict) \
+            or not isinstance(data.get("odd"), dict) or not isinstance(data.get("head"), str):
+        return Cached(None, {}, {})
+    return Cached(data["head"], data["keys"], data["odd"])
 
 
-def _save(ws: Workspace, head: str, entries: dict[str, list[Any]]) -> None:
+def _save(ws: Workspace, cached: Cached) -> None:
     try:
-        fsio.atomic_write(ws.state / CACHE, json.dumps({"v": _VERSION, "head": head, "records": entries},
-                                                       sort_keys=True, separators=(",", ":")), root=ws.root)
+        fsio.atomic_write(ws.state / CACHE, json.dumps({"v": _VERSION, **cached._asdict()}, sort_keys=True,
+                                                       separators=(",", ":")), root=ws.root)
     except OSError:
         pass  # a cache that cannot be written costs time, never an answer
 
@@ -79,28 +89,31 @@ def _judge(ws: Workspace, found: list[Known]) -> dict[str, Currency]:
         return {**out, **{r.id: Currency.unknown(None, f"git could not be asked ({exc})") for r in anchored}}
     if head is None:
         return {**out, **{r.id: Currency.unknown(None, "this repository has no commit") for r in anchored}}
-    cached_head, cached = _load(ws)
-    entries: dict[str, list[Any]] = {}
+    cached = _load(ws)
+    keys = {r.id: _key(r) for r in anchored}
     fresh, later = [], []
     for rec in anchored:
-        hit = cached.get(rec.id)
-        if isinstance(hit, list) and len(hit) == 2 and hit[0] == _key(rec) and isinstance(hit[1], dict):
-            if cached_head == head:
-                entries[rec.id] = hit
+        if cached.keys.get(rec.id) == keys[rec.id]:
+            if cached.head == head:
                 continue
-            if hit[1].get("state") in _KNOWN:
-                later.append((rec, hit[1]))
+            before = cached.odd.get(rec.id) or Currency.settled(rec).entry()
+            if before.get("state") in _KNOWN:
+                later.append((rec, before))
                 continue
         fresh.append(rec)
+    odd = {rid: entry for rid, entry in cached.odd.items() if rid in keys and cached.keys.get(rid) == keys[rid]}
     if fresh or later:
         by_id = {r.id: r for r in anchored}
-        for rid, state in judged(ws.root, head, fresh, later, cached_head or "").items():
-            entries[rid] = [_key(by_id[rid]), state]
-        _save(ws, head, entries)
+        for rid, entry in judged(ws.root, head, fresh, later, cached.head or "").items():
+            if entry == Currency.settled(by_id[rid]).entry():
+                odd.pop(rid, None)
+            else:
+                odd[rid] = entry
+        _save(ws, Cached(head, keys, odd))
     for rec in anchored:
-        out[rec.id] = Currency.from_entry(entries[rec.id][1])
+        kept = odd.get(rec.id)
+        out[rec.id] = Currency.from_entry(kept) if kept is not None else Currency.settled(rec)
     return out
-
 
 
 def verified(ws: Workspace) -> tuple[list[Known], dict[str, Currency]]:
