@@ -37,5 +37,5 @@ def test_nothing_stale_passes_and_says_what_it_judged(repo: Repo) -> None:
     code, data = run_json(repo, "watch")
     assert code == 0 and data["findings"] == []
     doctor = repo.mj("doctor").stdout
-    assert (f"majordomus.knowledge-stale: 2 verified record(s), none may be stale or is disputed (1 unknown on "
+    assert ("majordomus.knowledge-stale: 2 verified record(s), none may be stale or is disputed (1 unknown on "
             "this clone: `majordomus knowledge status`)") in doctor
