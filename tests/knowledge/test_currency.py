@@ -152,3 +152,17 @@ def test_reset_below_the_cached_head_is_judged_afresh(repo: Repo) -> None:
     repo.git("reset", "-q", "--hard", at)
     anchored(repo, "r-a", ("src/a.py",), at)
     assert judge(repo)["r-a"].state == "current"
+
+
+def test_a_tampered_cache_is_not_trusted_and_never_reaches_git_as_an_option(repo: Repo) -> None:
+    at = base(repo)
+    anchored(repo, "r-a", ("src/a.py",), at)
+    repo.commit("touch a", {"src/a.py": "a = 2\n"})
+    assert judge(repo)["r-a"].stale
+    cache = repo.root / ".ai/local/state/currency.cache.json"
+    data = json.loads(cache.read_text())
+    data["head"] = "--output=/tmp/owned"
+    data["odd"]["r-a"]["how"] = ["not", "a", "mapping"]
+    cache.write_text(json.dumps(data))
+    assert judge(repo)["r-a"].as_dict()["changed"] == ["src/a.py"]
+    assert json.loads(cache.read_text())["head"] == repo.git("rev-parse", "HEAD").strip()

@@ -16,16 +16,18 @@ anchors a read is a file read; after new commits only those are walked (from the
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from majordomus.base import fsio, git
 from majordomus.knowledge import known
 from majordomus.knowledge.known import Known
-from majordomus.knowledge.verdict import Currency, disputes, fix, judged
+from majordomus.knowledge.verdict import STATES, Currency, disputes, fix, judged
 from majordomus.store.workspace import Workspace
 
 CACHE = "currency.cache.json"
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 _VERSION = 2
 _KNOWN = ("current", "may_be_stale")  # states computed from a walk, so extended by the next one
 
@@ -50,9 +52,22 @@ def _load(ws: Workspace) -> Cached:
     except (OSError, ValueError):
         return Cached(None, {}, {})
     if not isinstance(data, dict) or data.get("v") != _VERSION or not isinstance(data.get("keys"), dict) \
-            or not isinstance(data.get("odd"), dict) or not isinstance(data.get("head"), str):
-        return Cached(None, {}, {})
+            or not isinstance(data.get("odd"), dict) or not _SHA.fullmatch(str(data.get("head"))) \
+            or not all(_entry_ok(e) for e in data["odd"].values()):
+        return Cached(None, {}, {})  # a cache that is not what this module writes is not read
     return Cached(data["head"], data["keys"], data["odd"])
+
+
+def _entry_ok(entry: Any) -> bool:
+    """Whether a cached entry has the shape `Currency.entry` writes (a hand edit, another version's
+    file or a truncated one is not trusted: the whole cache is then recomputed)."""
+    if not isinstance(entry, dict) or entry.get("state") not in STATES:
+        return False
+    how, newest = entry.get("how", {}), entry.get("newest")
+    return (isinstance(how, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in how.items())
+            and (newest is None or isinstance(newest, list) and len(newest) == 2)
+            and isinstance(entry.get("commits", 0), int) and isinstance(entry.get("anchors", 0), int)
+            and (entry.get("anchor") is None or _SHA.fullmatch(str(entry.get("anchor"))) is not None))
 
 
 def _save(ws: Workspace, cached: Cached) -> None:
