@@ -66,3 +66,15 @@ def test_a_budget_cut_names_the_command_that_lists_the_stale_ones(repo: Repo) ->
     assert section[0].startswith("## What this repository knows (30 verified records, 30 of them may be stale")
     assert section[-1].startswith("… ") and section[-1].endswith(
         "more records that may be stale or are disputed not shown: `majordomus knowledge stale` shows them all")
+
+
+def test_a_disputed_record_without_anchors_is_marked_too(repo: Repo) -> None:
+    from kbstore import curated
+
+    curated(repo, "old-one", "fact", "Verified before anchors existed")
+    Workspace(repo.root).ledger.append("knowledge.disputed", None, id="old-one", reason="it is not", by="agent-2")
+    section = knows(start(repo))
+    assert section[0] == "## What this repository knows (1 verified record, 1 of them may be stale or disputed, listed last)"
+    assert section[-1].startswith("- fact: Verified before anchors existed (old-one) — disputed by agent-2 at ")
+    assert section[-1].endswith(": it is not (and current (no anchored files)); re-verify: "
+                                "`majordomus knowledge reverify old-one < evidence`")

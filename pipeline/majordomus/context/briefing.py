@@ -79,7 +79,7 @@ def _knows(ws: Workspace) -> list[Block]:
     states: dict[str, Currency] = {}
     problem = ""
     try:
-        if any(r.anchors for r in records):  # records verified before anchors existed need no git
+        if records:  # git is asked only when one has anchors; a dispute may name any of them
             from majordomus.knowledge import currency
 
             states = currency.of(ws, records)
