@@ -146,8 +146,12 @@ def judged(root: Path, head: str, fresh: list[Known], later: list[tuple[Known, d
     (judged at `cached_head` before: extended by the commits since it), by id."""
     if later and not git.is_ancestor(root, cached_head, head):  # a reset or a rebase since: judge afresh
         fresh, later = fresh + [r for r, _ in later], []
-    times = git.present(root, [c for r in fresh for c in r.verified_at]
-                        + [c for r, _ in later for c in r.verified_at] + ([cached_head] if later else []))
+    # Only the fresh records' commits are looked up: a record judged before is extended from the
+    # cached HEAD, so a new commit costs no look-up of thousands of verification commits.
+    times = git.present(root, [c for r in fresh for c in r.verified_at] + ([cached_head] if later else []))
+    if later and cached_head not in times:
+        fresh, later = fresh + [r for r, _ in later], []
+        times = git.present(root, [c for r in fresh for c in r.verified_at])
     out: dict[str, dict[str, Any]] = {}
     pending: list[tuple[Known, str, dict[str, Any] | None]] = []
 
@@ -161,10 +165,7 @@ def judged(root: Path, head: str, fresh: list[Known], later: list[tuple[Known, d
     for rec in fresh:
         anchor(rec)
     for rec, prior in later:
-        if cached_head in times:
-            pending.append((rec, cached_head, prior))
-        else:
-            anchor(rec)
+        pending.append((rec, cached_head, prior))
     for _ in range(ROUNDS):
         if not pending:
             break
