@@ -129,7 +129,7 @@ def test_cache_answers_at_the_same_head_and_extends_after_new_commits(repo: Repo
     data = json.loads(cache.read_text())
     assert data["head"] == repo.git("rev-parse", "HEAD").strip()
     assert "r-b" not in data["odd"]  # current at its newest verification: left implicit
-    data["odd"]["r-b"] = {"state": "current", "anchor": at, "note": "from the cache"}  # read, not walked
+    data["odd"]["r-b"] = ["current", at, {}, 0, None, "from the cache", 1]  # read, not walked
     cache.write_text(json.dumps(data))
     assert judge(repo)["r-b"].note == "from the cache"
     repo.commit("touch b", {"src/b.py": "b = 2\n"})
@@ -162,7 +162,7 @@ def test_a_tampered_cache_is_not_trusted_and_never_reaches_git_as_an_option(repo
     cache = repo.root / ".ai/local/state/currency.cache.json"
     data = json.loads(cache.read_text())
     data["head"] = "--output=/tmp/owned"
-    data["odd"]["r-a"]["how"] = ["not", "a", "mapping"]
+    data["odd"]["r-a"][2] = ["not", "a", "mapping"]
     cache.write_text(json.dumps(data))
     assert judge(repo)["r-a"].as_dict()["changed"] == ["src/a.py"]
     assert json.loads(cache.read_text())["head"] == repo.git("rev-parse", "HEAD").strip()

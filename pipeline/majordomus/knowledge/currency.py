@@ -28,7 +28,7 @@ from majordomus.store.workspace import Workspace
 
 CACHE = "currency.cache.json"
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
-_VERSION = 2
+_VERSION = 3
 _KNOWN = ("current", "may_be_stale")  # states computed from a walk, so extended by the next one
 
 
@@ -43,7 +43,7 @@ class Cached(NamedTuple):
 
     head: str | None
     keys: dict[str, str]
-    odd: dict[str, dict[str, Any]]
+    odd: dict[str, list[Any]]
 
 
 def _load(ws: Workspace) -> Cached:
@@ -61,13 +61,14 @@ def _load(ws: Workspace) -> Cached:
 def _entry_ok(entry: Any) -> bool:
     """Whether a cached entry has the shape `Currency.entry` writes (a hand edit, another version's
     file or a truncated one is not trusted: the whole cache is then recomputed)."""
-    if not isinstance(entry, dict) or entry.get("state") not in STATES:
+    if not isinstance(entry, list) or len(entry) != 7 or entry[0] not in STATES:
         return False
-    how, newest = entry.get("how", {}), entry.get("newest")
+    _, anchor, how, commits, newest, note, anchors = entry
     return (isinstance(how, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in how.items())
-            and (newest is None or isinstance(newest, list) and len(newest) == 2)
-            and isinstance(entry.get("commits", 0), int) and isinstance(entry.get("anchors", 0), int)
-            and (entry.get("anchor") is None or _SHA.fullmatch(str(entry.get("anchor"))) is not None))
+            and (newest is None or isinstance(newest, list) and len(newest) == 2
+                 and all(isinstance(x, str) for x in newest))
+            and type(commits) is int and type(anchors) is int and isinstance(note, str)
+            and (anchor is None or _SHA.fullmatch(str(anchor)) is not None))
 
 
 def _save(ws: Workspace, cached: Cached) -> None:
@@ -111,8 +112,9 @@ def _judge(ws: Workspace, found: list[Known]) -> dict[str, Currency]:
         if cached.keys.get(rec.id) == keys[rec.id]:
             if cached.head == head:
                 continue
-            before = cached.odd.get(rec.id) or Currency.settled(rec).entry()
-            if before.get("state") in _KNOWN:
+            kept = cached.odd.get(rec.id)
+            before = Currency.from_entry(kept) if kept is not None else Currency.settled(rec)
+            if before.state in _KNOWN:
                 later.append((rec, before))
                 continue
         fresh.append(rec)

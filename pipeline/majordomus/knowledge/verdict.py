@@ -45,16 +45,15 @@ class Currency(NamedTuple):
         return cls("unknown", commit, note=note)
 
     @classmethod
-    def from_entry(cls, entry: dict[str, Any]) -> Currency:
-        newest = entry.get("newest")
-        return cls(str(entry.get("state", "unknown")), entry.get("anchor"), entry.get("how") or {},
-                   int(entry.get("commits", 0)), (str(newest[0]), str(newest[1])) if newest else None,
-                   str(entry.get("note", "")), int(entry.get("anchors", 0)))
+    def from_entry(cls, entry: list[Any]) -> Currency:
+        """From the cache's compact form (`entry`)."""
+        state, anchor, how, commits, newest, note, anchors = entry
+        return cls(state, anchor, how, commits, (newest[0], newest[1]) if newest else None, note, anchors)
 
-    def entry(self) -> dict[str, Any]:
-        return {"state": self.state, "anchor": self.anchor_commit, "how": self.how or {},
-                "commits": self.commits_since, "newest": list(self.newest) if self.newest else None,
-                "note": self.note, "anchors": self.anchors}
+    def entry(self) -> list[Any]:
+        """The cache's compact form: [state, anchor, how, commits, newest, note, anchors]."""
+        return [self.state, self.anchor_commit, self.how or {}, self.commits_since,
+                list(self.newest) if self.newest else None, self.note, self.anchors]
 
     @classmethod
     def settled(cls, rec: Known) -> Currency:
@@ -129,19 +128,19 @@ def _missing(commit: str) -> Currency:
                                     "(rebased away or a shallow clone)")
 
 
-def _settled(rec: Known, base: str, since: Since, before: dict[str, Any] | None) -> dict[str, Any]:
-    how = dict((before or {}).get("how") or {})
+def _settled(rec: Known, base: str, since: Since, before: Currency | None) -> list[Any]:
+    how = dict(before.how or {}) if before is not None else {}
     for path, word in since.how.items():
         how[path] = then(how.get(path), word)
-    commits = int((before or {}).get("commits", 0)) + since.commits
-    newest = [since.newest.sha, since.newest.subject] if since.newest else (before or {}).get("newest")
-    anchor = (before or {}).get("anchor") or base
-    return Currency("may_be_stale" if how else "current", anchor, dict(sorted(how.items())), commits,
-                    (str(newest[0]), str(newest[1])) if newest else None, anchors=len(rec.anchors)).entry()
+    commits = (before.commits_since if before is not None else 0) + since.commits
+    newest = (since.newest.sha, since.newest.subject) if since.newest else before.newest if before else None
+    anchor = before.anchor_commit if before is not None and before.anchor_commit else base
+    return Currency("may_be_stale" if how else "current", anchor, dict(sorted(how.items())), commits, newest,
+                    anchors=len(rec.anchors)).entry()
 
 
-def judged(root: Path, head: str, fresh: list[Known], later: list[tuple[Known, dict[str, Any]]],
-           cached_head: str) -> dict[str, dict[str, Any]]:
+def judged(root: Path, head: str, fresh: list[Known], later: list[tuple[Known, Currency]],
+           cached_head: str) -> dict[str, list[Any]]:
     """The cache entries of `fresh` records (judged from their anchor commits) and of `later` ones
     (judged at `cached_head` before: extended by the commits since it), by id."""
     if later and not git.is_ancestor(root, cached_head, head):  # a reset or a rebase since: judge afresh
@@ -152,8 +151,8 @@ def judged(root: Path, head: str, fresh: list[Known], later: list[tuple[Known, d
     if later and cached_head not in times:
         fresh, later = fresh + [r for r, _ in later], []
         times = git.present(root, [c for r in fresh for c in r.verified_at])
-    out: dict[str, dict[str, Any]] = {}
-    pending: list[tuple[Known, str, dict[str, Any] | None]] = []
+    out: dict[str, list[Any]] = {}
+    pending: list[tuple[Known, str, Currency | None]] = []
 
     def anchor(rec: Known) -> None:
         commit = next((c for c in rec.verified_at if c in times), None)
@@ -174,7 +173,7 @@ def judged(root: Path, head: str, fresh: list[Known], later: list[tuple[Known, d
         if commits is None:
             break
         walk = Walk(base, commits, {p for r, _, _ in pending for p in r.anchors})
-        left: list[tuple[Known, str, dict[str, Any] | None]] = []
+        left: list[tuple[Known, str, Currency | None]] = []
         for rec, at, before in pending:
             if walk.holds(at):
                 out[rec.id] = _settled(rec, at, walk.since(at, rec.anchors), before)
