@@ -85,12 +85,16 @@ def _knows(ws: Workspace) -> list[Block]:
             states = currency.of(ws, records)
     except Exception as exc:  # noqa: BLE001 - the records are still worth reading; say why unmarked
         states, problem = {}, f"(whether they are current could not be judged: {single(str(exc))})"
-    fresh, stale = [], []
+    fresh: list[str] = []
+    stale: list[str] = []
+    # No list shows more lines than the budget: the stale records past it are counted by its cut
+    # line, so their reasons (a few string operations each, thousands in a large store) are not made.
+    said = int(ws.policy["session.briefing_budget_lines"]) + 1
     for r in known.ordered(records, changed):
         state = states.get(r.id)
         if state is not None and (state.stale or state.dispute is not None):
             stale.append(f"- {r.cls}: {_title(r.title)} ({r.id}) — {state.reason}; re-verify: "
-                         f"`majordomus knowledge reverify {r.id} < evidence`")
+                         f"`majordomus knowledge reverify {r.id} < evidence`" if len(stale) < said else r.id)
         elif state is not None and state.state == "unknown":
             fresh.append(f"- {r.cls}: {_title(r.title)} ({r.id}; currency {state.reason})")
         else:

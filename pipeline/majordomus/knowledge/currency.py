@@ -61,14 +61,9 @@ def _load(ws: Workspace) -> Cached:
 def _entry_ok(entry: Any) -> bool:
     """Whether a cached entry has the shape `Currency.entry` writes (a hand edit, another version's
     file or a truncated one is not trusted: the whole cache is then recomputed)."""
-    if not isinstance(entry, list) or len(entry) != 7 or entry[0] not in STATES:
-        return False
-    _, anchor, how, commits, newest, note, anchors = entry
-    return (isinstance(how, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in how.items())
-            and (newest is None or isinstance(newest, list) and len(newest) == 2
-                 and all(isinstance(x, str) for x in newest))
-            and type(commits) is int and type(anchors) is int and isinstance(note, str)
-            and (anchor is None or _SHA.fullmatch(str(anchor)) is not None))
+    return (type(entry) is list and len(entry) == 7 and entry[0] in STATES and type(entry[2]) is dict
+            and (entry[4] is None or type(entry[4]) is list and len(entry[4]) == 2)
+            and type(entry[3]) is int and type(entry[6]) is int and type(entry[5]) is str)
 
 
 def _save(ws: Workspace, cached: Cached) -> None:
@@ -113,9 +108,8 @@ def _judge(ws: Workspace, found: list[Known]) -> dict[str, Currency]:
             if cached.head == head:
                 continue
             kept = cached.odd.get(rec.id)
-            before = Currency.from_entry(kept) if kept is not None else Currency.settled(rec)
-            if before.state in _KNOWN:
-                later.append((rec, before))
+            if kept is None or kept[0] in _KNOWN:
+                later.append((rec, kept))
                 continue
         fresh.append(rec)
     odd = {rid: entry for rid, entry in cached.odd.items() if rid in keys and cached.keys.get(rid) == keys[rid]}

@@ -139,10 +139,12 @@ def _settled(rec: Known, base: str, since: Since, before: Currency | None) -> li
                     anchors=len(rec.anchors)).entry()
 
 
-def judged(root: Path, head: str, fresh: list[Known], later: list[tuple[Known, Currency]],
+def judged(root: Path, head: str, fresh: list[Known], later: list[tuple[Known, list[Any] | None]],
            cached_head: str) -> dict[str, list[Any]]:
-    """The cache entries of `fresh` records (judged from their anchor commits) and of `later` ones
-    (judged at `cached_head` before: extended by the commits since it), by id."""
+    """The cache entries of `fresh` records (judged from their anchor commits) and of the `later`
+    ones the commits since `cached_head` changed (each with its entry there, None for the implicit
+    `settled`), by id: a `later` record none of whose anchors those commits touched is left out,
+    its entry unchanged."""
     if later and not git.is_ancestor(root, cached_head, head):  # a reset or a rebase since: judge afresh
         fresh, later = fresh + [r for r, _ in later], []
     # Only the fresh records' commits are looked up: a record judged before is extended from the
@@ -152,14 +154,16 @@ def judged(root: Path, head: str, fresh: list[Known], later: list[tuple[Known, C
         fresh, later = fresh + [r for r, _ in later], []
         times = git.present(root, [c for r in fresh for c in r.verified_at])
     out: dict[str, list[Any]] = {}
-    pending: list[tuple[Known, str, Currency | None]] = []
+    # (record, the commit it is judged from, its entry there: [] when judged afresh, None when the
+    # implicit `Currency.settled`)
+    pending: list[tuple[Known, str, list[Any] | None]] = []
 
     def anchor(rec: Known) -> None:
         commit = next((c for c in rec.verified_at if c in times), None)
         if commit is None:
             out[rec.id] = _missing(rec.verified_at[0]).entry()
         else:
-            pending.append((rec, commit, None))
+            pending.append((rec, commit, []))
 
     for rec in fresh:
         anchor(rec)
@@ -173,10 +177,13 @@ def judged(root: Path, head: str, fresh: list[Known], later: list[tuple[Known, C
         if commits is None:
             break
         walk = Walk(base, commits, {p for r, _, _ in pending for p in r.anchors})
-        left: list[tuple[Known, str, Currency | None]] = []
+        left: list[tuple[Known, str, list[Any] | None]] = []
         for rec, at, before in pending:
+            if before != [] and walk.base == at and not any(a in walk.touches for a in rec.anchors):
+                continue  # judged at the cached HEAD, and nothing since touched its anchors
             if walk.holds(at):
-                out[rec.id] = _settled(rec, at, walk.since(at, rec.anchors), before)
+                was = None if before == [] else Currency.from_entry(before) if before else Currency.settled(rec)
+                out[rec.id] = _settled(rec, at, walk.since(at, rec.anchors), was)
             else:  # behind the walk's base (committed with an older clock), or on another branch
                 left.append((rec, at, before))
         pending = left
