@@ -58,6 +58,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/loop.py
 	$(BIN)/python benchmarks/teamsim.py
 
+	$(BIN)/python benchmarks/currency.py
+
 # issue 17's table at both sizes (20,000 and 1,000,000 ledger lines): a few minutes on 2 cores
 bench-scale: $(STAMP)
 	$(BIN)/python benchmarks/scale.py

@@ -112,3 +112,23 @@ def curated(repo: Repo, rid: str, cls: str, title: str, date: str = "2026-01-02"
                          relations=f"relations:\n{relations}" if relations else "")
     path = repo.root / CURATED_DIR / f"{rid}.md"
     path.write_text(text, encoding="utf-8")
+
+
+def anchored(repo: Repo, rid: str, anchors: tuple[str, ...], commit: str | None, title: str = "",
+             cls: str = "constraint", at: str = "2026-01-02T10:00:00Z",
+             more: tuple[dict[str, object], ...] = ()) -> None:
+    """A verified record with anchors and a promote review at `commit` (the shape of knowledge/v1's
+    `anchors` and `reviews`), written through the one record writer; `more`: later review acts."""
+    from majordomus.store import records
+
+    review: dict[str, object] = {"act": "promoted", "at": at, "by": "Ada"}
+    if commit:
+        review["commit"] = commit
+    review.update({"seen": 0, "class": cls, "digest": "0a1b2c3d4e5f"})
+    meta = {"id": rid, "kind": "knowledge/v1", "class": cls, "status": "verified", "epistemics": "decided",
+            "title": title or f"Record {rid}", "date": at[:10],
+            "provenance": {"origin": "authored", "derived_from": ["test:checked-by-hand"]},
+            "anchors": list(anchors), "reviews": [review, *more]}
+    path = repo.root / CURATED_DIR / f"{rid}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(records.compose(meta, f"{meta['title']}\n\n# Evidence\n\nchecked by hand\n"), encoding="utf-8")

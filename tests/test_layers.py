@@ -47,6 +47,7 @@ HOOK_PATHS_LAZY = {
     ("session/start.py", "majordomus.session"),  # the close path, only with an orphan to close
     ("session/pending.py", "majordomus.tasks"),  # the derivation, only when one waits
     ("session/start.py", "majordomus.store"),  # the session record's text, only for a resume
+    ("context/briefing.py", "majordomus.knowledge"),  # currency, only when a record is verified
     # not a hook path: `generate --check` compares files and reads no repository
     ("cli/commands/generate.py", "majordomus.store.workspace"),
 }

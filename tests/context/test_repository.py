@@ -16,7 +16,8 @@ def test_a_fresh_repository_says_what_is_absent(repo: Repo) -> None:
         "- majordomus.agents-fired (vendor, advisory; from doctor)",
         "- majordomus.candidates-reviewed (vendor, advisory; from doctor)",
         "- majordomus.knowledge-integrity (vendor, blocking; from check, doctor)",
-        "- majordomus.knowledge-observed (vendor, blocking; from doctor, watch)"]
+        "- majordomus.knowledge-observed (vendor, blocking; from doctor, watch)",
+        "- majordomus.knowledge-stale (vendor, advisory; from doctor, watch)"]
     assert section(text, "## Knowledge by status") == ["- candidates/: none", "- curated/: none"]
     assert section(text, "## Active task") == ["none: `majordomus start \"TITLE\"` starts one"]
     assert section(text, "## Open questions") == ["none: `majordomus question add \"TEXT\"` asks one"]
@@ -54,12 +55,13 @@ def test_every_part_of_the_repository_context(episode: Repo) -> None:
     assert "- session.briefing_budget_lines: 12\n" in text
     assert "- ledger.retention_lines: 50000 (default: the file does not declare it)\n" in text
     rules = section(text, "## Rules in effect")
-    assert rules[:4] == ["- majordomus.agents-fired (vendor, advisory; from doctor)",
+    assert rules[:5] == ["- majordomus.agents-fired (vendor, advisory; from doctor)",
                          "- majordomus.candidates-reviewed (vendor, advisory; from doctor)",
                          "- majordomus.knowledge-integrity (vendor, blocking; from check, doctor)",
+                         "- majordomus.knowledge-stale (vendor, advisory; from doctor, watch)",
                          "- project.local (project, advisory; from doctor)"]
-    assert rules[4].startswith("- not in effect: .ai/repo/rules/project/broken.yaml: rule file unreadable")
-    assert len(rules) == 5
+    assert rules[5].startswith("- not in effect: .ai/repo/rules/project/broken.yaml: rule file unreadable")
+    assert len(rules) == 6
     assert section(text, "## Knowledge by status") == ["- candidates/: 1 candidate, 1 superseded",
                                                        "- curated/: 1 verified"]
     assert section(text, "## Active task") == [f"{task}: Context task"]
@@ -77,7 +79,8 @@ def test_every_part_of_the_repository_context(episode: Repo) -> None:
     assert [(r["id"], r["origin"], r["class"]) for r in data["rules"]] == [
         ("majordomus.agents-fired", "vendor", "advisory"),
         ("majordomus.candidates-reviewed", "vendor", "advisory"),
-        ("majordomus.knowledge-integrity", "vendor", "blocking"), ("project.local", "project", "advisory")]
+        ("majordomus.knowledge-integrity", "vendor", "blocking"), ("majordomus.knowledge-stale", "vendor", "advisory"),
+        ("project.local", "project", "advisory")]
     assert [p["file"] for p in data["rule_problems"]] == [".ai/repo/rules/project/broken.yaml"]
     assert data["knowledge"] == {"candidates": {"candidate": 1, "superseded": 1}, "curated": {"verified": 1}}
     assert data["active_task"]["task"] == task

@@ -12,7 +12,7 @@ from rules_helpers import findings_of, project_rule, run_json, status_of
 
 VENDOR = ".ai/repo/rules/vendor"
 STANDARD = ("majordomus.agents-fired", "majordomus.candidates-reviewed", "majordomus.knowledge-integrity",
-            "majordomus.knowledge-observed")
+            "majordomus.knowledge-observed", "majordomus.knowledge-stale")
 
 
 def test_init_vendors_the_standard_package_with_its_readme(repo: Repo) -> None:
@@ -27,13 +27,14 @@ def test_init_vendors_the_standard_package_with_its_readme(repo: Repo) -> None:
         ("majordomus.knowledge-integrity", "blocking", "knowledge_integrity", ("check", "doctor")),
         ("majordomus.candidates-reviewed", "advisory", "knowledge_accumulation", ("doctor",)),
         ("majordomus.agents-fired", "advisory", "agent_hooks_fired", ("doctor",)),
+        ("majordomus.knowledge-stale", "advisory", "knowledge_currency", ("doctor", "watch")),
     }
     assert listed["problems"] == []
 
 
 def test_fresh_repository_is_clean_under_all_three_commands(repo: Repo) -> None:
     for command, ran in (("check", ["majordomus.knowledge-integrity"]),
-                         ("watch", ["majordomus.knowledge-observed"]),
+                         ("watch", ["majordomus.knowledge-observed", "majordomus.knowledge-stale"]),
                          ("doctor", list(STANDARD))):
         code, data = run_json(repo, command)
         assert code == 0 and data["exit"] == 0 and data["findings"] == [], (command, data)
@@ -119,7 +120,8 @@ message: the store stays consistent, watched
     code, data = run_json(repo, "watch")
     assert code == 0
     assert {r["id"]: r["origin"] for r in data["rules"]} == {
-        "majordomus.knowledge-observed": "vendor", "acme.integrity-watched": "project"}
+        "majordomus.knowledge-observed": "vendor", "majordomus.knowledge-stale": "vendor",
+        "acme.integrity-watched": "project"}
 
 
 def test_malformed_rule_files_are_named_field_by_field(repo: Repo) -> None:

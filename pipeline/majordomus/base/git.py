@@ -384,3 +384,70 @@ def commit(root: Path, sha: str) -> dict[str, Any] | None:
         return None
     return {"sha": parts[0], "author": parts[1], "date": parts[2], "message": parts[3].strip("\n"),
             "paths": [p for p in parts[4].split("\n") if p]}
+
+def present(root: Path, shas: list[str]) -> dict[str, int]:
+    """Full sha -> committer time of each of `shas` (full 40-hex) this clone has as a commit, in
+    one git call; one it does not have (rebased away, beyond a shallow clone's depth) is absent."""
+    asked = sorted({s for s in shas if re.fullmatch(r"[0-9a-f]{40}", s)})
+    if not asked:
+        return {}
+    out = run(root, "log", "--no-walk=unsorted", "--ignore-missing", "--format=%H %ct", *asked, "--",
+              check=False)
+    found = {}
+    for row in out.splitlines():
+        sha, _, when = row.partition(" ")
+        if when.isdigit():
+            found[sha] = int(when)
+    return found
+
+
+class Logged(NamedTuple):
+    """One commit of a `history`: its parents, subject, and what it did to each path: (status
+    letter, path, the new name for a rename or copy, else None)."""
+
+    sha: str
+    parents: tuple[str, ...]
+    subject: str
+    changes: tuple[tuple[str, str, str | None], ...]
+
+
+def history_argv(base: str, head: str = "HEAD") -> tuple[str, ...]:
+    """The one walk of a currency read: every commit `head` has and `base` has not, parents first,
+    each with its changed paths, renames followed (-M); merges show no diff of their own (each
+    side's commits are listed themselves). Read with -z: a path is never C-quoted."""
+    return ("log", "-z", "--topo-order", "--reverse", "-M", "--name-status",
+            "--format=%x1e%H %P%x1f%s", head, "--not", base, "--")
+
+
+def history(root: Path, base: str, head: str = "HEAD") -> list[Logged] | None:
+    """`history_argv`'s commits, oldest first; None when git cannot walk it (a revision missing)."""
+    try:
+        out = run(root, *history_argv(base, head))
+    except GitError:
+        return None
+    found = []
+    for chunk in out.split("\x1e")[1:]:
+        ids, _, rest = chunk.partition("\x1f")
+        subject, _, names = rest.partition("\0")
+        shas = ids.split()
+        fields = names.removeprefix("\n").split("\0")
+        changes: list[tuple[str, str, str | None]] = []
+        i = 0
+        while i + 1 < len(fields):
+            status = fields[i]
+            if status[:1] in ("R", "C") and i + 2 < len(fields):
+                changes.append((status[:1], fields[i + 1], fields[i + 2]))
+                i += 3
+            else:
+                if status:
+                    changes.append((status[:1], fields[i + 1], None))
+                i += 2
+        found.append(Logged(shas[0], tuple(shas[1:]), subject, tuple(changes)))
+    return found
+
+
+def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
+    """Whether commit `ancestor` is in the history of `descendant` (False when either is missing)."""
+    proc = subprocess.run(["git", "merge-base", "--is-ancestor", ancestor, descendant], cwd=root,
+                          capture_output=True, env=environment())
+    return proc.returncode == 0

@@ -19,11 +19,11 @@ branch only when the caller does not already know it.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from majordomus.base import git
 from majordomus.context import working as session_context
-from majordomus.context.blocks import Block, clip, fit
+from majordomus.context.blocks import Block, clip, fit, single
 from majordomus.context.working import last_handover
 from majordomus.derive.text import same_finding
 from majordomus.evidence import work
@@ -31,6 +31,9 @@ from majordomus.knowledge import known
 from majordomus.knowledge import queue as candidates
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from majordomus.knowledge.verdict import Currency
 
 CEILING = 10_000  # Claude Code cuts hook context above this to a short preview
 ALL_OF_IT = "majordomus context"
@@ -41,6 +44,7 @@ ALL_VERIFIED = "majordomus knowledge search --status verified"
 RECORDING = ("Recorded as the work goes: `majordomus decision add \"TEXT\" --why \"…\"`, `majordomus question "
              "add|resolve`, `majordomus finish --verify CMD` (or `--outcome blocked|failed|no_match --reason "
              "\"…\"`); `majordomus session context` is this episode so far.")
+STALE = "majordomus knowledge stale"
 
 
 class Scan:
@@ -72,15 +76,48 @@ def _title(text: str) -> str:
 
 
 def _knows(ws: Workspace) -> list[Block]:
-    """The verified records, one line each with the reason they hold, in the order an agent
-    should meet them. No id: no act of the agent's needs one (search finds a record whole)."""
+    """The verified records, one line each with the reason they hold, in the order an agent should
+    meet them: the current ones (and those whose currency this clone cannot tell, marked) first,
+    then those that may be stale or are disputed, each marked with what changed and the command that
+    re-verifies it. No id on a current record: no act of the agent's needs one (search finds a
+    record whole); a stale one names its id in the command that re-verifies it."""
     records = known.verified(ws.curated, ws)
     changed = git.changed_paths(ws.root) if any(r.paths for r in records) else frozenset()
-    items = [f"- {r.cls}: {_title(r.title)}" + (f" (because {clip(r.reason, REASON_CHARS)})" if r.reason else "")
-             for r in known.ordered(records, changed)]
+    states: dict[str, Currency] = {}
+    problem = ""
+    try:
+        if records:  # git is asked only when one has anchors; a dispute may name any of them
+            from majordomus.knowledge import currency
+
+            states = currency.of(ws, records)
+    except Exception as exc:  # noqa: BLE001 - the records are still worth reading; say why unmarked
+        states, problem = {}, f"(whether they are current could not be judged: {single(str(exc))})"
+    fresh: list[str] = []
+    stale: list[str] = []
+    # No list shows more lines than the budget: the stale records past it are counted by its cut
+    # line, so their reasons (a few string operations each, thousands in a large store) are not made.
+    said = int(ws.policy["session.briefing_budget_lines"]) + 1
+    for r in known.ordered(records, changed):
+        state = states.get(r.id)
+        because = f" (because {clip(r.reason, REASON_CHARS)})" if r.reason else ""
+        if state is not None and (state.stale or state.dispute is not None):
+            stale.append(f"- {r.cls}: {_title(r.title)}{because} — {state.reason}; re-verify: "
+                         f"`majordomus knowledge reverify {r.id} < evidence`" if len(stale) < said else r.id)
+        elif state is not None and state.state == "unknown":
+            fresh.append(f"- {r.cls}: {_title(r.title)}{because} (currency {state.reason})")
+        else:
+            fresh.append(f"- {r.cls}: {_title(r.title)}{because}")
     count = f"{len(records)} verified record{'s' if len(records) != 1 else ''}"
-    return [Block(f"What this repository knows ({count})", 2, [], items, None, "verified records",
-                  ALL_VERIFIED, whole="majordomus knowledge search \"TITLE\"")]
+    lines = [problem] if problem else []
+    if stale:
+        count += f", {len(stale)} of them may be stale or disputed, listed last"
+        lines.append("An unmarked record is current: none of the files it is about changed since a person "
+                     "verified it. Those marked \"may be stale\" or \"disputed\" follow, each with what changed "
+                     "and the command that re-verifies it.")
+    return [Block(f"What this repository knows ({count})", 2, lines, fresh, None, "verified records",
+                  ALL_VERIFIED, whole="majordomus knowledge search \"TITLE\""),
+            Block(None, 2, [], stale, what="records that may be stale or are disputed", more=STALE,
+                  whole="majordomus knowledge record ID")]
 
 
 def _where(branch: str | None, here: str | None) -> str:

@@ -16,7 +16,8 @@ from pathlib import Path
 from majordomus.base.errors import refused
 from majordomus.base.fsio import atomic_write, read_regular
 from majordomus.base.output import line as one_line
-from majordomus.knowledge import known
+from majordomus.knowledge import currency, known
+from majordomus.knowledge.verdict import Currency, fix
 from majordomus.store.workspace import Workspace
 
 BEGIN = "<!-- majordomus:knowledge:begin -->"
@@ -40,8 +41,17 @@ def _title(text: str) -> str:
     return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 2].rstrip() + " …"
 
 
-def block(records: list[known.Known]) -> tuple[str, int]:
-    """The block (markers included, newline-terminated) and how many records it lists."""
+def _mark(rid: str, states: dict[str, Currency]) -> str:
+    """What an export line adds for a record that may be stale or is disputed: why, and the fix."""
+    state = states.get(rid)
+    if state is None or not (state.stale or state.dispute is not None):
+        return ""
+    return f" — {one_line(state.reason)}; `{fix(rid)}` re-verifies it"
+
+
+def block(records: list[known.Known], states: dict[str, Currency] | None = None) -> tuple[str, int]:
+    """The block (markers included, newline-terminated) and how many records it lists; a record
+    that may be stale or is disputed (`states`) is marked so, with what changed."""
     head = [BEGIN,
             f"<!-- Written by `{COMMAND}` from .ai/repo/knowledge/curated/; the next export replaces "
             "everything between these two markers. -->",
@@ -49,8 +59,11 @@ def block(records: list[known.Known]) -> tuple[str, int]:
             "Verified records, each promoted by a person with evidence: constraints first, then "
             "conventions, lessons, facts, memories; newest first within a class. "
             "`majordomus knowledge record ID` prints one whole.", ""]
+    if any(_mark(r.id, states or {}) for r in records):
+        head[-2] += (" A record marked \"may be stale\" is about files that changed since a person verified "
+                     "it; one marked \"disputed\", one an agent found wrong since.")
     ordered = known.ordered(records)
-    lines = [f"- {one_line(r.cls)}: {_title(r.title)} (`{r.id}`)" for r in ordered]
+    lines = [f"- {one_line(r.cls)}: {_title(r.title)} (`{r.id}`){_mark(r.id, states or {})}" for r in ordered]
     if not lines:
         lines = ["No verified record yet: a person promotes a reviewed candidate with "
                  "`majordomus knowledge promote ID`."]
@@ -108,7 +121,7 @@ def export(ws: Workspace, file: str | None = None) -> Exported:
     """Write the verified records into the block of `file` (default AGENTS.md)."""
     path = target_path(ws, file)
     records = known.verified(ws.curated, ws)
-    text, shown = block(records)
+    text, shown = block(records, currency.of(ws, records))
     try:
         existing = read_regular(path).decode("utf-8")
     except FileNotFoundError:

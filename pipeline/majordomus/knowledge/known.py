@@ -25,10 +25,12 @@ from majordomus.store.workspace import Workspace
 # The order an agent meets the classes in: what binds first.
 CLASS_ORDER = ("constraint", "convention", "lesson", "fact", "memory")
 CACHE = "known.cache.json"
-_VERSION = 2  # of what an entry holds: raise it when the fields read change
+_VERSION = 4  # of what an entry holds: raise it when the fields read change
 HEAD_LIMIT = 1 << 16  # what is read of a record: its front matter and the start of its body
 # body lines that are pointers or bookkeeping, never a record's reason
 _NOT_A_REASON = ("Evidence:", "Verified:", "Commits of the task:", "Scope:", "- ", "#", "Question:")
+
+VERIFYING = ("promoted", "reverified")  # the review acts that verify a record at a commit
 
 
 class Known(NamedTuple):
@@ -38,6 +40,9 @@ class Known(NamedTuple):
     date: str
     paths: tuple[str, ...]  # the `file:` targets of its relates_to relations
     reason: str = ""  # why it holds: its description, its `Why:` line, or its body's first statement
+    anchors: tuple[str, ...] = ()  # the files it is about (`anchors:`), repository-relative
+    verified_at: tuple[str, ...] = ()  # the commits of its verifications, newest first
+    reviewed_at: str = ""  # the time of its newest review act ("" when none is recorded)
 
 
 def text_of(value: Any) -> str:
@@ -80,9 +85,35 @@ def reason_of(meta: dict[str, Any], body: str) -> str:
     return next((line for line in lines if line != title and not line.startswith(_NOT_A_REASON)), "")
 
 
+def reviews(meta: dict[str, Any]) -> tuple[list[str], str]:
+    """The commits a record was verified at (promoted or reverified), newest first by (at, seen,
+    commit), and the time of its newest review act of any kind ("" when it records none)."""
+    acts = meta.get("reviews")
+    found = []
+    newest = ""
+    for act in acts if isinstance(acts, list) else []:
+        if not isinstance(act, dict):
+            continue
+        at = text_of(act.get("at"))
+        newest = max(newest, at)
+        commit = act.get("commit")
+        if act.get("act") in VERIFYING and isinstance(commit, str) and commit:
+            seen = act.get("seen")
+            found.append((at, int(str(seen)) if str(seen).isdigit() else 0, commit))
+    found.sort(reverse=True)
+    return list(dict.fromkeys(commit for _, _, commit in found)), newest
+
+
+def anchors(meta: dict[str, Any]) -> list[str]:
+    """The record's anchor paths, as written (repository-relative)."""
+    value = meta.get("anchors")
+    return [p for p in value if isinstance(p, str) and p] if isinstance(value, list) else []
+
+
 def _read(path: Path) -> list[Any] | None:
-    """What is kept of one record: [class, title, date, paths, reason] when it is verified, []
-    when it is a record of another status, None when it cannot be read as one."""
+    """What is kept of one record: [class, title, date, paths, reason, anchors, verified at,
+    reviewed at] when it is verified, [] when it is a record of another status, None when it cannot
+    be read as one."""
     try:
         head = read_regular(path, HEAD_LIMIT)
     except OSError:
@@ -95,8 +126,9 @@ def _read(path: Path) -> list[Any] | None:
     text = head.decode("utf-8", errors="replace")
     end = text.find("\n---", 3)
     body = text[text.find("\n", end + 1) + 1:] if end != -1 else ""
+    commits, newest = reviews(meta)
     return [text_of(meta.get("class")) or "?", " ".join(text_of(meta.get("title")).split()),
-            text_of(meta.get("date")), list(_paths(meta)), reason_of(meta, body)]
+            text_of(meta.get("date")), list(_paths(meta)), reason_of(meta, body), anchors(meta), commits, newest]
 
 
 def verified(folder: Path, ws: Workspace | None = None) -> list[Known]:
@@ -117,8 +149,9 @@ def verified(folder: Path, ws: Workspace | None = None) -> list[Known]:
         seen.add(entry.name)
         if not read:
             continue
-        cls, title, date, paths, reason = read
-        found.append(Known(entry.name[:-len(".md")], cls, title, date, tuple(paths), reason))
+        cls, title, date, paths, reason, anchored, commits, newest = read
+        found.append(Known(entry.name[:-len(".md")], cls, title, date, tuple(paths), reason, tuple(anchored),
+                           tuple(commits), newest))
     if cache is not None:
         cache.keep_only(rel, seen)
         cache.save()

@@ -11,7 +11,7 @@ from typing import Any
 from majordomus.base import git
 from majordomus.base.errors import REFUSED, FatalError, unknown
 from majordomus.base.ids import check_id
-from majordomus.knowledge import agenda, provenance, queue
+from majordomus.knowledge import agenda, currency, provenance, queue
 from majordomus.knowledge.search import search as find_records
 from majordomus.readers.knowledge_base import Capability
 from majordomus.readers.status import status as answer
@@ -61,8 +61,12 @@ def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parame
         if one is not None:
             (w,) = agenda.ordered(ws, [one], git.branch(ws.root))
             review = {**w.as_dict(), "branch": one.branch, "episode": one.episode}
+    state = None
+    if entry.source == "curated" and isinstance(meta, dict) and meta.get("status") == "verified":
+        state = currency.verified(ws)[1].get(entry.id)
     return {"id": entry.id, "source": entry.source, "path": entry.rel, "tracked": entry.tracked,
-            "meta": meta, "body": body, "problem": problem, "references": refs, "review": review}
+            "meta": meta, "body": body, "problem": problem, "references": refs, "review": review,
+            "currency": state.as_dict() if state is not None else None}
 
 
 def status(ws: Workspace) -> dict[str, Any]:
@@ -72,9 +76,15 @@ def status(ws: Workspace) -> dict[str, Any]:
 
 
 def search(ws: Workspace, text: str = "", **filters: str) -> list[dict[str, Any]]:
-    """Records of both folders whose title or body holds every word of `text`."""
+    """Records of both folders whose title or body holds every word of `text`, a verified one with
+    its currency."""
 
-    return find_records(ws, text, filters.get("class"), filters.get("status"))
+    hits = find_records(ws, text, filters.get("class"), filters.get("status"))
+    states = currency.verified(ws)[1] if any(h["status"] == "verified" for h in hits) else {}
+    for hit in hits:
+        state = states.get(hit["id"]) if hit["status"] == "verified" and hit["source"] == "curated" else None
+        hit["currency"] = state.as_dict() if state is not None else None
+    return hits
 
 
 # handler(ws, **parameters) -> a value the capability's result schema admits, by verb

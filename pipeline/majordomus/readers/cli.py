@@ -91,6 +91,9 @@ def _record(rec: dict[str, Any]) -> None:
     for ref in rec["references"]:  # talk: what each reference names, in words
         if ref["label"]:
             say(line(f"{ref['field']} {ref['ref']}: {ref['label']}"))
+    if rec["currency"]:
+        say(line(rec["currency"]["reason"] + ("" if rec["currency"]["state"] in ("current", "unknown") else
+                                             f"; fix: majordomus knowledge reverify {rec['id']} < evidence")))
     review = rec["review"]
     if review:
         say(line(f"in the review queue: {_waited(review['age_minutes'])}"
@@ -116,6 +119,10 @@ def _status(st: dict[str, Any]) -> None:
                                       if last else "none (`majordomus knowledge derive` runs one)"))
     out.append(f"writer: {w['reason']}" + ("" if w["fresh"] else " (fix: majordomus knowledge derive "
                                                                  f"--episode {w['episode']})"))
+    cur = st["currency"]
+    out.append(f"verified: {cur['current']} current, {cur['may_be_stale']} may be stale, {cur['unknown']} unknown, "
+               f"{cur['disputed']} disputed" + (" (`majordomus knowledge stale` lists them with the fix)"
+                                                if cur["attention"] else ""))
     out += [f"untracked: {p} (git add it)" for p in st["untracked"]]
     out += [f"unreadable: {u['path']}: {u['problem']}" for u in st["unreadable"]]
     show("\n".join(line(o) for o in out) + "\n")
@@ -125,8 +132,16 @@ def _search(hits: list[dict[str, Any]]) -> None:
     if not hits:
         say("no record matches (`majordomus knowledge search` with no text lists every record)")
         return
-    rows = [[line(h["id"]), line(h["status"]), line(h["class"]), line(h["title"])] for h in hits]
+    rows = [[line(h["id"]), line(h["status"] + _marked(h["currency"])), line(h["class"]), line(h["title"])]
+            for h in hits]
     show(table(rows, ["ID", "STATUS", "CLASS", "TITLE"]))
+
+
+def _marked(state: dict[str, Any] | None) -> str:
+    """` (may be stale)`, ` (disputed)`, ` (currency unknown)` after a verified record's status."""
+    if state is None or state["state"] == "current":
+        return ""
+    return f" ({'currency unknown' if state['state'] == 'unknown' else state['state'].replace('_', ' ')})"
 
 
 RENDER: dict[str, Callable[[Any], None]] = {"candidates": _candidates, "record": _record, "status": _status,

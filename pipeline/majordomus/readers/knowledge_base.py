@@ -102,8 +102,31 @@ REFERENCE = {
         "record": {"type": ["string", "null"], "x-link": f"{MODULE}.record", "title": "record",
                    "description": "the record a knowledge: target or superseded_by names"}}}
 
+CURRENCY = {"oneOf": [{"type": "null"}, {
+    "type": "object", "additionalProperties": False,
+    "required": ["state", "changed", "how", "commits_since", "newest", "anchor_commit", "reason", "dispute"],
+    "properties": {
+        "state": {"enum": ["current", "may_be_stale", "unknown", "disputed"],
+                  "description": "may_be_stale: an anchored file was modified, deleted or renamed after the "
+                                 "commit the record was verified at (docs/CURRENCY.md)"},
+        "changed": {"type": "array", "items": _TEXT, "description": "the anchored paths changed since"},
+        "how": {"type": "object", "additionalProperties": _TEXT, "x-secondary": True,
+                "description": "what happened to each changed path (modified, deleted, renamed to …)"},
+        "commits_since": {**_COUNT, "description": "commits that changed an anchored path since"},
+        "newest": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["sha", "subject"],
+                                                "properties": {"sha": _TEXT, "subject": _TEXT}}],
+                   "x-secondary": True, "description": "the newest of those commits"},
+        "anchor_commit": {**_TEXT_OR_NULL, "x-secondary": True,
+                          "description": "the commit of its newest verification this clone has"},
+        "reason": {**_TEXT, "description": "the state and why, in words"},
+        "dispute": {"oneOf": [{"type": "null"}, {"type": "object", "required": ["by", "reason", "at"],
+                                                 "properties": {"by": _TEXT, "reason": _TEXT, "at": _TEXT}}],
+                    "x-secondary": True, "description": "the newest knowledge.disputed line since its last review"}}}],
+    "description": "for a verified record: whether it is current, may be stale, unknown here or disputed"}
+
 RECORD = {"type": "object", "additionalProperties": False, "x-heading": "/meta/title",
-          "required": ["id", "source", "path", "tracked", "meta", "body", "problem", "references", "review"],
+          "required": ["id", "source", "path", "tracked", "meta", "body", "problem", "references", "review",
+                       "currency"],
           "properties": {
               "id": _TEXT, "source": {"type": "string", "description": "the source class: candidates | curated"},
               "path": _TEXT, "tracked": {"type": "boolean"},
@@ -116,12 +139,13 @@ RECORD = {"type": "object", "additionalProperties": False, "x-heading": "/meta/t
                   "type": "object", "additionalProperties": False,
                   "required": [*_WAITING, "branch", "episode"],
                   "properties": {**_WAITING, "branch": _TEXT_OR_NULL, "episode": _TEXT_OR_NULL}}],
-                  "description": "for a waiting candidate: its place in the review queue"}}}
+                  "description": "for a waiting candidate: its place in the review queue"},
+              "currency": CURRENCY}}
 
 STATUS = {
     "type": "object", "additionalProperties": False,
     "required": ["records", "by_status", "by_class", "by_source", "unreadable", "untracked", "queue",
-                 "last_derivation", "writer"],
+                 "last_derivation", "writer", "currency"],
     "properties": {
         "records": _COUNT, "by_status": _COUNTS, "by_class": _COUNTS, "by_source": _COUNTS,
         "unreadable": {"type": "array", "items": {
@@ -147,15 +171,25 @@ STATUS = {
         "writer": {"type": "object", "required": ["judged", "fresh", "reason", "episode", "stale_minutes"],
                    "properties": {"judged": {"type": "boolean"}, "fresh": {"type": "boolean"},
                                   "reason": _TEXT, "episode": _TEXT_OR_NULL, "stale_minutes": _COUNT}},
+        "currency": {"type": "object", "additionalProperties": False,
+                     "required": ["current", "may_be_stale", "unknown", "disputed", "attention"],
+                     "properties": {"current": _COUNT, "may_be_stale": _COUNT, "unknown": _COUNT,
+                                    "disputed": _COUNT,
+                                    "attention": {"type": "array", "items": _LINKED_ID,
+                                                  "description": "the verified records that may be stale or "
+                                                                 "are disputed (`majordomus knowledge stale`)"}},
+                     "description": "the verified records by currency (docs/CURRENCY.md)"},
     },
 }
 
 SEARCH_HIT = {"type": "object", "additionalProperties": False,
-              "required": ["id", "source", "status", "class", "title", "date", "path", "tracked", "matched"],
+              "required": ["id", "source", "status", "class", "title", "date", "path", "tracked", "matched",
+                           "currency"],
               "properties": {"id": _LINKED_ID, "source": _TEXT, "status": _TEXT, "class": _TEXT, "title": _TEXT,
                              "date": _TEXT, "path": _TEXT, "tracked": {"type": "boolean"},
                              "matched": {"type": "array", "items": {"enum": ["title", "body"]},
-                                         "description": "where the words were found"}}}
+                                         "description": "where the words were found"},
+                             "currency": CURRENCY}}
 
 CAPABILITIES: tuple[Capability, ...] = (
     Capability(f"{MODULE}.candidates", "the candidates awaiting review",
@@ -165,18 +199,22 @@ CAPABILITIES: tuple[Capability, ...] = (
                (), {"type": "array", "items": CANDIDATE}),
     Capability(f"{MODULE}.record", "one knowledge record, parsed",
                "The record named ID, from candidates/ or curated/: its front matter and body, every "
-               "reference resolved in words (episode and branch, task, commit subject, record title), and "
-               "for a waiting candidate its place in the review queue.",
+               "reference resolved in words (episode and branch, task, commit subject, record title), "
+               "for a waiting candidate its place in the review queue, and for a verified record its "
+               "currency: current, may be stale (which anchored files changed since it was verified, in "
+               "how many commits, the newest), unknown on this clone, or disputed.",
                (Param("id", "the record id", RECORD_ID, required=True, positional=True),),
                RECORD),
     Capability(f"{MODULE}.status", "counts, review queue, last derivation, writer freshness",
                "Records by status, class and source; the review queue with its oldest entry's age and "
-               "the policy's caps; the last knowledge.derived line; whether the knowledge writer is fresh.",
+               "the policy's caps; the last knowledge.derived line; whether the knowledge writer is fresh; the "
+               "verified records by currency (current, may be stale, unknown, disputed).",
                (), STATUS),
     Capability(f"{MODULE}.search", "records whose title or body holds every word of a text",
                "Candidates and verified records (and superseded ones, status shown) whose title or body "
                "holds every word of TEXT, case-insensitively; no TEXT matches every record. Those with "
-               "every word in the title come first, then by class (constraints first), newest first.",
+               "every word in the title come first, then by class (constraints first), newest first. A "
+               "verified record carries its currency (current, may be stale and why, unknown, disputed).",
                (Param("text", "the words to find (none: every record)", {"type": "string"}, positional=True),
                 Param("class", "only records of this class",
                       {"type": "string", "enum": list(records.CLASSES)}),

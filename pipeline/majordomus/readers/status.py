@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from majordomus.knowledge import accumulation, freshness
+from majordomus.knowledge import accumulation, currency, freshness
 from majordomus.knowledge import queue as candidates
 from majordomus.store import listing as kstore
 from majordomus.store.ledger import Line
@@ -78,7 +78,16 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
         "writer": {"judged": verdict.judged, "fresh": verdict.fresh, "reason": verdict.reason,
                    "episode": verdict.episode,
                    "stale_minutes": int(ws.policy["session.freshness.stale_minutes"])},
+        "currency": currencies(ws),
     }
+
+
+def currencies(ws: Workspace) -> dict[str, Any]:
+    """The verified records counted by currency, and those that may be stale or are disputed."""
+    found, states = currency.verified(ws)
+    counts = Counter("disputed" if s.dispute is not None else s.state for s in states.values())
+    return {**{name: counts.get(name, 0) for name in ("current", "may_be_stale", "unknown", "disputed")},
+            "attention": [r.id for r in found if states[r.id].stale or states[r.id].dispute is not None]}
 
 
 def _count(value: Any) -> int:

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 from majordomus.base.findings import Finding
 from majordomus.evidence import episodes
 from majordomus.knowledge import accumulation as acc
-from majordomus.knowledge import freshness, integrity
+from majordomus.knowledge import currency, freshness, integrity
 from majordomus.knowledge.freshness import read_events
 from majordomus.knowledge.references import LedgerFacts, ledger_facts
+from majordomus.knowledge.verdict import fix
 from majordomus.rules import wiring
 from majordomus.rules.ruleset import Rule
 from majordomus.store import agents
@@ -180,6 +181,26 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
     if not verdict.findings:
         verdict.detail = (f"{len(waiting)} candidate(s) await review, none overdue; candidates and "
                           "session records all tracked")
+    return verdict
+
+
+@validator("knowledge_currency")
+def knowledge_currency(ctx: Context, rule: Rule) -> Verdict:
+    """majordomus.knowledge-stale: each verified record that may be stale or is disputed, with
+    what changed and the command that re-verifies it (docs/CURRENCY.md)."""
+
+    ws, verdict = ctx.ws, Verdict()
+    found, states = currency.verified(ws)
+    for rec in found:
+        state = states[rec.id]
+        if state.stale or state.dispute is not None:
+            verdict.findings.append(rule.finding(
+                f"{rec.id} ({rec.cls}: {rec.title}) {state.reason}", fix(rec.id),
+                file=ws.rel(ws.curated / f"{rec.id}.md"), reproduce=f"majordomus knowledge record {rec.id}"))
+    if not verdict.findings:
+        unknown = sum(1 for s in states.values() if s.state == "unknown")
+        verdict.detail = (f"{len(found)} verified record(s), none may be stale or is disputed"
+                          + (f" ({unknown} unknown on this clone: `majordomus knowledge status`)" if unknown else ""))
     return verdict
 
 

@@ -19,6 +19,7 @@ VERBS: dict[str, str] = {
     "promote": _ACTS, "reject": _ACTS, "reverify": _ACTS, "retire": _ACTS, "dispute": _ACTS, "check": _ACTS,
     "review": "majordomus.cli.commands.reviewing:add_review",  # the walk through the queue at a terminal
     "export": "majordomus.cli.commands.export:export_verbs",
+    "stale": "majordomus.cli.commands.stale:stale_verbs",  # verified records whose anchors changed
 }
 
 

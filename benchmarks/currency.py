@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""The currency of verified knowledge (issue 26, docs/CURRENCY.md): how right, and how costly.
+
+    .venv/bin/python benchmarks/currency.py [--runs N] [--skip-scale] [--keep]
+
+1. The judgement: a seeded history (benchmarks/currencyhistory.py: 300 verified records anchored
+   over 40 files; 1,000 commits that modify, rename, delete and add files at random, one in ten
+   in the anchored pool) judged by the real `majordomus knowledge stale --json`, and every
+   record's state read through `knowledge status --json`, against the ground truth the generator
+   knows. Precision and recall of "may be stale" must both be 1.0: the rule is deterministic, so
+   anything less is a defect (the exit status is then 1).
+2. The cost at scale: 20,000 verified records anchored over 60 files, 10,000 commits since the
+   oldest anchor. The real session-start hook, timed: with the records unanchored (what the
+   briefing cost before currency), anchored with the cache warm (same HEAD), and anchored one new
+   commit later (the cache extended by that commit's walk alone). Also timed once: the first
+   read, which walks all 10,000 commits. Reported, never asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from currencyhistory import CURATED, build, score  # noqa: E402
+from synthetic import BIN, clean_env, timed  # noqa: E402
+
+MJ = str(BIN / "majordomus")
+
+
+def judgement(root: Path, env: dict[str, str]) -> int:
+    started = time.perf_counter()
+    history = build(root)
+    made = time.perf_counter() - started
+    subprocess.run([MJ, "init"], cwd=root, env=env, check=True, capture_output=True)
+    out = subprocess.run([MJ, "knowledge", "stale", "--json"], cwd=root, env=env, check=True, capture_output=True)
+    listed = {item["id"]: item["state"] for item in json.loads(out.stdout)}
+    precision, recall, _ = score(history.truth, {rid: listed.get(rid, "-") for rid in history.truth})
+    wrong = sorted(r for r, t in history.truth.items() if (listed.get(r) == "may_be_stale") != (t == "may_be_stale"))
+    status = json.loads(subprocess.run([MJ, "knowledge", "status", "--json"], cwd=root, env=env, check=True,
+                                       capture_output=True).stdout)["currency"]
+    truth = {s: sum(1 for t in history.truth.values() if t == s) for s in ("current", "may_be_stale", "unknown")}
+    said = {s: status[s] for s in truth}
+    print(f"judgement: {len(history.truth)} verified records, {len(history.shas) - 1} commits (built in "
+          f"{made:.1f} s with git fast-import)")
+    print(f"  ground truth {truth}; knowledge status says {said}")
+    print(f"  may be stale: precision {precision:.3f}, recall {recall:.3f}"
+          + ("" if not wrong else f"; judged wrongly: {', '.join(wrong[:10])}"))
+    ok = precision == 1.0 and recall == 1.0 and said == truth
+    print("  verdict: " + ("exact" if ok else "DEFECT: the rule is deterministic, anything less than 1.0 is a bug"))
+    return 0 if ok else 1
+
+
+def _start(root: Path, env: dict[str, str], n: int) -> float:
+    hook = root / ".claude/hooks/majordomus-session-start"
+    return timed([str(hook)], root, env, json.dumps({"session_id": f"bench{n}", "source": "startup"}).encode())
+
+
+def _unanchor(root: Path) -> None:
+    for path in (root / CURATED).iterdir():
+        text = path.read_text(encoding="utf-8")
+        path.write_text(re.sub(r"anchors:\n(?:  - .*\n)+", "", text), encoding="utf-8")
+
+
+def scale(root: Path, env: dict[str, str], runs: int) -> None:
+    started = time.perf_counter()
+    history = build(root, commits=10_000, records=20_000, files=2_000, pool=60)
+    print(f"scale: {len(history.truth)} verified records, {len(history.shas) - 1} commits since the oldest "
+          f"anchor (built in {time.perf_counter() - started:.1f} s)")
+    for args in (["init"], ["capture", "install"]):
+        subprocess.run([MJ, *args], cwd=root, env=env, check=True, capture_output=True)
+    anchored = {p.name: p.read_bytes() for p in (root / CURATED).iterdir()}
+    _unanchor(root)
+    _start(root, env, 0)  # the known-records cache, warmed for every row alike
+    rows: dict[str, list[float]] = {"python3 -c pass": [], "start hook, records unanchored": [],
+                                    "start hook, anchored, cache warm": [],
+                                    "start hook, anchored, one commit later": []}
+    names = list(rows)
+    for n in range(runs):
+        rows[names[0]].append(timed([sys.executable, "-c", "pass"], root))
+        rows[names[1]].append(_start(root, env, n))
+    for name, data in anchored.items():
+        (root / CURATED / name).write_bytes(data)
+    cache = root / ".ai/local/state/currency.cache.json"
+    cache.unlink(missing_ok=True)
+    _start(root, env, 0)  # the known-records cache again (the files changed)
+    cache.unlink(missing_ok=True)
+    first = _start(root, env, 0)
+    for n in range(runs):
+        rows[names[2]].append(_start(root, env, n))
+    for n in range(runs):
+        subprocess.run(["git", "-c", "user.name=B", "-c", "user.email=b@example.invalid", "commit", "-q",
+                        "--allow-empty", "-m", f"one more {n}"], cwd=root, check=True)
+        rows[names[3]].append(_start(root, env, n))
+    base = statistics.median(rows[names[0]])
+    print(f"{'path':<42} {'median ms':>10} {'x python':>9}")
+    for name in names:
+        med = statistics.median(rows[name])
+        print(f"{name:<42} {med:>10.1f} {med / base:>9.1f}")
+    print(f"{'start hook, anchored, first read (once)':<42} {first:>10.1f} {first / base:>9.1f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--skip-scale", action="store_true", help="the judgement only")
+    parser.add_argument("--keep", action="store_true", help="keep the synthetic repositories")
+    args = parser.parse_args()
+    env = clean_env()
+    top = Path(tempfile.mkdtemp(prefix="majordomus-currency-"))
+    try:
+        code = judgement(top / "judgement", env)
+        if not args.skip_scale:
+            scale(top / "scale", env, args.runs)
+    finally:
+        if args.keep:
+            print(f"kept: {top}")
+        else:
+            shutil.rmtree(top, ignore_errors=True)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

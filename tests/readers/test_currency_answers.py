@@ -1,0 +1,90 @@
+"""Every reader of verified knowledge says its currency: `knowledge record`, `search` and
+`status` (and so the HTTP and MCP projections, which serve the same answers), human and JSON."""
+from __future__ import annotations
+
+import json
+
+import jsonschema
+from conftest import Repo
+from kbstore import anchored
+
+from majordomus.readers.knowledge_base import find
+
+
+def history(repo: Repo) -> tuple[str, str]:
+    at = repo.commit("code", {"src/a.py": "a = 1\n", "src/b.py": "b = 1\n"})
+    anchored(repo, "r-stale", ("src/a.py",), at, title="Tokens are ASCII")
+    anchored(repo, "r-fine", ("src/b.py",), at, title="Tokens are short")
+    repo.git("mv", "src/a.py", "src/lexer.py")
+    newest = repo.commit("move the lexer")
+    return at, newest
+
+
+def answer(repo: Repo, verb: str, *args: str) -> object:
+    out = repo.mj("knowledge", verb, *args, "--json", check=True)
+    result = json.loads(out.stdout)
+    cap = find(f"knowledge_base.{verb}")
+    assert cap is not None
+    jsonschema.validate(result, cap.result)
+    return result
+
+
+def test_record_search_and_status_carry_currency(repo: Repo) -> None:
+    at, newest = history(repo)
+    rec = answer(repo, "record", "r-stale")
+    assert isinstance(rec, dict)
+    assert rec["currency"] == {
+        "state": "may_be_stale", "changed": ["src/a.py"], "how": {"src/a.py": "renamed to src/lexer.py"},
+        "commits_since": 1, "newest": {"sha": newest, "subject": "move the lexer"}, "anchor_commit": at,
+        "reason": f'may be stale: src/a.py renamed to src/lexer.py in 1 commit since {at[:7]}, the newest '
+                  f'{newest[:7]} "move the lexer"', "dispute": None}
+    hits = answer(repo, "search", "tokens")
+    assert isinstance(hits, list)
+    assert {h["id"]: h["currency"]["state"] for h in hits} == {"r-stale": "may_be_stale", "r-fine": "current"}
+    status = answer(repo, "status")
+    assert isinstance(status, dict)
+    assert status["currency"] == {"current": 1, "may_be_stale": 1, "unknown": 0, "disputed": 0,
+                                  "attention": ["r-stale"]}
+
+
+def test_human_readings_mark_the_stale_record(repo: Repo) -> None:
+    at, _ = history(repo)
+    record = repo.mj("knowledge", "record", "r-stale", check=True)
+    assert (f"may be stale: src/a.py renamed to src/lexer.py in 1 commit since {at[:7]}" in record.stderr
+            and "fix: majordomus knowledge reverify r-stale < evidence" in record.stderr)
+    search = repo.mj("knowledge", "search", "tokens", check=True).stdout
+    assert "verified (may be stale)" in search and "verified (" not in search.split("r-fine")[1].split("\n")[0]
+    status = repo.mj("knowledge", "status", check=True).stdout
+    assert ("verified: 1 current, 1 may be stale, 0 unknown, 0 disputed (`majordomus knowledge stale` lists "
+            "them with the fix)") in status
+    stale = repo.mj("knowledge", "stale", check=True)
+    assert stale.stdout == (f"r-stale: may be stale: src/a.py renamed to src/lexer.py in 1 commit since {at[:7]}, "
+                            f"the newest {stale.stdout.split('the newest ')[1][:7]} \"move the lexer\"; fix: "
+                            "majordomus knowledge reverify r-stale < evidence\n")
+    listed = json.loads(repo.mj("knowledge", "stale", "--json", check=True).stdout)
+    assert [(x["id"], x["changed"], x["commits_since"]) for x in listed] == [("r-stale", ["src/a.py"], 1)]
+
+
+def test_the_cockpit_record_page_shows_the_currency_text(repo: Repo) -> None:
+    import html
+
+    from majordomus.readers import answers, cockpit
+    from majordomus.store.workspace import Workspace
+
+    at, _ = history(repo)
+    cap = find("knowledge_base.record")
+    assert cap is not None
+    result = answers.call(Workspace(repo.root), cap, {"id": "r-stale"})
+    page = cockpit.capability_page(cap, {"id": "r-stale"}, result)
+    assert html.escape(f"may be stale: src/a.py renamed to src/lexer.py in 1 commit since {at[:7]}") in page
+
+
+def test_agents_md_export_marks_the_stale_record(repo: Repo) -> None:
+    at, newest = history(repo)
+    repo.mj("knowledge", "export", "--agents-md", check=True)
+    text = (repo.root / "AGENTS.md").read_text()
+    assert ("- constraint: Tokens are ASCII (`r-stale`) — may be stale: src/a.py renamed to src/lexer.py in 1 "
+            f'commit since {at[:7]}, the newest {newest[:7]} "move the lexer"; `majordomus knowledge reverify '
+            "r-stale < evidence` re-verifies it\n") in text
+    assert "- constraint: Tokens are short (`r-fine`)\n" in text
+    assert 'A record marked "may be stale" is about files that changed since a person verified it' in text
