@@ -5,7 +5,7 @@ import re
 
 from majordomus.base.errors import refused
 
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 # What every folder of records holds besides records: an id never names one of these files.
 RESERVED = frozenset({"readme"})
 

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from majordomus.base import fsio
 from majordomus.base.ids import ID_PATTERN
+from majordomus.base.credentials import credential_in
 from majordomus.base.transcript import marker_in
 from majordomus.derive import handedit
 from majordomus.evidence.commits import first_line, span_bounds, span_commits, task_reason
@@ -125,6 +126,10 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
         if marker:
             result.skipped.append((line.number, f"{line.event} carries the transcript marker {marker!r}"))
             continue
+        kind = credential_in(f"{row.title}\n{row.body}")
+        if kind:  # the writers screen each piece; what a record joins is screened as it joins
+            result.skipped.append((line.number, f"{line.event} would write a credential ({kind})"))
+            continue
         problem = next((p for p in map(reference_problem, row.refs) if p), None)
         if problem:
             result.skipped.append((line.number, f"{line.event} would write a refused reference: {problem}"))
@@ -150,10 +155,11 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
             commits = span_commits(ws, bounds[index] if 0 <= index < len(bounds) else None)
             if commits.note and commits.note not in notes:
                 notes.append(commits.note)
-            # a path no reference can name (a control character in it) is not a relation target
+            # a path no reference can name (a control character in it), or one that carries a
+            # credential (a file named after a token), is not a relation target
             by_span[index] = (tuple(f"commit:{sha}" for sha in commits.shas),
                               tuple(("relates_to", f"file:{p}") for p in commits.paths
-                                    if not reference_problem(f"file:{p}")))
+                                    if not reference_problem(f"file:{p}") and not credential_in(p)))
             result.commits += tuple(s for s in commits.shas if s not in result.commits)
             result.relations = tuple(sorted({*result.relations, *(t[len("file:"):] for _, t in by_span[index][1])}))
         if acted_on(ws, rid, target):

@@ -23,6 +23,7 @@ from typing import Any
 from majordomus.base.errors import OK, USAGE, FatalError
 from majordomus.base.fsio import atomic_write, read_bytes, remove
 from majordomus.base.output import emit_json, show
+from majordomus.base.output import line as one_line
 from majordomus.cli.commands import Subparsers
 from majordomus.knowledge import review as acts
 from majordomus.knowledge.agenda import waited
@@ -266,7 +267,7 @@ def _reject(ws: Workspace, rid: str) -> bool:
             _say("No other record could replace it: reject it with a reason instead.")
             return False
         for n, (other, status, title) in enumerate(choices, 1):
-            _say(f"  {n:>3}  {title}  ({status}, {other})")
+            _say(f"  {n:>3}  {one_line(title)}  ({one_line(status)}, {one_line(other)})")
         picked = _ask("The number of the record that replaces it (Enter cancels): ")
         if not picked.strip():
             _say("Cancelled: nothing rejected.")
