@@ -15,10 +15,13 @@ match, read off their patterns: a literal a plugin needs (`PRIVATE KEY`, `PuTTY`
 need (`key`, `pass`, `pw`, `secret`, `token`, `contras`…), a quote before 20 base64 characters
 (the entropy plugin reads quoted strings only, and 4.5 bits take 23 distinct characters), or a
 run of 15 word characters or dashes holding a digit or a capital (Unicode's digits, as the
-plugins' class is): every other token-shaped credential has one (the shortest, an AWS access key
-id, is 20), since a random token of 15 letters and digits that holds neither has a chance below
-one in 10^9 — while a branch name (`fix-knowledge-derivation`) or a close reason
-(`prompt_input_exit`) has none, so a hook pays nothing for them.
+plugins' class is) and a character that is not a lowercase hex digit: every other token-shaped
+credential has one (the shortest, an AWS access key id, is 20), since a random token of 15 letters
+and digits that holds neither a digit nor a capital has a chance below one in 10^9, and the plugins
+whose secret may be lowercase hex alone need a keyword, a URL or a literal named above — while a
+branch name (`fix-knowledge-derivation`), a close reason (`prompt_input_exit`), a session id (a
+UUID), a record id or a commit sha has none, so a hook, or `knowledge check` over thousands of
+records, pays nothing for them.
 """
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ _MAY_HOLD = re.compile(
     r"PRIVATE KEY|PuTTY|://|_authToken|eyJ|(?i:xox)|AccountKey=|AKC|AP[\dA-F]|sk-ant-|github_pat_|AIza"
     r"|(?i:aws|key|pass|pw|secret|token|contras)"
     r"|[\"'`][\w+/=\-]{20}"
-    r"|(?<![\w\-])(?=[\w\-]{15})[\w\-]*?[^\W_a-z]")
+    r"|(?<![\w\-])(?=[\w\-]{15})(?![0-9a-f\-]+(?![\w\-]))[\w\-]*?[^\W_a-z]")
 
 _DETECTORS: list[tuple[str, Callable[[str], bool]]] = []
 

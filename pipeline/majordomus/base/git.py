@@ -138,6 +138,16 @@ def toplevel(path: Path) -> Path | None:
     return Path(out) if out else None
 
 
+def tracked(root: Path, *paths: str) -> list[str] | None:
+    """The files git's index holds under `paths` (literal paths, no glob), in one git call; None
+    when git cannot say."""
+    proc = subprocess.run(["git", "--literal-pathspecs", "ls-files", "-z", "--", *paths], cwd=root,
+                          capture_output=True, env=environment())
+    if proc.returncode != 0:
+        return None
+    return [p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p]
+
+
 def commits_since(root: Path, sha: str | None) -> int | None:
     """How many commits HEAD has that `sha` has not (all of HEAD's, when `sha` is None: the
     repository had no commit then), in one git call; None when git cannot say (no HEAD, or `sha`

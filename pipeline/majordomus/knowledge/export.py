@@ -3,7 +3,8 @@ block of `AGENTS.md`, the file Codex, Cursor, Gemini CLI, Copilot, Amp, Aider an
 
 Only a person runs it (no hook does). The block is deterministic (the records in the briefing's
 class order, newest first, nothing of the clock, the working tree or the machine), bounded to
-MAX_CHARS, and written only when its bytes change. Everything outside the two marker lines is
+MAX_CHARS, and written only when its bytes change. It holds one line per record: a title, class
+or file name cannot write a line of its own, inside the block or out (`_one`). Everything outside the two marker lines is
 kept byte for byte; a file without the markers gets the block appended; a file whose markers do
 not make one pair is refused, untouched.
 """
@@ -35,8 +36,16 @@ class Exported:
     total: int
 
 
+def _one(text: str) -> str:
+    """A value as one line of the block: every control character, line or paragraph separator
+    and bidirectional control escaped (`output.line`), and what could read as an HTML comment,
+    a marker look-alike, defused (`<!--` and `-->` as entities), so no title or file name can
+    end the block, start another, or hide text in it."""
+    return one_line(text).replace("<!--", "&lt;!--").replace("-->", "--&gt;")
+
+
 def _title(text: str) -> str:
-    text = one_line(text or "(untitled)")  # a control character in a title is escaped, never written raw
+    text = _one(text or "(untitled)")  # never written raw
     return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 2].rstrip() + " …"
 
 
@@ -50,7 +59,7 @@ def block(records: list[known.Known]) -> tuple[str, int]:
             "conventions, lessons, facts, memories; newest first within a class. "
             "`majordomus knowledge record ID` prints one whole.", ""]
     ordered = known.ordered(records)
-    lines = [f"- {one_line(r.cls)}: {_title(r.title)} (`{r.id}`)" for r in ordered]
+    lines = [f"- {_one(r.cls)}: {_title(r.title)} (`{_one(r.id)}`)" for r in ordered]
     if not lines:
         lines = ["No verified record yet: a person promotes a reviewed candidate with "
                  "`majordomus knowledge promote ID`."]
@@ -72,7 +81,8 @@ def block(records: list[known.Known]) -> tuple[str, int]:
 
 def merge(existing: str, new_block: str, where: str) -> str:
     """`existing` with its marker block replaced by `new_block` (appended when it has none)."""
-    lines = existing.splitlines(keepends=True)
+    lines = existing.split("\n")  # a line ends at a newline only, as every reader of Markdown says
+    lines = [part + "\n" for part in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
     begins = [i for i, line in enumerate(lines) if line.strip() == BEGIN]
     ends = [i for i, line in enumerate(lines) if line.strip() == END]
     if not begins and not ends:
