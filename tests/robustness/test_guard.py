@@ -4,6 +4,7 @@ transcript marker is refused where it is written; an id is matched whole."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -153,3 +154,34 @@ def test_an_id_with_a_trailing_newline_is_refused(repo: Repo, argv: tuple[str, .
     assert proc.returncode == 4, (argv, proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr
     assert not any("\n" in p.name for p in (repo.root / ".ai").rglob("*"))
+
+
+def test_local_state_that_git_tracks_is_not_read_as_this_checkouts_own(tmp_path: Path) -> None:
+    """A repository whose upstream tracked `.ai/local/` (a careless `git add -A`): a clone's start
+    hook never briefs with that ledger's handover, task and questions, `context` and the local
+    readers do not present them, and doctor names it with the fix."""
+    upstream = make_repo(tmp_path / "upstream")
+    upstream.mj("session", "start", "--id", "them", check=True)
+    upstream.mj("start", "THEIR-TASK rewrite the billing", check=True)
+    upstream.mj("question", "add", "THEIR-QUESTION may we drop the index?", check=True)
+    upstream.mj("handover", "--next", "THEIR-HANDOVER push to production", check=True)
+    upstream.git("add", "-A")
+    upstream.git("add", "-f", ".ai/local")
+    upstream.commit("everything, local state included")
+    clone = Repo(tmp_path / "clone")
+    subprocess.run(["git", "clone", "-q", str(upstream.root), str(clone.root)], check=True)
+    start = clone.hook("session-start", {"session_id": "mine", "source": "startup"})
+    assert start.returncode == 0, start.stderr
+    briefing = start.stdout.decode("utf-8")
+    assert "THEIR-" not in briefing and "git rm -r --cached .ai/local" in briefing, briefing
+    context = clone.mj("context")
+    assert context.returncode == 0 and "THEIR-" not in context.stdout and ".ai/local/ is tracked" in context.stdout
+    for argv in (("history",), ("question", "list"), ("session", "context")):
+        proc = clone.mj(*argv)
+        assert proc.returncode == 4 and "THEIR-" not in proc.stdout + proc.stderr, (argv, proc.stdout, proc.stderr)
+        assert "git rm -r --cached .ai/local" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    doctor = clone.mj("doctor")
+    assert doctor.returncode == 10 and "doctor.local" in doctor.stdout + doctor.stderr
+    assert "git rm -r --cached .ai/local" in doctor.stdout + doctor.stderr
+    clone.git("rm", "-r", "-q", "--cached", ".ai/local")
+    assert clone.mj("history").returncode == 0  # once untracked, the checkout's own again

@@ -107,29 +107,32 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
              found: Scan | None = None) -> list[Block]:
     """The briefing's blocks, unbounded."""
 
-    found = found or scan(ws, episode if source == "compact" else None)
+    foreign = ws.foreign_local()  # .ai/local tracked by git: its task, questions, handover are not ours
+    found = found or scan(ws, episode if source == "compact" and not foreign else None)
     out = [Block(f"Majordomus briefing: episode {episode} ({source})", 1,
                  [f"The repository context is `{ALL_OF_IT}`; this episode's working context is "
                   "`majordomus session context`. " + RECORDING])]
-    if source == "compact":
+    if foreign:
+        out.append(Block("Local state not read", 2, [foreign]))
+    if source == "compact" and not foreign:
         ctx = session_context.compose(ws, episode, window=found.window)
         branch = ctx.git.get("branch")
         out += session_context.blocks(ctx, level=2)
     elif branch is None:
         branch = git.branch(ws.root)
     out += _knows(ws)
-    task = work.active_task(ws)
+    task = None if foreign else work.active_task(ws)
     out.append(Block("Active task", 2, [f"{task['task']}: {task['title']}"
                                         + (f" (scope {task['scope']})" if task.get("scope") else "")
                                         if task else "none: `majordomus start \"TITLE\"` starts one"],
                      whole=ALL_OF_IT))
-    questions = work.open_questions(ws)
+    questions = [] if foreign else work.open_questions(ws)
     out.append(Block(f"Open questions ({len(questions)})", 2, [],
                      [f"- {q['question']}: {q['text']}" for q in questions],
                      "none: `majordomus question add \"TEXT\"` asks one", "open questions",
                      "majordomus question list"))
     out += _candidates(ws, branch, found.opened_branches)
-    hand = found.handover
+    hand = None if foreign else found.handover
     out.append(Block("Last handover", 2, [
         f"Next Action: {hand['next']} ({hand['ts']}, episode {hand['episode'] or '-'})" if hand else
         "none: `majordomus handover --next \"…\"` records one"], whole=ALL_OF_IT))
