@@ -20,7 +20,7 @@ cheap pre-test, so a hook pays for it only when a text it writes looks like a cr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Mapping
 
 from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 from detect_secrets.filters import heuristic
@@ -82,7 +82,7 @@ class AssignedSecretDetector(RegexBasedDetector):
     secret_type = "Secret Assignment"
     denylist = (re.compile(_NAMED + r"[A-Za-z0-9_.\-]*\s*[:=]\s*['\"]?([^\s'\"`,;]{8,})"),)
 
-    def analyze_string(self, string: str) -> Iterator[str]:
+    def analyze_string(self, string: str) -> Generator[str, None, None]:
         for value in super().analyze_string(string):
             if (re.search(r"[$<>{}()\[\]%]", value) or re.fullmatch(r"[A-Za-z_][\w.]*\.[\w.]+|[A-Z_]+", value)
                     or heuristic.is_sequential_string(value)
@@ -125,7 +125,8 @@ def detectors() -> list[tuple[str, Callable[[str], bool]]]:
     """(kind, whether `text` holds one) for every plugin used: detect-secrets' shaped ones in its
     own order, ours, then the two heuristic ones (a shaped kind names a hit better)."""
     shaped, heuristics = [], []
-    for kind, plugin_class in get_mapping_from_secret_type_to_class().items():
+    mapping: Mapping[str, type[BasePlugin]] = get_mapping_from_secret_type_to_class()
+    for kind, plugin_class in mapping.items():
         if kind in LEFT_OUT:
             continue
         plugin = plugin_class()
