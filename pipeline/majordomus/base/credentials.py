@@ -11,16 +11,18 @@ Importing detect-secrets costs about 200 ms (it brings `requests`), more than a 
 for a sentence and far more than a hook may. `_MAY_HOLD` is a superset of what those plugins
 match, read off their patterns: a literal a plugin needs (`PRIVATE KEY`, `PuTTY`, `://`,
 `_authToken`, `eyJ`, Slack's `xox`, AWS's `aws`, Azure's `AccountKey=`, Artifactory's `AKC` and
-`AP` and a digit or A–F, `sk-ant-`, `github_pat_`, `AIza`), a keyword the keyword-bound plugins
-need (`key`, `pass`, `pw`, `secret`, `token`, `contras`…), a quote before 20 base64 characters
-(the entropy plugin reads quoted strings only, and 4.5 bits take 23 distinct characters), or a
-run of 15 word characters or dashes holding a digit or a capital (Unicode's digits, as the
-plugins' class is) and a character that is not a lowercase hex digit: every other token-shaped
-credential has one (the shortest, an AWS access key id, is 20), since a random token of 15 letters
-and digits that holds neither a digit nor a capital has a chance below one in 10^9, and the plugins
-whose secret may be lowercase hex alone need a keyword, a URL or a literal named above — while a
-branch name (`fix-knowledge-derivation`), a close reason (`prompt_input_exit`), a session id (a
-UUID), a record id or a commit sha has none, so a hook, or `knowledge check` over thousands of
+`AP` and a digit or A–F, `sk-ant-`, `github_pat_`, `AIza`, GitHub's and GitLab's prefixes,
+Stripe's `k_live_`, SendGrid's `SG.`, a Telegram bot token's 8 digits and colon), a keyword the
+keyword-bound plugins need (`key`, `pass`, `pw`, `secret`, `token`, `credential`, `contras`…),
+a quote before 20 base64 characters (the entropy plugin reads quoted strings only, and 4.5 bits
+take 23 distinct characters), or a run of 15 word characters or dashes that holds a digit or a
+capital (Unicode's digits, as the plugins' class is) and is not lowercase hex and dashes alone:
+every other plugin's token has one by its own pattern (AWS's, Discord's, Twilio's capitals,
+Mailchimp's `-us` and digit, Square's `sq0`; the shortest, an AWS access key id, is 20), while a
+plugin whose secret may be lowercase hex alone needs a keyword, a URL or a literal named above
+(the property test in tests/base/test_credentials.py draws every pattern). A branch name
+(`fix-knowledge-derivation`), a close reason (`prompt_input_exit`), a session id (a UUID), a
+record id or a commit sha holds none of them, so a hook, or `knowledge check` over thousands of
 records, pays nothing for them.
 """
 from __future__ import annotations
@@ -30,7 +32,8 @@ from collections.abc import Callable
 
 _MAY_HOLD = re.compile(
     r"PRIVATE KEY|PuTTY|://|_authToken|eyJ|(?i:xox)|AccountKey=|AKC|AP[\dA-F]|sk-ant-|github_pat_|AIza"
-    r"|(?i:aws|key|pass|pw|secret|token|contras)"
+    r"|gh[pousr]_|gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941|[rs]k_live_|SG\.|\d{8}:"
+    r"|(?i:aws|key|pass|pw|secret|token|credential|contras)"
     r"|[\"'`][\w+/=\-]{20}"
     r"|(?<![\w\-])(?=[\w\-]{15})(?![0-9a-f\-]+(?![\w\-]))[\w\-]*?[^\W_a-z]")
 
