@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 
 from majordomus.base import fsio, git
 from majordomus.base.credentials import credential_in
+from majordomus.knowledge.export import BEGIN, END
 from majordomus.store.workspace import Workspace
 
 AGENTS_MD = "AGENTS.md"
@@ -25,8 +26,6 @@ def screen(ws: Workspace, parsed: Iterable[str],
            finding: Callable[[str, str | None, str, str], None]) -> None:
     """Report each tracked file under `.ai/repo/` (and the AGENTS.md block) that carries a
     credential, in its name or its text; `parsed`: the records the caller screened by field."""
-    from majordomus.knowledge.export import BEGIN, END  # only to find the block
-
     done = set(parsed)
     for rel in git.tracked(ws.root, ".ai/repo") or []:
         kind = credential_in(rel)
