@@ -111,3 +111,17 @@ def test_knowledge_check_screens_every_tracked_file_and_the_agents_md_block(tmp_
     assert "Anthropic OAuth Token" in dict(found)["AGENTS.md"]
     text = repo.mj("knowledge", "check")
     assert token not in text.stdout + text.stderr
+
+
+def test_the_agents_md_export_withholds_a_title_carrying_one(tmp_path: Path) -> None:
+    """A curated record edited by hand to carry a credential in its title (no writer saw it): the
+    export writes the line with the title withheld, never the secret, into the tracked AGENTS.md."""
+    repo = make_repo(tmp_path / "repo", capture=False)
+    token = "ghp_" + "x9Ab" * 9
+    (repo.root / ".ai/repo/knowledge/curated/r1.md").write_text(
+        "---\nid: r1\nkind: knowledge/v1\nclass: convention\nstatus: verified\nepistemics: decided\n"
+        f"title: Deploy with {token}\ndate: '2026-03-04'\nprovenance:\n  origin: extracted\n"
+        "  derived_from:\n  - session:e1\n---\nA body.\n", encoding="utf-8")
+    assert repo.mj("knowledge", "export", "--agents-md").returncode == 0
+    text = (repo.root / "AGENTS.md").read_text(encoding="utf-8")
+    assert token not in text and "withheld: it carries a credential, GitHub Token" in text, text

@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from majordomus.base.credentials import withheld
 from majordomus.base.errors import refused
 from majordomus.base.fsio import atomic_write, read_regular
 from majordomus.base.output import line as one_line
@@ -45,7 +46,8 @@ def _one(text: str) -> str:
 
 
 def _title(text: str) -> str:
-    text = _one(text or "(untitled)")  # never written raw
+    # never written raw; a title carrying a credential (a hand edit the writers never saw) withheld
+    text = _one(withheld(text) or "(untitled)")
     return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 2].rstrip() + " …"
 
 
