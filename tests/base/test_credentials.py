@@ -55,17 +55,19 @@ def test_the_whole_plugin_set_is_used() -> None:
             "GitHub Fine-Grained Token", "Secret Assignment"} <= used
 
 
-@settings(max_examples=30 * SCALE)
-@given(name=st.from_regex(r"[A-Za-z_]{0,6}(?i:secret|password|api_key|token|credentials)[A-Za-z_]{0,6}",
+@settings(max_examples=60 * SCALE)
+@given(name=st.from_regex(r"(?:cloudant_|ibm_cloud_|softlayer_|cl|sl|[A-Za-z_]{0,6})"
+                          r"(?i:secret|password|passwd|pwd|api_key|token|key|credentials)[A-Za-z_.]{0,6}",
                           fullmatch=True),
-       value=st.text("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/+", min_size=8, max_size=40),
-       quote=st.sampled_from(["", "'", '"']), gap=st.sampled_from(["=", " = ", ": "]))
+       value=st.text("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/+", min_size=8, max_size=70),
+       quote=st.sampled_from(["", "'", '"']), gap=st.sampled_from(["=", " = ", ": ", ":=", " => ", " ", "  "]))
 def test_the_heuristic_plugins_hits_pass_the_pre_test(name: str, value: str, quote: str, gap: str) -> None:
-    """The keyword, assignment and entropy plugins read a secret-named variable or a quoted
-    string: whatever they find, the pre-test passes on to them."""
-    for text in (f"{name}{gap}{quote}{value}{quote}", f"use {quote}{value}{quote} here"):
-        found = any(f(text) for _, f in credentials._detectors())
-        if found:
+    """The keyword-bound plugins (the keyword plugin, ours for assignments, Cloudant's, IBM's,
+    SoftLayer's) read a secret-named variable, and the entropy plugin a quoted string: whatever
+    they find, in every form they read, the pre-test passes on to them."""
+    for text in (f"{name}{gap}{quote}{value}{quote}", f"use {quote}{value}{quote} here",
+                 f'"{value}" == {name}', f'{name}("{value}")', f"{name}{quote} {quote}{value}{quote};"):
+        if any(f(text) for _, f in credentials._detectors()):
             assert credentials._MAY_HOLD.search(text), text
 
 

@@ -125,3 +125,22 @@ def test_the_agents_md_export_withholds_a_title_carrying_one(tmp_path: Path) -> 
     assert repo.mj("knowledge", "export", "--agents-md").returncode == 0
     text = (repo.root / "AGENTS.md").read_text(encoding="utf-8")
     assert token not in text and "withheld: it carries a credential, GitHub Token" in text, text
+
+
+def test_the_hooks_screen_without_importing_detect_secrets(tmp_path: Path) -> None:
+    """The hooks now screen what they copy into the session record, and the pre-test keeps that
+    free: a usual branch name, a UUID session id and Claude Code's close reasons load no module of
+    detect-secrets in the start or end hook."""
+    repo = make_repo(tmp_path / "repo")
+    repo.git("checkout", "-q", "-b", "fix/api-key-rotation-2")
+    sid = "123e4567-e89b-12d3-a456-426614174000"
+    trace = {"PYTHONPROFILEIMPORTTIME": "1"}
+    for name, payload in (("session-start", {"session_id": sid, "source": "startup"}),
+                          ("session-end", {"session_id": sid, "reason": "prompt_input_exit"})):
+        proc = repo.hook(name, payload, env=trace)
+        assert proc.returncode == 0
+        imported = {line.rsplit(b"|", 1)[-1].strip().decode() for line in proc.stderr.splitlines()
+                    if line.startswith(b"import time:")}
+        assert "majordomus.store.ledger" in imported, name
+        assert not {m for m in imported if m.startswith(("detect_secrets", "majordomus.base.credential_plugins"))}, name
+    assert "fix/api-key-rotation-2" in _session_record(repo, sid)

@@ -9,21 +9,20 @@ is refused where it is written (or, where nothing may be refused, a hook's paylo
 
 Importing detect-secrets costs about 200 ms (it brings `requests`), more than a writer should pay
 for a sentence and far more than a hook may. `_MAY_HOLD` is a superset of what those plugins
-match, read off their patterns: a literal a plugin needs (`PRIVATE KEY`, `PuTTY`, `://`,
-`_authToken`, `eyJ`, Slack's `xox`, AWS's `aws`, Azure's `AccountKey=`, Artifactory's `AKC` and
-`AP` and a digit or A–F, `sk-ant-`, `github_pat_`, `AIza`, GitHub's and GitLab's prefixes,
-Stripe's `k_live_`, SendGrid's `SG.`, a Telegram bot token's 8 digits and colon), a keyword the
-keyword-bound plugins need (`key`, `pass`, `pw`, `secret`, `token`, `credential`, `contras`…),
-a quote before 20 base64 characters (the entropy plugin reads quoted strings only, and 4.5 bits
-take 23 distinct characters), or a run of 15 word characters or dashes that holds a digit or a
-capital (Unicode's digits, as the plugins' class is) and is not lowercase hex and dashes alone:
-every other plugin's token has one by its own pattern (AWS's, Discord's, Twilio's capitals,
-Mailchimp's `-us` and digit, Square's `sq0`; the shortest, an AWS access key id, is 20), while a
-plugin whose secret may be lowercase hex alone needs a keyword, a URL or a literal named above
-(the property test in tests/base/test_credentials.py draws every pattern). A branch name
-(`fix-knowledge-derivation`), a close reason (`prompt_input_exit`), a session id (a UUID), a
-record id or a commit sha holds none of them, so a hook, or `knowledge check` over thousands of
-records, pays nothing for them.
+match, read off their patterns: the literal each token-shaped plugin needs (`PRIVATE KEY`,
+`PuTTY`, `://`, `_authToken`, `eyJ`, Slack's `xox`, Azure's `AccountKey=`, Artifactory's `AKC` and
+`AP`, AWS's key id prefixes, GitHub's and GitLab's prefixes, Stripe's `k_live_`, SendGrid's `SG.`,
+Square's `sq0csp-`, OpenAI's `T3BlbkFJ`, `pypi-`, Mailchimp's `-us` and a digit, a Telegram bot
+token's 8 digits and colon, Twilio's `AC`/`SK` and 32 characters, a Discord token's first part
+and dot, ours: `sk-ant-`, `github_pat_`, `AIza`), AWS's `aws` before a secret key, a keyword the
+keyword-bound plugins need (`key`, `pass`, `pw`, `secret`, `token`, `credential`, `contras`…)
+where they need it (before an assignment, a comparison, a call or a quote, or a space and 24
+letters and digits: IBM's and Cloudant's), or a quote before 20 base64 characters (the entropy
+plugin reads quoted strings only, and 4.5 bits take 23 distinct characters). The property tests in
+tests/base/test_credentials.py draw every pattern of every plugin and check it. A branch name
+(`fix/api-key-rotation-2`), a close reason (`prompt_input_exit`), a session id (a UUID), a record
+id, a commit sha, a path or a sentence of prose holds none of them, so a hook, or `knowledge check`
+over thousands of records, pays nothing for them.
 """
 from __future__ import annotations
 
@@ -33,9 +32,10 @@ from collections.abc import Callable
 _MAY_HOLD = re.compile(
     r"PRIVATE KEY|PuTTY|://|_authToken|eyJ|(?i:xox)|AccountKey=|AKC|AP[\dA-F]|sk-ant-|github_pat_|AIza"
     r"|gh[pousr]_|gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941|[rs]k_live_|SG\.|\d{8}:"
-    r"|(?i:aws|key|pass|pw|secret|token|credential|contras)"
-    r"|[\"'`][\w+/=\-]{20}"
-    r"|(?<![\w\-])(?=[\w\-]{15})(?![0-9a-f\-]+(?![\w\-]))[\w\-]*?[^\W_a-z]")
+    r"|A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA|(?:AC|SK)[a-z0-9]{32}|-us\d|[MNO][\w\-]{23,25}\.|sq0csp-|T3BlbkFJ|pypi-"
+    r"|(?i:aws)|(?i:key|pass|pw|secret|token|credential|contras)(?:[\w.\-]*[\]'\"]{0,2}\s*[:=!(]"
+    r"|\S{0,50}\s*['\"`]|['\"\]]{0,2} +[A-Za-z0-9]{24})|[!=]=\s*\w*(?i:key|pass|pw|secret|token|contras)"
+    r"|[\"'`][\w+/=\-]{20}")
 
 _DETECTORS: list[tuple[str, Callable[[str], bool]]] = []
 
