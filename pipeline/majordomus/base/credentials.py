@@ -34,7 +34,7 @@ _MAY_HOLD = re.compile(
     r"|gh[pousr]_|gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941|[rs]k_live_|SG\.|\d{8}:"
     r"|A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA|(?:AC|SK)[a-z0-9]{32}|-us\d|[MNO][\w\-]{23,25}\.|sq0csp-|T3BlbkFJ|pypi-"
     r"|(?i:aws)|(?i:key|pass|pw|secret|token|credential|contras)(?:[\w.\-]*[\]'\"]{0,2}\s*[:=!(]"
-    r"|\S{0,50}\s*['\"`]|['\"\]]{0,2} +[A-Za-z0-9]{24})|[!=]=\s*\w*(?i:key|pass|pw|secret|token|contras)"
+    r"|\S{0,50}\s*['\"`]|[\w.\-]*['\"\]]{0,2} +[\w\-]{24})|[!=]=\s*\w*(?i:key|pass|pw|secret|token|contras)"
     r"|[\"'`][\w+/=\-]{20}")
 
 _DETECTORS: list[tuple[str, Callable[[str], bool]]] = []
