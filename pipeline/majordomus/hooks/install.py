@@ -52,7 +52,7 @@ HOOKS = {
 }
 SKILL = ".claude/skills/majordomus/SKILL.md"
 # what an agent runs without asking: the evidence writers and the readers, each writing only
-# under the repository's .ai/local (tests/robustness/test_reach.py runs every one of them)
+# under the repository's .ai/local (tests/robustness/test_guard.py runs every one of them)
 AGENT_COMMANDS = (
     "start", "finish", "decision add", "question add", "question resolve", "question list",
     "checkpoint", "handover", "history", "context", "session context", "doctor", "check",
