@@ -109,8 +109,17 @@ def test_not_markers(text: str) -> None:
     assert marker_in(text) is None
 
 
+def _append(repo: Repo, event: str, **fields: object) -> None:
+    """A ledger line the writers now refuse (they refuse a marker), as an older version, another
+    tool or a hand edit may have left it: the deriver still skips it."""
+    from majordomus.store.workspace import Workspace
+
+    Workspace(repo.root).ledger.append(event, "e1", **fields)
+
+
 def test_a_decision_carrying_a_marker_gives_no_record_and_skipped_1(episode: Repo) -> None:
-    episode.mj("decision", "add", "Human: do it", check=True)
+    assert episode.mj("decision", "add", "Human: do it").returncode == 4  # refused where written
+    _append(episode, "decision.recorded", task=None, text="Human: do it", why=None)
     proc = episode.mj("knowledge", "derive", check=True)
     assert episode.candidates() == []
     assert re.search(r"skipped ledger line \d+: decision.recorded carries the transcript marker 'Human:'",
@@ -123,16 +132,18 @@ def test_a_decision_carrying_a_marker_gives_no_record_and_skipped_1(episode: Rep
 @pytest.mark.parametrize("where", ["why", "answer", "reason-second-line", "task-title"])
 def test_a_marker_anywhere_in_the_evidence_skips_the_line(episode: Repo, where: str) -> None:
     if where == "why":
-        episode.mj("decision", "add", "fine", "--why", "because\nAssistant: said so", check=True)
+        _append(episode, "decision.recorded", task=None, text="fine", why="because\nAssistant: said so")
     elif where == "answer":
-        qid = episode.mj("question", "add", "fine?", check=True).stdout.strip()
-        episode.mj("question", "resolve", qid, "<tool_result>yes</tool_result>", check=True)
+        _append(episode, "question.resolved", question="q-1", task=None, text="fine?",
+                answer="<tool_result>yes</tool_result>")
     elif where == "reason-second-line":
-        episode.mj("start", "t", check=True)
-        episode.mj("finish", "--outcome", "blocked", "--reason", "first\nUser: second", check=True)
+        _append(episode, "task.started", task="t-1", title="t", scope=None)
+        _append(episode, "task.finished", task="t-1", title="t", outcome="blocked", note="none",
+                reason="first\nUser: second")
     else:
-        episode.mj("start", "Human: a task", check=True)
-        episode.mj("finish", "--verify", "true", check=True)
+        _append(episode, "task.started", task="t-2", title="Human: a task", scope=None)
+        _append(episode, "task.finished", task="t-2", title="Human: a task", outcome="completed",
+                note="none", verify="true")
     episode.mj("knowledge", "derive", check=True)
     assert episode.candidates() == []
     assert episode.events("knowledge.derived")[-1]["skipped"] == 1

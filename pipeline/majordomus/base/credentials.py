@@ -1,64 +1,50 @@
 """Credentials in free text: the kind of the first one found, never the secret itself.
 
-A decision, a question, an answer, a finish reason, a verification command or promotion
-evidence ends up in a tracked, pushed record, so a text carrying a private key block, a cloud or
-forge token or a password in a URL is refused where it is written. The detection is
-detect-secrets' own plugins (well kept, one per kind of credential), not a hand list; only the
-plugins that match a credential's shape are used, not the entropy or keyword guesses, which a
-sentence of prose sets off. For a kind detect-secrets has no plugin for (Anthropic's API and
-Admin API keys), ours are written the way it takes a custom plugin (`credential_plugins.py`).
+A decision, a question, an answer, a finish reason, a verification command, promotion evidence,
+a branch name or a hook's close reason ends up in a tracked, pushed record, so a text carrying a
+private key block, a cloud or forge token, a password in a URL or a secret assigned to a variable
+is refused where it is written (or, where nothing may be refused, a hook's payload, withheld:
+`withheld`). The detection is detect-secrets' whole plugin set and ours for what it lacks
+(`credential_plugins.py`, which says which two are left out and why).
 
-Importing detect-secrets costs about 150 ms (it brings `requests`), more than a writer should pay
-for a sentence. `_MAY_HOLD` is a superset of what those plugins match, read off their patterns:
-a literal a plugin needs (`PRIVATE KEY`, `PuTTY`, `://`, `_authToken`, `eyJ`, Slack's `xox`, AWS's
-`aws` before a secret key, whose `/` and `+` break a run, Azure's `AccountKey=`) or a
-run of 15 word characters or dashes (Unicode's, as the plugins' digit class is), which every other
-token-shaped credential has (the shortest, an AWS access key id, is 20). A text without any of them holds no credential those plugins would find,
-and is passed without the import. No hook calls this module.
+Importing detect-secrets costs about 200 ms (it brings `requests`), more than a writer should pay
+for a sentence and far more than a hook may. `_MAY_HOLD` is a superset of what those plugins
+match, read off their patterns: the literal each token-shaped plugin needs (`PRIVATE KEY`,
+`PuTTY`, `://`, `_authToken`, `eyJ`, Slack's `xox`, Azure's `AccountKey=`, Artifactory's `AKC` and
+`AP`, AWS's key id prefixes, GitHub's and GitLab's prefixes, Stripe's `k_live_`, SendGrid's `SG.`,
+Square's `sq0csp-`, OpenAI's `T3BlbkFJ`, `pypi-`, Mailchimp's `-us` and a digit, a Telegram bot
+token's 8 digits and colon, Twilio's `AC`/`SK` and 32 characters, a Discord token's first part
+and dot, ours: `sk-ant-`, `github_pat_`, `AIza`), AWS's `aws` before a secret key, a keyword the
+keyword-bound plugins need (`key`, `pass`, `pw`, `secret`, `token`, `credential`, `contras`…)
+where they need it (before an assignment, a comparison, a call or a quote, or a space and 24
+letters and digits: IBM's and Cloudant's), or a quote before 20 base64 characters (the entropy
+plugin reads quoted strings only, and 4.5 bits take 23 distinct characters). The property tests in
+tests/base/test_credentials.py draw every pattern of every plugin and check it. A branch name
+(`fix/api-key-rotation-2`), a close reason (`prompt_input_exit`), a session id (a UUID), a record
+id, a commit sha, a path or a sentence of prose holds none of them, so a hook, or `knowledge check`
+over thousands of records, pays nothing for them.
 """
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Callable
 
-_MAY_HOLD = re.compile(r"PRIVATE KEY|PuTTY|://|_authToken|eyJ|(?i:xox)|(?i:aws)|AccountKey=|[\w\-]{15,}")
+_MAY_HOLD = re.compile(
+    r"PRIVATE KEY|PuTTY|://|_authToken|eyJ|(?i:xox)|AccountKey=|AKC|AP[\dA-F]|sk-ant-|github_pat_|AIza"
+    r"|gh[pousr]_|gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941|[rs]k_live_|SG\.|\d{8}:"
+    r"|A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA|(?:AC|SK)[a-z0-9]{32}|-us\d|[MNO][\w\-]{23,25}\.|sq0csp-|T3BlbkFJ|pypi-"
+    r"|(?i:aws)|(?i:key|pass|pw|secret|token|credential|contras)(?:[\w.\-]*[\]'\"]{0,2}\s*[:=!(]"
+    r"|\S{0,50}\s*['\"`]|[\w.\-]*['\"\]]{0,2} +[\w\-]{24})|[!=]=\s*\w*(?i:key|pass|pw|secret|token|contras)"
+    r"|[\"'`][\w+/=\-]{20}")
 
-# module, class: the shaped credentials (no entropy, keyword, IP or Artifactory guesses);
-# detect-secrets' own, then ours for what it has no plugin for (credential_plugins.py)
-_OWN = "majordomus.base.credential_plugins"
-PLUGINS = (
-    ("detect_secrets.plugins.private_key", "PrivateKeyDetector"),
-    ("detect_secrets.plugins.aws", "AWSKeyDetector"),
-    ("detect_secrets.plugins.azure_storage_key", "AzureStorageKeyDetector"),
-    ("detect_secrets.plugins.github_token", "GitHubTokenDetector"),
-    ("detect_secrets.plugins.gitlab_token", "GitLabTokenDetector"),
-    ("detect_secrets.plugins.basic_auth", "BasicAuthDetector"),
-    ("detect_secrets.plugins.slack", "SlackDetector"),
-    ("detect_secrets.plugins.stripe", "StripeDetector"),
-    ("detect_secrets.plugins.openai", "OpenAIDetector"),
-    ("detect_secrets.plugins.pypi_token", "PypiTokenDetector"),
-    ("detect_secrets.plugins.npm", "NpmDetector"),
-    ("detect_secrets.plugins.jwt", "JwtTokenDetector"),
-    ("detect_secrets.plugins.sendgrid", "SendGridDetector"),
-    ("detect_secrets.plugins.twilio", "TwilioKeyDetector"),
-    ("detect_secrets.plugins.discord", "DiscordBotTokenDetector"),
-    ("detect_secrets.plugins.telegram_token", "TelegramBotTokenDetector"),
-    ("detect_secrets.plugins.mailchimp", "MailchimpDetector"),
-    ("detect_secrets.plugins.square_oauth", "SquareOAuthDetector"),
-    (_OWN, "AnthropicApiKeyDetector"),
-    (_OWN, "AnthropicAdminKeyDetector"),
-)
-
-_DETECTORS: list[Any] = []
+_DETECTORS: list[tuple[str, Callable[[str], bool]]] = []
 
 
-def _detectors() -> list[Any]:
-    if not _DETECTORS:
+def _detectors() -> list[tuple[str, Callable[[str], bool]]]:
+    if not _DETECTORS:  # only after the pre-test: the plugins import detect-secrets
         import importlib
 
-        for module, name in PLUGINS:
-            plugin = getattr(importlib.import_module(module), name)
-            _DETECTORS.append(plugin())
+        _DETECTORS.extend(importlib.import_module("majordomus.base.credential_plugins").detectors())
     return _DETECTORS
 
 
@@ -66,10 +52,27 @@ def credential_in(text: str | None) -> str | None:
     """The kind of the first credential in `text` ("AWS Access Key", "Private Key", ...), or None."""
     if not text or not _MAY_HOLD.search(text):
         return None
-    for detector in _detectors():
-        for _ in detector.analyze_string(text):
-            return str(detector.secret_type)
+    for kind, found in _detectors():
+        if found(text):
+            return kind
     return None
+
+
+def joined(*texts: str | None) -> str:
+    """The text a record makes of several pieces (a question and its answer), to be screened
+    whole: the pieces side by side, and their first lines side by side as a title joins them, so
+    a credential split across them is found as the record would carry it."""
+    pieces = [t for t in texts if t]
+    firsts = [next((ln.strip() for ln in t.splitlines() if ln.strip()), "") for t in pieces]
+    return " ".join(pieces) + "\n" + " ".join(firsts)
+
+
+def withheld(text: str | None) -> str | None:
+    """`text` as a tracked file may carry it: unchanged, or, when it holds a credential, a note
+    that it was withheld and of what kind (for what no one may be refused: a hook's payload, a
+    branch name)."""
+    kind = credential_in(text)
+    return text if kind is None else f"(withheld: it carries a credential, {kind})"
 
 
 def refusal(what: str, kind: str) -> str:

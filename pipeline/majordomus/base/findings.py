@@ -5,6 +5,8 @@ import posixpath
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from majordomus.base.output import line as one_line
+
 GROUP_AT = 3  # findings over this many files with the same text are printed as one
 
 
@@ -21,14 +23,16 @@ class Finding:
     reproduce: str | None = None  # a read-only command that shows it
 
     def line(self) -> str:
-        where = self.file or ""
+        """The finding as a person reads it: each part one line (`output.line`), so a file name or
+        a message carrying a newline or an escape never forges a line of the report."""
+        where = one_line(self.file or "")
         if self.field:
-            where += f" [{self.field}]"
+            where += f" [{one_line(self.field)}]"
         level = "ERROR" if self.blocking else "WARN"
-        head = f"{level} {self.rule}: " + (f"{where}: " if where else "") + self.what
-        tail = [f"  fix: {self.fix}"]
+        head = f"{level} {one_line(self.rule)}: " + (f"{where}: " if where else "") + one_line(self.what)
+        tail = [f"  fix: {one_line(self.fix)}"]
         if self.reproduce:
-            tail.insert(0, f"  reproduce: {self.reproduce}")
+            tail.insert(0, f"  reproduce: {one_line(self.reproduce)}")
         return "\n".join([head, *tail])
 
     def as_dict(self) -> dict[str, Any]:

@@ -8,6 +8,7 @@ few that say who commits and which configuration files a person keeps (`KEPT`).
 """
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import subprocess
@@ -137,6 +138,54 @@ def _size(path: Path) -> int:
 def toplevel(path: Path) -> Path | None:
     out = run(path, "rev-parse", "--show-toplevel", check=False).strip()
     return Path(out) if out else None
+
+
+def tracked(root: Path, *paths: str) -> list[str] | None:
+    """The files git's index holds under `paths` (literal paths, no glob), in one git call; None
+    when git cannot say."""
+    proc = subprocess.run(["git", "--literal-pathspecs", "ls-files", "-z", "--", *paths], cwd=root,
+                          capture_output=True, env=environment())
+    if proc.returncode != 0:
+        return None
+    return [p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p]
+
+
+def index_file(root: Path) -> Path | None:
+    """This checkout's index file, found without running git: `.git/index`, or, when `.git` is a
+    file (a linked worktree, a submodule), the index of the folder its `gitdir:` names."""
+    dot = root / ".git"
+    if dot.is_dir():
+        return dot / "index"
+    try:
+        text = read_regular(dot, 4096).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not text.startswith("gitdir: "):
+        return None
+    gitdir = Path(text[len("gitdir: "):].strip())
+    return (gitdir if gitdir.is_absolute() else root / gitdir) / "index"
+
+
+def tracked_under(root: Path, folder: str) -> list[str] | None:
+    """The files git's index holds under `folder` (`.ai/local`). The index file is searched for
+    the folder's path first (a version 2 or 3 index writes each path whole): when it is not there,
+    nothing is tracked under it and no git process runs, which is every start of every sound
+    repository; otherwise (or for an index git compresses, version 4) one `git ls-files` says.
+    None when git cannot say."""
+    index = index_file(root)
+    if index is not None:
+        try:
+            with open(index, "rb") as handle:
+                if handle.read(8)[4:] in (b"\0\0\0\2", b"\0\0\0\3"):
+                    handle.seek(0)
+                    with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                        if data.find(folder.encode("utf-8") + b"/") < 0:
+                            return []
+        except FileNotFoundError:
+            return []  # nothing was ever added
+        except (OSError, ValueError):
+            pass  # ask git
+    return tracked(root, folder)
 
 
 def commits_since(root: Path, sha: str | None) -> int | None:
@@ -350,7 +399,7 @@ def logs(root: Path, ranges: list[tuple[str, str | None]]) -> list[list[tuple[st
     return found
 
 
-def tracked(root: Path, paths: list[str]) -> set[str]:
+def tracked_scopes(root: Path, paths: list[str]) -> set[str]:
     """Those of `paths` that name a tracked file, or a folder holding one: one `git ls-files`."""
     if not paths:
         return set()

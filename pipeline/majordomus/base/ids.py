@@ -5,7 +5,9 @@ import re
 
 from majordomus.base.errors import refused
 
-ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # \Z: `$` would pass "e1\n"
+# the same for a JSON Schema (ECMA-262 has no \Z; `$(?!\n)` holds under Python's `re.search` too)
+ID_JSON_PATTERN = ID_PATTERN.pattern.removesuffix("\\Z") + "$(?!\\n)"
 # What every folder of records holds besides records: an id never names one of these files.
 RESERVED = frozenset({"readme"})
 

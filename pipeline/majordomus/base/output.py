@@ -14,11 +14,14 @@ import re
 import sys
 from typing import Any
 
-# C0 but tab and newline, DEL, C1, and lone surrogates (undecodable bytes that would reach the
-# terminal raw under the surrogateescape handler)
+# C0 but tab and newline, DEL, C1, lone surrogates (undecodable bytes that would reach the
+# terminal raw under the surrogateescape handler), the line and paragraph separators (a line
+# break to `str.splitlines`, to editors and to JavaScript) and the bidirectional controls (they
+# reorder what a terminal or an editor shows: a name reads as another)
 # (patterns compiled on first use, by re's own cache: a run that prints nothing compiles nothing)
-_CONTROL = "[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]"
-_CONTROL_OR_NEWLINE = "[\x00-\x1f\x7f-\x9f\ud800-\udfff]"
+_UNSEEN = "\x7f-\x9f\ud800-\udfff\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+_CONTROL = "[\x00-\x08\x0b-\x1f" + _UNSEEN + "]"
+_CONTROL_OR_NEWLINE = "[\x00-\x1f" + _UNSEEN + "]"
 _RAW_IN_JSON = "[\x7f-\x9f\ud800-\udfff]"
 _NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
@@ -34,7 +37,9 @@ def escape(text: str) -> str:
 
 
 def line(value: Any) -> str:
-    """`value` as text for one line: every control character escaped, newlines included."""
+    """`value` as text for one line: every control character escaped, newlines included. The one
+    escaping of a name or a title (a file name, a record's title, an id) wherever it reaches a
+    person: a newline in a file name never forges a line of a report."""
     return re.sub(_CONTROL_OR_NEWLINE, _escaped, value if isinstance(value, str) else str(value))
 
 
@@ -58,6 +63,8 @@ def say(message: str) -> None:
 
 
 def table(rows: list[list[str]], header: list[str]) -> str:
+    """Rows under a header, columns aligned; every cell one line (`line`)."""
+    rows = [[line(cell) for cell in row] for row in rows]
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [header, *rows]]
     return "\n".join(lines) + "\n"

@@ -17,3 +17,10 @@ def marker_in(text: str) -> str | None:
     """The first transcript marker in `text`, or None."""
     found = _MARKER.search(text or "")
     return found.group(0).strip() if found else None
+
+
+def refusal(what: str, marker: str, fix: str = "restate it in your own words, without the marker") -> str:
+    """The one line a writer refuses a text carrying a transcript marker with: the deriver would
+    drop its record, so it is refused where it is written rather than lost later without a word."""
+    return (f"{what} refused: it carries the transcript marker {marker!r}, and a record is never a "
+            f"quotation of a conversation; nothing was written: {fix}")

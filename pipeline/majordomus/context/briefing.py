@@ -201,15 +201,18 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
     """The briefing's blocks, unbounded. A section with nothing in it is one word of the closing
     "Nothing yet" line, not a heading of its own."""
 
-    found = found or scan(ws, episode if source == "compact" else None)
+    foreign = ws.foreign_local()  # .ai/local tracked by git: its task, questions, handover are not ours
+    found = found or scan(ws, episode if source == "compact" and not foreign else None)
     head = [RECORDING]
     broken = ws.policy.summary(ws.rel(ws.policy_path))
     if broken:  # one line; the rest of the briefing stands, on defaults
         head.append(f"Policy: {broken}.")
     out = [Block(f"Majordomus briefing: episode {episode} ({source})", 1, head)]
-    task = work.active_task(ws)
-    questions = work.open_questions(ws)
-    if source == "compact":
+    if foreign:
+        out.append(Block("Local state not read", 2, [foreign]))
+    task = None if foreign else work.active_task(ws)
+    questions = [] if foreign else work.open_questions(ws)
+    if source == "compact" and not foreign:
         ctx = session_context.compose(ws, episode, window=found.window)
         branch = ctx.git.get("branch")
         # what the sections below show is not repeated: the active task, the open questions
@@ -223,7 +226,7 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
         branch = git.branch(ws.root)
     empty: list[str] = []
     knows = _knows(ws)
-    if knows[0].items:
+    if any(b.items for b in knows):
         out += knows
     else:
         empty.append("no verified record (a person promotes a reviewed candidate)")
@@ -242,7 +245,7 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
         out += queue
     else:
         empty.append(f"no candidate awaits review on {branch or 'this detached head'}")
-    hand = current_handover(found)
+    hand = None if foreign else current_handover(found)
     if hand:
         out.append(Block("Last handover", 2, [f"Next Action: {hand['next']} ({hand['ts']})"], whole=ALL_OF_IT))
     else:

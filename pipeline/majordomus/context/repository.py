@@ -50,7 +50,7 @@ def resolve(ws: Workspace) -> dict[str, Any]:
 
     policy = ws.policy
     effective, problems = rules(ws)
-    return {
+    data: dict[str, Any] = {
         "policy": {"path": ws.rel(ws.policy_path),
                    "values": {k: {"value": v, "declared": policy.declares(k)} for k, v in policy.values.items()},
                    "problems": [{"key": k or None, "problem": m} for k, m in policy.problems],
@@ -65,12 +65,19 @@ def resolve(ws: Workspace) -> dict[str, Any]:
         "open_episodes": episodes.open_episodes(ws),
         "episode": episodes.current(ws),
     }
+    foreign = ws.foreign_local()
+    if foreign:  # another checkout's ledger, task and questions: never presented as this one's
+        data.update(active_task=None, open_questions=[], last_handover=None, open_episodes=[], episode=None,
+                    local_state=foreign)
+    return data
 
 
 def blocks(data: dict[str, Any]) -> list[Block]:
     p, k, box = data["policy"], data["knowledge"], data["outbox"]
     out = [Block("Repository context", 1, ["Resolved now; the working context of the open episode is "
                                            "`majordomus session context`."])]
+    if data.get("local_state"):
+        out.append(Block("Local state not read", 2, [data["local_state"]]))
     refused = {q["key"] for q in p["problems"]}
     out.append(Block(f"Policy in force ({p['path']})", 2, ([p["summary"]] if p["summary"] else []) + [
         f"- {key}: {v['value']}" + (" (default: the file's value is refused, `majordomus doctor` says why)"

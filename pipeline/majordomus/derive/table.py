@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from majordomus.base import fsio, git
+from majordomus.base.credentials import credential_in
 from majordomus.base.transcript import marker_in
 from majordomus.derive import handedit
 from majordomus.derive import rows as table_rows
@@ -156,10 +157,11 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
             commits = span_commits(ws, bounds[index] if 0 <= index < len(bounds) else None)
             if commits.note and commits.note not in notes:
                 notes.append(commits.note)
-            # a path no reference can name (a control character in it) is not a relation target
+            # a path no reference can name (a control character in it), or one that carries a
+            # credential (a file named after a token), is not a relation target
             by_span[index] = (tuple(f"commit:{sha}" for sha in commits.shas),
                               tuple(("relates_to", f"file:{p}") for p in commits.paths
-                                    if not reference_problem(f"file:{p}")))
+                                    if not reference_problem(f"file:{p}") and not credential_in(p)))
             result.commits += tuple(s for s in commits.shas if s not in result.commits)
             result.relations = tuple(sorted({*result.relations, *(t[len("file:"):] for _, t in by_span[index][1])}))
         if acted_on(ws, rid, target):
@@ -246,7 +248,7 @@ def _tasks(ws: Workspace, window: list[Line], wanted: set[str], spellings: tuple
         found[task] = Task(title, rel, verify if isinstance(verify, str) and verify.strip() else None,
                            head if isinstance(head, str) else None, commits.get(task, ()))
     scopes = sorted({t.scope for t in found.values() if t.scope})
-    known = git.tracked(ws.root, scopes) if scopes else set()
+    known = git.tracked_scopes(ws.root, scopes) if scopes else set()
     return {t: i._replace(tracked_scope=i.scope in known) for t, i in found.items()}
 
 

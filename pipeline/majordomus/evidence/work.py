@@ -14,8 +14,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import credentials, fsio, git
+from majordomus.base import credentials, fsio, git, transcript
 from majordomus.base.credentials import credential_in
+from majordomus.base.transcript import marker_in
 from majordomus.base.errors import REFUSED, UNKNOWN, FatalError, refused
 from majordomus.base.fsio import atomic_write
 from majordomus.base.ids import check_id
@@ -43,8 +44,9 @@ def _read_json(path: Path) -> Any:
 
 
 def _utf8(**texts: str | None) -> None:
-    """Refuse free text that is not Unicode (a lone surrogate from undecodable argv bytes), or
-    that carries a credential: what is written here is derived into tracked, pushed records."""
+    """Refuse free text that is not Unicode (a lone surrogate from undecodable argv bytes), that
+    carries a transcript marker (the deriver would drop it: refused here, not lost later), or a
+    credential: what is written here is derived into tracked, pushed records."""
     for name, text in texts.items():
         if text is None:
             continue
@@ -53,6 +55,9 @@ def _utf8(**texts: str | None) -> None:
         except UnicodeEncodeError:
             raise refused(f"the {name} is not valid UTF-8 text: retype it (the shell passed bytes "
                           "that are not UTF-8)") from None
+        marker = marker_in(text)
+        if marker is not None:
+            raise refused(transcript.refusal(f"the {name.replace('_', ' ')}", marker))
         kind = credential_in(text)
         if kind is not None:
             raise refused(credentials.refusal(f"the {name.replace('_', ' ')}", kind))
@@ -313,6 +318,9 @@ def question_resolve(ws: Workspace, qid: str, answer: str) -> dict[str, Any]:
         if found is None:
             raise FatalError(f"no open question {qid}: `majordomus question list` shows the open ones",
                              UNKNOWN)
+        kind = credential_in(credentials.joined(found["text"], answer))
+        if kind is not None:  # the record joins the question and its answer: screen them so
+            raise refused(credentials.refusal("the answer, with its question", kind))
         task = active_task(ws)
         owner = found.get("task") or (task["task"] if task else None)
         line = ws.ledger.append("question.resolved", episodes.current(ws), question=qid,

@@ -17,11 +17,13 @@ agent sets, else git). A second run changes no byte.
 For Claude Code three things more. Its Stop hook (`.claude/hooks/majordomus-stop`) reminds an
 episode that committed and recorded nothing (`session/remind.py`). The skill
 `.claude/skills/majordomus/SKILL.md` says when a record is worth it and how. And the permission
-rules: `Bash(majordomus *)` is allowed, so recording never waits on a prompt (Claude Code's docs
-call the `Bash(majordomus:*)` form legacy and deprecated, the same rule: either one present
-counts); a person's acts (promote, reject, export) and `--verify` (which runs the command it is
-given) are `ask` rules, which Claude Code evaluates before `allow`: the allow rule alone would let
-any command through as a verification, and let an agent promote its own candidates.
+rules: the commands an agent records and reads with are allowed (`AGENT_COMMANDS`, each bare and
+with arguments), so recording never waits on a prompt, and nothing else is: `Bash(majordomus *)`,
+which older installs wrote and this one removes, let an agent run `majordomus doit run -o FILE`,
+`generate --out DIR` and their kin, which write wherever the user can, with no prompt. A person's
+acts (promote, reject, export) and `--verify` (which runs the command it is given) are `ask`
+rules, which Claude Code evaluates before `allow`: an allow rule alone would let any command
+through as a verification, and let an agent promote its own candidates.
 """
 from __future__ import annotations
 
@@ -47,8 +49,17 @@ from majordomus.store.workspace import Workspace
 SETTINGS_LIMIT = 1 << 20
 
 SKILL = ".claude/skills/majordomus/SKILL.md"
-ALLOW = "Bash(majordomus *)"
-ALLOWED_ALREADY = (ALLOW, "Bash(majordomus:*)")  # the deprecated prefix form is the same rule
+# what an agent runs without asking: the evidence writers and the readers, each writing only
+# under the repository's .ai/local (tests/robustness/test_guard.py runs every one of them)
+AGENT_COMMANDS = (
+    "start", "finish", "decision add", "question add", "question resolve", "question list",
+    "checkpoint", "handover", "history", "context", "session context", "doctor", "check",
+    "knowledge candidates", "knowledge record", "knowledge status", "knowledge search",
+    "knowledge edges", "knowledge stale", "knowledge check", "knowledge dispute",
+)
+ALLOW = tuple(rule for command in AGENT_COMMANDS
+              for rule in (f"Bash(majordomus {command})", f"Bash(majordomus {command} *)"))
+BROAD = "Bash(majordomus *)"  # what older installs allowed: removed
 ASK = (
     "Bash(majordomus knowledge promote *)",
     "Bash(majordomus knowledge reject *)",
@@ -93,13 +104,15 @@ def _rules(reg: Registration, permissions: dict[str, Any], kind: str) -> list[An
 
 
 def merge_permissions(reg: Registration, settings: dict[str, Any]) -> None:
-    """Allow `majordomus`, ask for a person's acts and for `--verify`; each rule added once."""
+    """Allow the agent's commands, ask for a person's acts and for `--verify`; each rule added
+    once, and the broad rule older installs wrote removed."""
     permissions = settings.setdefault("permissions", {})
     if not isinstance(permissions, dict):
         raise _refuse(reg, '"permissions" is not an object')
     allow = _rules(reg, permissions, "allow")
-    if not any(rule in allow for rule in ALLOWED_ALREADY):
-        allow.append(ALLOW)
+    while BROAD in allow:
+        allow.remove(BROAD)
+    allow.extend(rule for rule in ALLOW if rule not in allow)
     ask = _rules(reg, permissions, "ask")
     ask.extend(rule for rule in ASK if rule not in ask)
 

@@ -3,7 +3,8 @@ block of `AGENTS.md`, the file Codex, Cursor, Gemini CLI, Copilot, Amp, Aider an
 
 Only a person runs it (no hook does). The block is deterministic (the records in the briefing's
 class order, newest first, nothing of the clock, the working tree or the machine), bounded to
-MAX_CHARS, and written only when its bytes change. Everything outside the two marker lines is
+MAX_CHARS, and written only when its bytes change. It holds one line per record: a title, class
+or file name cannot write a line of its own, inside the block or out (`_one`). Everything outside the two marker lines is
 kept byte for byte; a file without the markers gets the block appended; a file whose markers do
 not make one pair is refused, untouched.
 """
@@ -13,6 +14,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from majordomus.base.credentials import withheld
 from majordomus.base.errors import refused
 from majordomus.base.fsio import atomic_write, read_regular
 from majordomus.base.output import line as one_line
@@ -36,8 +38,17 @@ class Exported:
     total: int
 
 
+def _one(text: str) -> str:
+    """A value as one line of the block: every control character, line or paragraph separator
+    and bidirectional control escaped (`output.line`), and what could read as an HTML comment,
+    a marker look-alike, defused (`<!--` and `-->` as entities), so no title or file name can
+    end the block, start another, or hide text in it."""
+    return one_line(text).replace("<!--", "&lt;!--").replace("-->", "--&gt;")
+
+
 def _title(text: str) -> str:
-    text = one_line(text or "(untitled)")  # a control character in a title is escaped, never written raw
+    # never written raw; a title carrying a credential (a hand edit the writers never saw) withheld
+    text = _one(withheld(text) or "(untitled)")
     return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 2].rstrip() + " …"
 
 
@@ -63,7 +74,7 @@ def block(records: list[known.Known], states: dict[str, Currency] | None = None)
         head[-2] += (" A record marked \"may be stale\" is about files that changed since a person verified "
                      "it; one marked \"disputed\", one an agent found wrong since.")
     ordered = known.ordered(records)
-    lines = [f"- {one_line(r.cls)}: {_title(r.title)} (`{r.id}`){_mark(r.id, states or {})}" for r in ordered]
+    lines = [f"- {_one(r.cls)}: {_title(r.title)} (`{_one(r.id)}`){_mark(r.id, states or {})}" for r in ordered]
     if not lines:
         lines = ["No verified record yet: a person promotes a reviewed candidate with "
                  "`majordomus knowledge promote ID`."]
@@ -85,7 +96,8 @@ def block(records: list[known.Known], states: dict[str, Currency] | None = None)
 
 def merge(existing: str, new_block: str, where: str) -> str:
     """`existing` with its marker block replaced by `new_block` (appended when it has none)."""
-    lines = existing.splitlines(keepends=True)
+    lines = existing.split("\n")  # a line ends at a newline only, as every reader of Markdown says
+    lines = [part + "\n" for part in lines[:-1]] + ([lines[-1]] if lines[-1] else [])
     begins = [i for i, line in enumerate(lines) if line.strip() == BEGIN]
     ends = [i for i, line in enumerate(lines) if line.strip() == END]
     if not begins and not ends:

@@ -27,7 +27,7 @@ from majordomus.base.credentials import credential_in
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
-from majordomus.knowledge import reviews
+from majordomus.knowledge import leaks, reviews
 from majordomus.knowledge.references import LedgerFacts, Ref, Resolver
 from majordomus.store import records
 from majordomus.store.schemafast import problems as record_problems
@@ -148,7 +148,7 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
             finding(rel, "body", f"carries the transcript marker {marker!r}",
                     "restate the body in your own words, without the marker")
         for fld, text in (("title", meta.get("title")), ("description", meta.get("description")),
-                          ("body", rec.body)):
+                          ("body", rec.body), ("front matter", _other_texts(meta))):
             kind = credential_in(text) if isinstance(text, str) else None
             if kind:  # the kind, never the secret: the finding is printed and may be pasted
                 finding(rel, fld, f"carries a credential ({kind}) in a tracked record",
@@ -165,6 +165,7 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
                 to_records.append((rel, fld, ref))
             else:
                 refs.append(Ref(rel, fld, ref, episodes))
+    leaks.screen(ws, (rel for _, rel, _ in loaded), finding)  # every other tracked file
     checked = time.perf_counter()
 
     for rid, rels in by_id.items():
@@ -241,6 +242,21 @@ def _load(path: Path, rel: str) -> Any:
         raise records.RecordError(f"{rel}: unreadable ({exc.strerror or exc})") from None
     meta, body = records.parse(text, rel)
     return records.Record(path, meta, body)
+
+
+def _other_texts(meta: Any) -> str:
+    """Every string of a record's front matter but its title and description, one a line."""
+    found: list[str] = []
+    stack = [v for k, v in meta.items() if k not in ("title", "description")] if isinstance(meta, dict) else []
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return "\n".join(found)
 
 
 def _references(meta: dict[str, Any]) -> list[tuple[str, Any, str | None]]:

@@ -18,7 +18,7 @@ from majordomus.base import git
 from majordomus.store.ledger import ReadResult
 from majordomus.store.workspace import Workspace
 
-_SHA = re.compile(r"^[0-9a-f]{4,64}$")
+_SHA = re.compile(r"^[0-9a-f]{4,64}\Z")
 
 
 @dataclass

@@ -73,7 +73,7 @@ def _candidates(items: list[dict[str, Any]]) -> None:
     untracked = [c["path"] for c in items if not c["tracked"]]
     if untracked:
         say(f"{len(untracked)} candidate(s) not tracked by git, so reviewed on no other checkout: "
-            f"git add {' '.join(untracked)}")
+            f"git add {' '.join(line(p) for p in untracked)}")
 
 
 def _waited(minutes: int | None) -> str:
@@ -83,7 +83,7 @@ def _waited(minutes: int | None) -> str:
 def _record(rec: dict[str, Any]) -> None:
 
     tracked = "tracked" if rec["tracked"] else "NOT tracked by git"
-    say(f"{rec['path']} ({rec['source']}, {tracked})")
+    say(f"{line(rec['path'])} ({line(rec['source'])}, {tracked})")
     if rec["problem"]:
         say(f"unreadable: {rec['problem']}")
         return

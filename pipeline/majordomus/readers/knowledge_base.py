@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from majordomus.base.ids import ID_PATTERN
+from majordomus.base.ids import ID_JSON_PATTERN
 from majordomus.store import records
 
 MODULE = "knowledge_base"
@@ -63,7 +63,7 @@ _TEXT = {"type": "string"}
 _TEXT_OR_NULL = {"type": ["string", "null"]}
 _COUNT = {"type": "integer", "minimum": 0}
 _COUNTS = {"type": "object", "additionalProperties": _COUNT}
-RECORD_ID = {"type": "string", "pattern": ID_PATTERN.pattern, "not": {"pattern": r"\.\."},
+RECORD_ID = {"type": "string", "pattern": ID_JSON_PATTERN, "not": {"pattern": r"\.\."},
              "description": "a record id: the file name without .md, e.g. e1-0123456789ab"}
 
 _LINKED_ID = {"type": "string", "x-link": f"{MODULE}.record"}

@@ -149,6 +149,11 @@ def run(ws: Workspace, command: str, now: float | None = None) -> Report:
     ruleset = rules.load(ws)
     doctor = command == "doctor"
     report.problems = _policy(ws) + ruleset.problems + _machinery(ws, ruleset, command, doctor)
+    foreign = ws.foreign_local() if doctor else None
+    if foreign:
+        report.problems.append(Finding("doctor.local", foreign.split(": run ", 1)[0],
+                                       "`git rm -r --cached .ai/local`, add `.ai/local/` to .gitignore, then commit",
+                                       True, file=".ai/local", reproduce="git ls-files .ai/local"))
     if doctor:
         report.notes = _notes(ws, ctx)
     for rule in ruleset.for_command(command):

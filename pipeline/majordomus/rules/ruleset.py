@@ -22,7 +22,7 @@ COMMANDS = ("check", "doctor", "watch")
 CLASSES = {"blocking": 10, "advisory": 11}  # class -> the exit code it means
 REQUIRED = ("id", "class", "validator", "dispatch", "category", "exit", "message")
 OPTIONAL = ("text",)
-RULE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+$")
+RULE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+\Z")
 
 
 @dataclass(frozen=True)

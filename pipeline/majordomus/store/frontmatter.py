@@ -17,7 +17,7 @@ from typing import Any
 # A plain scalar PyYAML can only resolve as a string: starts with a letter, then word characters,
 # '.', '/', '-', ':' never followed by a space, and spaces never trailing; minus the YAML 1.1
 # booleans and null.
-_PLAIN = re.compile(r"^[A-Za-z](?:[A-Za-z0-9_./-]|:(?! )| (?![ :]*$))*$")
+_PLAIN = re.compile(r"^[A-Za-z](?:[A-Za-z0-9_./-]|:(?! )| (?![ :]*\Z))*\Z")
 _NOT_STR = frozenset(("y", "n", "yes", "no", "on", "off", "true", "false", "null"))
 _KEY = re.compile(r"^(?!(?:[yY]es|YES|[nN]o|NO|[tT]rue|TRUE|[fF]alse|FALSE|[oO]n|ON|[oO]ff|OFF|[nN]ull|NULL):)"
                   r"([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?$")

@@ -19,7 +19,7 @@ from majordomus.store.schema import record_problems, schema
 
 Check = Callable[[Any], bool]
 _ANNOTATIONS = {"description", "$comment", "$id", "$schema", "title", "$defs", "default", "examples"}
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}\Z")
 
 
 class _Unknown(Exception):

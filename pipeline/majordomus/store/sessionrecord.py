@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any, NamedTuple
 
+from majordomus.base import credentials
 from majordomus.store import templates
 
 TEMPLATE = "session-record.md.j2"
@@ -47,9 +48,19 @@ def _render(part: str, **context: Any) -> str:
     base.update(context)
     for key in ("first", "span"):
         if isinstance(base[key], Span):
-            base[key] = base[key]._asdict()
-    base["later"] = [s._asdict() for s in base["later"]]
+            base[key] = _screened(base[key])
+    base["later"] = [_screened(s) for s in base["later"]]
     return templates.render(TEMPLATE, base)
+
+
+def _screened(span: Span) -> dict[str, Any]:
+    """The span's values as a tracked record may carry them: the texts that come from outside (a
+    branch name, a hook payload's source and close reason) withheld when they carry a
+    credential. The ledger, which stays local, keeps them as they were."""
+    values = span._asdict()
+    for key in ("source", "branch", "reason"):
+        values[key] = credentials.withheld(values[key])
+    return values
 
 
 def _split(text: str) -> tuple[str, str] | None:

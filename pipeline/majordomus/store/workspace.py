@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from majordomus.base import git
-from majordomus.base.errors import NOT_INITIALISED, FatalError
+from majordomus.base.errors import NOT_INITIALISED, REFUSED, FatalError
 from majordomus.base.fsio import locked
-from majordomus.base.output import say
+from majordomus.base.output import line, say
 from majordomus.store.ledger import Ledger
 from majordomus.store.policycache import load_cached
 
@@ -74,6 +74,27 @@ class Workspace:
 
     def __repr__(self) -> str:
         return f"Workspace({self.root!r})"
+
+    def foreign_local(self) -> str | None:
+        """Why `.ai/local/` is not this checkout's own, or None: git tracks files under it (a
+        careless `git add -A` upstream, a hostile repository), so its ledger, open task and
+        questions are another checkout's, and no reader presents them as this one's. The one line
+        says so and the fix. Read off the index file, so a sound repository pays no git process."""
+        tracked = git.tracked_under(self.root, ".ai/local")
+        if not tracked:
+            return None
+        return (f".ai/local/ is tracked by git ({len(tracked)} file(s), e.g. {line(tracked[0])}): it is another "
+                "checkout's local state (ledger, open task, questions), not read as this one's: run "
+                "`git rm -r --cached .ai/local`, add `.ai/local/` to .gitignore and commit")
+
+    def own_local(self) -> Workspace:
+        """This workspace, unless its `.ai/local/` is tracked by git: then refused (exit 4), for a
+        reader that would print nothing but that local state (the ledger's history, the open
+        questions, an episode's working context)."""
+        foreign = self.foreign_local()
+        if foreign:
+            raise FatalError(foreign, REFUSED)
+        return self
 
     # --- locks, each waited for a bounded time -------------------------------------------------
     def wait_s(self) -> float:

@@ -30,7 +30,7 @@ def add_parsers(sub: Subparsers) -> None:
         ".cursor/mcp.json), keeping a `majordomus` entry already there. Idempotent. Without --agent it also names "
         "the other agents it sees here, with the command that adds them. For Claude Code it also writes "
         "the skill .claude/skills/majordomus/SKILL.md (when and how to record), registers the Stop hook's "
-        "reminder, and merges the permission rules (allow `Bash(majordomus *)`; ask for promote, reject, "
+        "reminder, and merges the permission rules (allow the commands an agent records and reads with; ask for promote, reject, "
         "export and --verify).")
     install_p.add_argument("--agent", action="append", choices=tuple(AGENTS), default=None,
                            help="the agent whose hooks to install; repeat for several")

@@ -30,7 +30,7 @@ def add_parsers(sub: Subparsers) -> None:
 
 def history(events: list[str] | None, episode: str | None, limit: int | None, as_json: bool) -> int:
 
-    ws = open_workspace()
+    ws = open_workspace().own_local()
     for event in events or []:
         if event not in EVENTS:
 

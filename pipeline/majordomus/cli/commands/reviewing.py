@@ -24,6 +24,7 @@ from typing import Any
 from majordomus.base.errors import OK, FatalError
 from majordomus.base.fsio import atomic_write, read_bytes, remove
 from majordomus.base.output import emit_json
+from majordomus.base.output import line as one_line
 from majordomus.cli.commands import Subparsers
 from majordomus.cli.commands.terminal import EndOfInput, ask, editor_command, interactive, key, run_editor, width, wrap
 from majordomus.cli.commands.terminal import say as _say
@@ -238,7 +239,7 @@ def _reject(ws: Workspace, rid: str) -> bool:
             _say("No other record could replace it: reject it with a reason instead.")
             return False
         for n, (other, status, title) in enumerate(choices, 1):
-            _say("\n".join(wrap(f"{n:>3}  {title}  ({status}, {other})", "  ", "       ")))
+            _say("\n".join(wrap(f"{n:>3}  {one_line(title)}  ({one_line(status)}, {one_line(other)})", "  ", "       ")))
         picked = ask("The number of the record that replaces it (Enter cancels): ")
         if not picked.strip():
             _say("Cancelled: nothing rejected.")

@@ -101,7 +101,7 @@ def close(episode: str | None, reason: str, as_json: bool) -> int:
 
 def context(episode: str | None, path: bool, as_json: bool) -> int:
     """Print the working context of the open (or named) episode, or its opening snapshot's path."""
-    ws = open_workspace()
+    ws = open_workspace().own_local()
     if episode is not None:
         episode = check_id(episode, "episode id")
     else:

@@ -172,7 +172,7 @@ def question_resolve(qid: str, answer: str) -> int:
 
 def question_list(as_json: bool) -> int:
 
-    questions = work.open_questions(_ws())
+    questions = work.open_questions(_ws().own_local())
     if as_json:
         emit_json(questions)
         return OK
