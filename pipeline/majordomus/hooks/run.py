@@ -66,11 +66,50 @@ def read_payload(raw: bytes) -> dict[str, Any]:
     return payload
 
 
+def read_stdin(deadline: float, fd: int = 0) -> dict[str, Any]:
+    """The payload: acted on as soon as stdin holds one complete JSON object, whether or not the
+    client closes its end (one that keeps the pipe open would otherwise hold the hook until its
+    own timeout); at end of file, what came; at `deadline`, a failure that says so."""
+    import select
+
+    raw = b""
+    decoder = json.JSONDecoder()
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            ready = select.select([fd], [], [], max(left, 0))[0] if left > 0 else []
+            chunk = os.read(fd, 65536) if ready else None
+        except (OSError, ValueError):  # no stdin at all: as an empty one
+            chunk = b""
+        if chunk is None:
+            raise HookInputError(f"stdin held no complete JSON object after {len(raw)} bytes: the "
+                                 "agent's payload never ended (nor did its pipe)")
+        if not chunk or len(raw) + len(chunk) > MAX_INPUT:
+            return read_payload(raw + chunk)
+        raw += chunk
+        if b"}" in chunk:  # an object can only have ended in this chunk
+            try:
+                text = raw.decode("utf-8")
+                value, _end = decoder.raw_decode(text, len(text) - len(text.lstrip()))
+            except ValueError:  # not whole yet (or never: end of file or the deadline says which)
+                continue
+            if not isinstance(value, dict):
+                raise HookInputError(f"stdin is JSON {type(value).__name__}, not an object")
+            return value
+
+
 def _root(candidates: list[str | None]) -> Path | None:
+    """The first candidate inside an initialised repository; else the first inside any repository
+    (to name it as not initialised); else None."""
+    found: list[Path] = []
     for candidate in candidates:
         if isinstance(candidate, str) and candidate and "\x00" not in candidate and Path(candidate).is_dir():
-            return find_root(Path(candidate))
-    return None
+            root = find_root(Path(candidate))
+            if root is not None and (root / ".ai" / "repo").is_dir():
+                return root
+            if root is not None:
+                found.append(root)
+    return found[0] if found else None
 
 
 def run(name: str, hook_root: str | None = None, agent: str = "claude") -> int:
@@ -88,10 +127,9 @@ def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
     ws = None
     payload: dict[str, Any] = {}
     try:
-        raw = sys.stdin.buffer.read(MAX_INPUT + 1)
         problem = None
         try:
-            payload = read_payload(raw)
+            payload = read_stdin(started + wait_bound(HOOK_WAIT_S))
         except HookInputError as exc:
             problem = str(exc)
         if agent not in providers.PROVIDERS:
@@ -100,7 +138,9 @@ def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
         # only Claude Code's registration is run by other agents (Copilot CLI, Cursor)
         actual = (providers.caller(os.environ, payload) if agent == "claude" else None) or agent
         provider = providers.PROVIDERS[actual]
-        root = _root([*provider.roots(payload, os.environ), hook_root, os.getcwd()])
+        # the repository the hook belongs to comes first: its script's own (the agent may have
+        # moved elsewhere, and the payload's cwd then names that place), then what the agent names
+        root = _root([hook_root, *provider.roots(payload, os.environ), os.getcwd()])
         if root is None or not (root / ".ai" / "repo").is_dir():
             where = root or hook_root or os.getcwd()
             say(f"majordomus: {name}: {where} is not initialised, nothing recorded: run `majordomus init`")
@@ -198,8 +238,9 @@ def session_start(ws: Workspace, episode: str, source: str, provider: Provider |
                 handle.write(f"export MAJORDOMUS_EPISODE={episode}\n")
         except OSError as exc:
             _failed(ws, START, f"$CLAUDE_ENV_FILE {env_file}: {exc.strerror or exc}")
-    # control characters escaped before any wrapping: JSON would carry them to the agent raw
-    sys.stdout.write(provider.briefing(escape(started.briefing)))
+    # control characters escaped before any wrapping (JSON would carry them to the agent raw),
+    # then capped as the client counts what it reads: the text, or the JSON's context string
+    sys.stdout.write(provider.briefing(start.briefing.capped(escape(started.briefing))))
 
 
 def session_end(ws: Workspace, episode: str, reason: str, provider: Provider | None = None) -> None:

@@ -1,0 +1,139 @@
+"""Every close is recorded, whatever the client does (issue 28): a payload whose `cwd` lies outside
+the repository, an end hook killed mid-derivation, a derivation a locked dep file kept from
+running, an episode whose opening head is gone, a start without git, a payload on a pipe the
+client keeps open; and the briefing capped as the client counts it. Each runs the real hook
+scripts, real git and real doit."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from conftest import MAJORDOMUS, Repo, make_repo
+
+GUARD_S = 60  # a hang guard, not a timing
+
+
+def _env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ, PATH=f"{Path(MAJORDOMUS).parent}{os.pathsep}{os.environ['PATH']}")
+    env.update(extra)
+    return env
+
+
+def _hook(repo: Repo, name: str, payload: dict[str, Any], cwd: Path | None = None,
+          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    """The repository's own hook script, run from `cwd` (where the agent stands) with `payload`."""
+    return subprocess.run([str(repo.root / ".claude/hooks" / f"majordomus-{name}")], cwd=cwd or repo.root,
+                          input=json.dumps(payload).encode(), capture_output=True, env=env or _env(),
+                          timeout=GUARD_S)
+
+
+def _utf16(text: str) -> int:
+    """A JavaScript string's length: what Claude Code counts."""
+    return len(text.encode("utf-16-le")) // 2
+
+
+# --- the briefing, capped as the client counts -----------------------------------------------------
+
+def test_the_briefing_is_capped_as_the_client_counts_trailer_included(repo: Repo) -> None:
+    """Claude Code counts a JavaScript string: a character outside the BMP is two. Titles of such
+    characters made the briefing twice the ceiling; the closing note went on after the cut."""
+    from majordomus.evidence import work
+    from majordomus.store.workspace import Workspace
+
+    ws = Workspace(repo.root)
+    policy = repo.root / ".ai/repo/policy.yaml"
+    policy.write_text(re.sub(r"briefing_budget_lines: \d+", "briefing_budget_lines: 100000",
+                             policy.read_text(encoding="utf-8")), encoding="utf-8")
+    for n in range(120):
+        work.question_add(ws, f"question {n} " + "\U0001d538\U0001f600" * 140)
+    proc = _hook(repo, "session-start", {"session_id": "e1", "source": "startup", "cwd": str(repo.root)})
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout.decode("utf-8")
+    assert _utf16(text) <= 10_000, _utf16(text)
+    assert text.endswith("`majordomus context` shows the repository context whole)\n")
+    assert text.startswith("# Majordomus briefing: episode e1 (startup)\n")
+
+
+def test_the_cap_keeps_the_note_inside_the_ceiling() -> None:
+    from majordomus.context import briefing
+
+    body = "".join(f"- line {n} " + "x" * 80 + "\n" for n in range(120))  # 9,800 and more
+    for text in (body, body + briefing.TRIMMED, "\U0001f600" * 9_000 + "\n" + body):
+        out = briefing.capped(text)
+        assert _utf16(out) <= 10_000 and out.endswith(briefing.TRIMMED)
+    assert briefing.capped("short\n") == "short\n"
+
+
+# --- the repository a hook belongs to -------------------------------------------------------------
+
+def test_a_hook_whose_cwd_lies_outside_the_repository_still_closes_the_episode(tmp_path: Path) -> None:
+    """The agent `cd`ed out of the repository (to a sibling checkout, to /tmp): the payload's cwd
+    names that folder, but the hook script is the repository's own."""
+    repo = make_repo(tmp_path / "repo")
+    other = make_repo(tmp_path / "other")  # an initialised repository of its own
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    start = _hook(repo, "session-start", {"session_id": "e1", "source": "startup", "cwd": str(plain)}, cwd=plain)
+    assert start.returncode == 0 and b"not initialised" not in start.stderr, start.stderr
+    assert start.stdout.startswith(b"# Majordomus briefing: episode e1")
+    repo.mj("decision", "add", "keep the close where the hook lives", env={"MAJORDOMUS_EPISODE": "e1"}, check=True)
+    end = _hook(repo, "session-end", {"session_id": "e1", "reason": "other", "cwd": str(other.root)},
+                cwd=other.root)
+    assert end.returncode == 0 and b"not initialised" not in end.stderr, end.stderr
+    assert [line["episode"] for line in repo.events("session.closed")] == ["e1"]
+    assert other.events("session.closed") == [] and other.events("session.refused") == []
+    assert (repo.root / ".ai/repo/sessions/e1.md").is_file() or \
+        (repo.root / ".ai/local/state/outbox/sessions/e1.md").is_file()
+
+
+def test_without_a_hook_root_the_payloads_cwd_still_decides(tmp_path: Path) -> None:
+    """`majordomus hook` run by hand (no script, no --hook-root): the payload's cwd names the repository."""
+    one = make_repo(tmp_path / "one")
+    two = make_repo(tmp_path / "two")
+    proc = one.mj("hook", "session-start", input=json.dumps({"session_id": "e1", "cwd": str(two.root)}))
+    assert proc.returncode == 0, proc.stderr
+    assert two.events("session.opened") and not one.events("session.opened")
+
+
+def test_a_payload_on_a_pipe_the_client_keeps_open_is_acted_on(repo: Repo) -> None:
+    """The client writes the JSON and keeps stdin open: the hook acts on the complete object."""
+    proc = subprocess.Popen([str(repo.root / ".claude/hooks/majordomus-session-start")], cwd=repo.root,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+    assert proc.stdin is not None
+    began = time.monotonic()
+    proc.stdin.write(json.dumps({"session_id": "e1", "source": "startup", "cwd": str(repo.root)}).encode() + b"\n")
+    proc.stdin.flush()
+    try:
+        code = proc.wait(timeout=15)
+        took = time.monotonic() - began
+    finally:
+        proc.stdin.close()
+        if proc.poll() is None:
+            proc.kill()
+        out, err = proc.stdout.read() if proc.stdout else b"", proc.stderr.read() if proc.stderr else b""
+    assert code == 0 and took < 10, (took, err)
+    assert out.startswith(b"# Majordomus briefing: episode e1"), err
+    assert [line["episode"] for line in repo.events("session.opened")] == ["e1"]
+
+
+def test_a_payload_cut_short_on_an_open_pipe_is_a_recorded_failure_in_bounded_time(repo: Repo) -> None:
+    proc = subprocess.Popen([MAJORDOMUS, "hook", "session-start"], cwd=repo.root, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(MAJORDOMUS_LOCK_WAIT="1"))
+    assert proc.stdin is not None
+    proc.stdin.write(b'{"session_id": "e1", "sour')
+    proc.stdin.flush()
+    try:
+        code = proc.wait(timeout=20)
+    finally:
+        proc.stdin.close()
+        if proc.poll() is None:
+            proc.kill()
+    err = proc.stderr.read() if proc.stderr else b""
+    assert code == 0 and b"Traceback" not in err, err
+    assert b"session-start failed" in err and b"complete JSON object" in err, err
+    assert any("complete JSON object" in l["error"] for l in repo.events("provider.event.failed"))
