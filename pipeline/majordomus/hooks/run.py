@@ -238,9 +238,9 @@ def session_start(ws: Workspace, episode: str, source: str, provider: Provider |
                 handle.write(f"export MAJORDOMUS_EPISODE={episode}\n")
         except OSError as exc:
             _failed(ws, START, f"$CLAUDE_ENV_FILE {env_file}: {exc.strerror or exc}")
-    # control characters escaped before any wrapping (JSON would carry them to the agent raw),
-    # then capped as the client counts what it reads: the text, or the JSON's context string
-    sys.stdout.write(provider.briefing(start.briefing.capped(escape(started.briefing))))
+    # escaped and capped by the start (as the client counts: the text, or the JSON's context
+    # string), before any wrapping: JSON would carry a control character to the agent raw
+    sys.stdout.write(provider.briefing(escape(started.briefing)))
 
 
 def session_end(ws: Workspace, episode: str, reason: str, provider: Provider | None = None) -> None:
