@@ -137,3 +137,32 @@ def test_a_payload_cut_short_on_an_open_pipe_is_a_recorded_failure_in_bounded_ti
     assert code == 0 and b"Traceback" not in err, err
     assert b"session-start failed" in err and b"complete JSON object" in err, err
     assert any("complete JSON object" in l["error"] for l in repo.events("provider.event.failed"))
+
+
+# --- a derivation that did not happen is retried, and named until it is ----------------------------
+
+def test_a_derivation_a_locked_dep_file_kept_from_running_is_retried_and_named(repo: Repo) -> None:
+    import sqlite3
+
+    assert _hook(repo, "session-start", {"session_id": "e1", "cwd": str(repo.root)}).returncode == 0
+    repo.mj("knowledge", "derive", "--episode", "e1", check=True)  # doit's dep file exists
+    repo.mj("decision", "add", "derive what a lock kept back", env={"MAJORDOMUS_EPISODE": "e1"}, check=True)
+    holder = sqlite3.connect(repo.root / ".ai/local/state/doit.sqlite3", isolation_level=None)
+    holder.execute("begin exclusive")  # another process's transaction on doit's dep file
+    try:
+        end = _hook(repo, "session-end", {"session_id": "e1", "reason": "other", "cwd": str(repo.root)})
+    finally:
+        holder.execute("rollback")
+        holder.close()
+    assert end.returncode == 0 and b"locked" in end.stderr, end.stderr
+    assert repo.events("session.closed") and not [
+        l for l in repo.events("knowledge.derived") if l.get("written")]
+    doctor = repo.mj("doctor")
+    assert "the derivation of episode e1 did not happen" in doctor.stdout + doctor.stderr, doctor.stdout
+    # the next boundary runs it
+    nxt = _hook(repo, "session-start", {"session_id": "e2", "cwd": str(repo.root)})
+    assert nxt.returncode == 0 and nxt.stderr == b"", nxt.stderr
+    derived = [l for l in repo.events("knowledge.derived") if l["episode"] == "e1"]
+    assert derived[-1]["written"] == 1, derived
+    doctor = repo.mj("doctor")
+    assert "derivation of episode e1" not in doctor.stdout + doctor.stderr

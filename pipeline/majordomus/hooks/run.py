@@ -246,7 +246,8 @@ def session_start(ws: Workspace, episode: str, source: str, provider: Provider |
 def session_end(ws: Workspace, episode: str, reason: str, provider: Provider | None = None) -> None:
     from majordomus.session import end
 
-    closed = end.close_episode(ws, episode, reason=reason, by="hook")
+    provider = provider or providers.PROVIDERS["claude"]
+    closed = end.close_episode(ws, episode, reason=reason, by="hook", end_first=provider.end_first)
     for error in closed.errors:
         _failed(ws, END, error)
     if closed.error:
