@@ -166,3 +166,90 @@ def test_a_derivation_a_locked_dep_file_kept_from_running_is_retried_and_named(r
     assert derived[-1]["written"] == 1, derived
     doctor = repo.mj("doctor")
     assert "derivation of episode e1" not in doctor.stdout + doctor.stderr
+
+
+# --- an end hook killed outright --------------------------------------------------------------------
+
+def _record_closes(repo: Repo, episode: str) -> int:
+    """How many closed spans the session record of `episode` states (tracked, or in the outbox)."""
+    for folder in (".ai/repo/sessions", ".ai/local/state/outbox/sessions"):
+        path = repo.root / folder / f"{episode}.md"
+        if path.is_file():
+            return len(re.findall(r"^(?:    )?closed: ", path.read_text(encoding="utf-8"), re.M))
+    return 0
+
+
+def _ledger_closes(repo: Repo, episode: str) -> int:
+    return sum(1 for line in repo.events("session.closed") if line["episode"] == episode)
+
+
+def _end_command(repo: Repo, agent: str) -> list[str]:
+    if agent == "claude":
+        return [str(repo.root / ".claude/hooks/majordomus-session-end")]
+    return [str(repo.root / ".codex/hooks/majordomus-hook"), "codex", "session-end"]
+
+
+def test_an_end_hook_killed_at_any_point_leaves_record_and_ledger_agreeing(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """SIGKILL to the end hook's group (Codex kills it at 3 s; no handler runs) at several points
+    of a slow derivation: the tracked session record never says closed while the ledger says open,
+    and every derivation a kill cut short is run by the next boundary."""
+    from majordomus.evidence import work
+    from majordomus.store.workspace import Workspace
+
+    repo = make_repo(tmp_path / "repo")
+    repo.git("switch", "-q", "-c", "work")  # the session record is tracked on a branch
+    repo.mj("capture", "install", "--agent", "codex", check=True)
+    ws = Workspace(repo.root)
+
+    def opened(episode: str) -> None:
+        proc = _hook(repo, "session-start", {"session_id": episode, "cwd": str(repo.root)})
+        assert proc.returncode == 0, proc.stderr
+        monkeypatch.setenv("MAJORDOMUS_EPISODE", episode)
+        for n in range(40):  # a derivation long enough to be killed inside
+            work.decision_add(ws, f"decision {n} of {episode}", why="to make the derivation take a while")
+
+    def end(agent: str, episode: str, kill_after: float | None) -> float:
+        began = time.monotonic()
+        proc = subprocess.Popen(_end_command(repo, agent), cwd=repo.root, stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(),
+                                start_new_session=True)
+        assert proc.stdin is not None
+        proc.stdin.write(json.dumps({"session_id": episode, "reason": "other", "cwd": str(repo.root),
+                                     "hook_event_name": "SessionEnd"}).encode())
+        proc.stdin.close()
+        if kill_after is not None:
+            time.sleep(kill_after)
+            try:
+                os.killpg(proc.pid, 9)
+            except ProcessLookupError:
+                pass
+        proc.wait(timeout=GUARD_S)
+        return time.monotonic() - began
+
+    killed: list[str] = []
+    for agent in ("claude", "codex"):
+        opened(f"{agent}-whole")
+        whole = end(agent, f"{agent}-whole", None)  # how long an end takes here, unkilled
+        assert _ledger_closes(repo, f"{agent}-whole") == 1 == _record_closes(repo, f"{agent}-whole")
+        for fraction in (0.1, 0.25, 0.4, 0.55, 0.7, 0.85, 0.95):
+            episode = f"{agent}-{int(fraction * 100)}"
+            opened(episode)
+            end(agent, episode, whole * fraction)
+            killed.append(episode)
+            assert _record_closes(repo, episode) <= _ledger_closes(repo, episode), \
+                (episode, "the session record says closed while the ledger says open")
+            if _ledger_closes(repo, episode) == 0:
+                assert (repo.root / f".ai/local/state/episodes/{episode}.json").is_file()
+    # the client's retry of an end that never finished, then the next boundary
+    for episode in killed:
+        if (repo.root / f".ai/local/state/episodes/{episode}.json").is_file():
+            end("claude", episode, None)
+    nxt = _hook(repo, "session-start", {"session_id": "after", "cwd": str(repo.root)})
+    assert nxt.returncode == 0, nxt.stderr
+    for episode in killed:
+        assert _ledger_closes(repo, episode) >= 1 and _record_closes(repo, episode) == _ledger_closes(repo, episode), \
+            (episode, _record_closes(repo, episode), _ledger_closes(repo, episode))
+        derived = [l for l in repo.events("knowledge.derived") if l["episode"] == episode]
+        assert any(l["written"] + l["unchanged"] == 40 for l in derived), (episode, derived)  # all of it
+    assert not list((repo.root / ".ai/local/state/pending").glob("*-*"))

@@ -24,7 +24,7 @@ from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
 from majordomus.session import pending
 from majordomus.store import sessionrecord
-from majordomus.store.ledger import utc_now
+from majordomus.store.ledger import Line, utc_now
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import derive, drain
 from majordomus.tasks.drain import Drained
@@ -84,11 +84,17 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
     refs, git_error = ws.refs_or_unknown()
     head = refs.head
     began = utc_now()  # the record's close time: when the close began, before the derivation
+    recorded = None if late else interrupted_close(ws, episode)
+    if recorded is not None:  # a close killed after its ledger line: finish that one, add no other
+        reason = str(recorded.get("reason") or reason)
+        head = git.Head(recorded.get("branch"), recorded.get("head"))
     deriving = ws.policy.on("session.knowledge_on_end")
     if deriving:
         pending.mark(ws, episode)  # until the derivation has run: a kill -9 leaves it to the next boundary
     path = None
-    if end_first:
+    if recorded is not None:
+        path = _publish_closed(ws, record, episode, reason, head, recorded.ts)
+    elif end_first:
         path = _record_close(ws, record, episode, reason, head, by, detail, began)
     outcome, error = None, None
     if deriving:
@@ -114,6 +120,13 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
             ws.ledger.append("ledger.trimmed", None, removed=removed, kept=limit)
     return Closed(episode, path, outcome, error, drained, drain_error, late,
                   (git_error,) if git_error else ())
+
+
+def interrupted_close(ws: Workspace, episode: str) -> Line | None:
+    """The `session.closed` line of `episode`'s current span when the ledger has one while the
+    episode is still open: a close killed between its ledger line and its session record."""
+    spans = episodes.spans(ws.ledger.window(episode))
+    return spans[-1].closed if spans and spans[-1].opened is not None else None
 
 
 def _record_close(ws: Workspace, record: dict[str, Any], episode: str, reason: str, head: Any,
