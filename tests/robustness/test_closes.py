@@ -253,3 +253,31 @@ def test_an_end_hook_killed_at_any_point_leaves_record_and_ledger_agreeing(
         derived = [l for l in repo.events("knowledge.derived") if l["episode"] == episode]
         assert any(l["written"] + l["unchanged"] == 40 for l in derived), (episode, derived)  # all of it
     assert not list((repo.root / ".ai/local/state/pending").glob("*-*"))
+
+
+# --- provenance whose opening head is gone -----------------------------------------------------------
+
+def test_commits_that_can_no_longer_be_told_are_said_so_not_dropped_silently(tmp_path: Path) -> None:
+    """The episode's opening (its head) is gone from the ledger (the retention trim): derived
+    again, its decision would lose its commit unseen. The output and the ledger line say why."""
+    from majordomus.store.workspace import Workspace
+
+    repo = make_repo(tmp_path / "repo")
+    repo.git("switch", "-q", "-c", "work")
+    assert _hook(repo, "session-start", {"session_id": "e1", "cwd": str(repo.root)}).returncode == 0
+    repo.commit("an adr", {".ai/repo/adrs/0001-x.md": "# ADR 1\n"})
+    repo.mj("decision", "add", "record adr one", env={"MAJORDOMUS_EPISODE": "e1"}, check=True)
+    closed = _hook(repo, "session-end", {"session_id": "e1", "reason": "other", "cwd": str(repo.root)})
+    assert closed.returncode == 0 and closed.stderr == b"", closed.stderr
+    assert "provenance" not in repo.events("knowledge.derived")[-1]
+    (record,) = repo.candidates()
+    assert "commit:" in record.read_text(encoding="utf-8")
+    lines = repo.ledger()
+    opened = next(i for i, l in enumerate(lines) if l["event"] == "session.opened")
+    Workspace(repo.root).ledger.trim(len(lines) - opened - 1)  # the opening line goes, the rest stays
+    assert not repo.events("session.opened")
+    again = repo.mj("knowledge", "derive", "--episode", "e1", check=True)
+    assert "commit provenance: the head a span of the episode opened on is no longer in the ledger" \
+        in again.stdout, again.stdout
+    derived = repo.events("knowledge.derived")[-1]
+    assert "no longer in the ledger" in derived.get("provenance", ""), derived
