@@ -281,3 +281,98 @@ def test_commits_that_can_no_longer_be_told_are_said_so_not_dropped_silently(tmp
         in again.stdout, again.stdout
     derived = repo.events("knowledge.derived")[-1]
     assert "no longer in the ledger" in derived.get("provenance", ""), derived
+
+
+# --- a start without git ------------------------------------------------------------------------------
+
+def _path_without_git(tmp_path: Path) -> str:
+    """A PATH holding what the hook script needs (dirname, cat, majordomus) and no git."""
+    import shutil
+
+    bin_dir = tmp_path / "bin-without-git"
+    if bin_dir.is_dir():
+        return str(bin_dir)
+    bin_dir.mkdir()
+    for tool in ("dirname", "cat"):
+        found = shutil.which(tool)
+        assert found, tool
+        (bin_dir / tool).symlink_to(found)
+    (bin_dir / "majordomus").symlink_to(MAJORDOMUS)
+    return str(bin_dir)
+
+
+def test_codex_start_without_git_opens_the_episode_and_it_derives_once_git_is_back(tmp_path: Path) -> None:
+    """Codex's registered command found its script with `git rev-parse`: without git the whole
+    start failed, and the session's decisions belonged to no episode. Each step fails alone now."""
+    from majordomus.hooks.install import REGISTRATIONS
+
+    repo = make_repo(tmp_path / "repo")
+    repo.git("switch", "-q", "-c", "work")
+    repo.mj("capture", "install", "--agent", "codex", check=True)
+    reg = REGISTRATIONS["codex"]
+    settings = json.loads((repo.root / ".codex/hooks.json").read_text(encoding="utf-8"))
+
+    def command(boundary: str) -> str:
+        (found,) = [h["command"] for g in settings["hooks"][reg.events[boundary]] for h in g["hooks"]]
+        return str(found)
+
+    sub = repo.root / "src"
+    sub.mkdir()
+    payload = {"session_id": "cx-1", "source": "startup", "cwd": str(sub), "hook_event_name": "SessionStart"}
+    start = subprocess.run(["/bin/bash", "-c", command("session-start")], cwd=sub, input=json.dumps(payload),
+                           capture_output=True, text=True, env=dict(os.environ, PATH=_path_without_git(tmp_path)),
+                           timeout=GUARD_S)
+    assert start.returncode == 0 and "Traceback" not in start.stderr, start.stderr
+    assert "additionalContext" in start.stdout and "episode cx-1" in start.stdout, (start.stdout, start.stderr)
+    assert [line["episode"] for line in repo.events("session.opened")] == ["cx-1"]
+    assert any("git" in line["error"] for line in repo.events("provider.event.failed"))
+    repo.mj("decision", "add", "decided while git was away", env={"PATH": _path_without_git(tmp_path)}, check=True)
+    assert repo.events("decision.recorded")[-1]["session"] == "cx-1"
+    # git is back: the end derives the decision
+    end = subprocess.run(["/bin/bash", "-c", command("session-end")], cwd=sub, timeout=GUARD_S,
+                         input=json.dumps({"session_id": "cx-1", "reason": "exit", "cwd": str(sub)}),
+                         capture_output=True, text=True, env=_env())
+    assert end.returncode == 0 and end.stderr == "", end.stderr
+    derived = [l for l in repo.events("knowledge.derived") if l["episode"] == "cx-1"]
+    assert derived and derived[-1]["written"] == 1, derived
+    assert [line["episode"] for line in repo.events("session.closed")] == ["cx-1"]
+
+
+def test_an_older_install_s_git_command_is_replaced_not_doubled(repo: Repo) -> None:
+    from majordomus.hooks.install import GIT_ROOT, REGISTRATIONS
+
+    reg = REGISTRATIONS["codex"]
+    old = {"hooks": {event: [{"hooks": [{"type": "command", "command": reg.command(b, GIT_ROOT), "timeout": 30}]}]
+                     for b, event in reg.events.items()}}
+    (repo.root / ".codex").mkdir(exist_ok=True)
+    (repo.root / ".codex/hooks.json").write_text(json.dumps(old), encoding="utf-8")
+    repo.mj("capture", "install", "--agent", "codex", check=True)
+    data = json.loads((repo.root / ".codex/hooks.json").read_text(encoding="utf-8"))
+    for boundary, event in reg.events.items():
+        commands = [h["command"] for g in data["hooks"][event] for h in g["hooks"]]
+        assert commands == [reg.command(boundary)] and "git" not in commands[0], commands
+
+
+# --- no reader prints null where a person reads a table -----------------------------------------------
+
+def test_no_human_reader_prints_null_or_none(repo: Repo) -> None:
+    """A record stating `class: null`, one stating nothing, a ledger line with a null inside a
+    value: the tables and listings a person reads show "(none)" or "—", never null or None."""
+    assert _hook(repo, "session-start", {"session_id": "e1", "cwd": str(repo.root)}).returncode == 0
+    folder = repo.root / ".ai/repo/knowledge/candidates"
+    (folder / "e1-000000000001.md").write_text("---\nid: e1-000000000001\nkind: knowledge/v1\ntitle: a title\n"
+                                               "class: null\nstatus: null\n---\nbody\n", encoding="utf-8")
+    (folder / "e1-000000000002.md").write_text("---\nid: e1-000000000002\nkind: knowledge/v1\n---\nbody\n",
+                                               encoding="utf-8")
+    from majordomus.store.workspace import Workspace
+
+    Workspace(repo.root).ledger.append("checkpoint.recorded", "e1", episode="e1", note="n",
+                                       git={"branch": None, "head": "abc"})
+    for args in (("knowledge", "status"), ("knowledge", "candidates"), ("knowledge", "search", "body"),
+                 ("history",), ("question", "list"), ("knowledge", "edges")):
+        proc = repo.mj(*args)
+        assert proc.returncode == 0, (args, proc.stderr)
+        out = proc.stdout + proc.stderr
+        assert not re.search(r"\bnull\b|\bNone\b", out), (args, out)
+    status = repo.mj("knowledge", "status").stdout
+    assert "by class: (none) 2" in status and "(none) 2" in status.split("by status: ")[1], status
