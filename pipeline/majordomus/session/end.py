@@ -11,6 +11,7 @@ closed is a span of its own, opened and closed by that late end, never an error.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,19 +90,20 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
         reason = str(recorded.get("reason") or reason)
         head = git.Head(recorded.get("branch"), recorded.get("head"))
     deriving = ws.policy.on("session.knowledge_on_end")
-    if deriving:
-        pending.mark(ws, episode)  # until the derivation has run: a kill -9 leaves it to the next boundary
     path = None
-    if recorded is not None:
-        path = _publish_closed(ws, record, episode, reason, head, recorded.ts)
-    elif end_first:
-        path = _record_close(ws, record, episode, reason, head, by, detail, began)
     outcome, error = None, None
-    if deriving:
-        try:
-            outcome = derive_on_close(ws, episode)
-        except Exception as exc:  # noqa: BLE001 - reported by the caller; the close goes on
-            error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+    # marked before it starts, the mark held (locked) while it runs: a kill -9 leaves it to the next
+    # boundary, and no other boundary runs it meanwhile
+    with pending.held(ws, episode) if deriving else nullcontext():
+        if recorded is not None:
+            path = _publish_closed(ws, record, episode, reason, head, recorded.ts)
+        elif end_first:
+            path = _record_close(ws, record, episode, reason, head, by, detail, began)
+        if deriving:
+            try:
+                outcome = derive_on_close(ws, episode)
+            except Exception as exc:  # noqa: BLE001 - reported by the caller; the close goes on
+                error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
     drained, drain_error = None, None
     try:  # on a branch, what trunk episodes left in the outbox rides along with this close
         drained = drain_on_close(ws)

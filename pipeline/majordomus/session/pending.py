@@ -7,12 +7,13 @@ waiting only briefly for their locks, and removes each mark once its derivation 
 `majordomus doctor` names each marked episode."""
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from majordomus.base.errors import Busy, FatalError
-from majordomus.base.fsio import atomic_write, remove
+from majordomus.base.fsio import TMP_PREFIX, atomic_write, open_folder, remove
 from majordomus.evidence import episodes as _episodes
 from majordomus.store.workspace import Workspace
 
@@ -26,11 +27,51 @@ def folder(ws: Workspace) -> Path:
     return _episodes.waiting_dir(ws)
 
 
-def mark(ws: Workspace, episode: str) -> None:
-    """Mark `episode`'s derivation as not yet run, before it starts: a process killed outright
-    (SIGKILL, no handler runs) leaves it to the next boundary. The derivation unmarks it."""
-    atomic_write(folder(ws) / episode, b"", root=ws.root)
-    _MARKED_HERE.add(episode)
+@contextmanager
+def held(ws: Workspace, episode: str) -> Iterator[None]:
+    """Mark `episode`'s derivation as not yet run before it starts, and hold the mark locked while
+    it runs: a process killed outright (SIGKILL, no handler runs) leaves the mark, unlocked, to the
+    next boundary; a boundary running meanwhile in another process finds it locked and leaves it.
+    The mark appears already locked (locked under a temporary name, then renamed into place). The
+    derivation removes it when it ran."""
+    import fcntl
+
+    dfd = open_folder(ws.root, folder(ws))
+    fd = -1
+    try:
+        temporary = f"{TMP_PREFIX}{episode}.{os.getpid()}"
+        fd = os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                     dir_fd=dfd)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.rename(temporary, episode, src_dir_fd=dfd, dst_dir_fd=dfd)
+        _MARKED_HERE.add(episode)
+        yield
+    finally:
+        if fd >= 0:
+            os.close(fd)
+        os.close(dfd)
+
+
+def _taken(ws: Workspace, episode: str) -> int | None:
+    """The mark of `episode`, locked for this process; None when it is gone or another holds it."""
+    import fcntl
+
+    dfd = open_folder(ws.root, folder(ws), create=False)
+    try:
+        try:
+            fd = os.open(episode, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.fstat(fd).st_ino == os.stat(episode, dir_fd=dfd, follow_symlinks=False).st_ino:
+                return fd
+        except OSError:  # held (a derivation running now), or replaced since
+            pass
+        os.close(fd)
+        return None
+    finally:
+        os.close(dfd)
 
 
 @contextmanager
@@ -62,14 +103,20 @@ def pick_up(ws: Workspace) -> list[str]:
     from majordomus.tasks import derive
 
     for episode in episodes:
-        with ws.waiting_at_most(PICK_UP_WAIT_S):
-            try:
-                derive.derive(ws, episode)
-            except Busy:
-                continue
-            except FatalError as exc:
-                problems.append(f"the derivation of {episode} left by an earlier boundary failed again "
-                                f"(it waits for the next): {exc.message}")
-                continue
-        remove(folder(ws) / episode, root=ws.root)
+        fd = _taken(ws, episode)
+        if fd is None:  # done meanwhile, or running in another process now
+            continue
+        try:
+            with ws.waiting_at_most(PICK_UP_WAIT_S):
+                try:
+                    derive.derive(ws, episode)
+                except Busy:
+                    continue
+                except FatalError as exc:
+                    problems.append(f"the derivation of {episode} left by an earlier boundary failed again "
+                                    f"(it waits for the next): {exc.message}")
+                    continue
+            remove(folder(ws) / episode, root=ws.root)
+        finally:
+            os.close(fd)
     return problems
