@@ -16,7 +16,6 @@ handle it (`trap '' INT`), so one arriving while the interpreter starts is no tr
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -30,16 +29,12 @@ from majordomus.base.ids import check_id
 from majordomus.base.output import escape, say
 from majordomus.evidence import episodes
 from majordomus.hooks import providers
+from majordomus.hooks.payload import HookInputError, read_stdin
 from majordomus.hooks.providers import COMPACT, END, START, STOP, Provider
 from majordomus.session import pending
 from majordomus.store import agents
 from majordomus.store.workspace import HOOK_WAIT_S, Workspace, find_root, wait_bound
 
-MAX_INPUT = 1 << 20  # a hook payload is a few hundred bytes; a megabyte is not one
-
-
-class HookInputError(ValueError):
-    pass
 
 
 class Interrupted(KeyboardInterrupt):
@@ -50,52 +45,6 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     for caught in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the recording short
         signal.signal(caught, signal.SIG_IGN)
     raise Interrupted(signal.Signals(signum).name)
-
-
-def read_payload(raw: bytes) -> dict[str, Any]:
-    if len(raw) > MAX_INPUT:
-        raise HookInputError(f"stdin holds {len(raw)} bytes, more than a hook payload's {MAX_INPUT}")
-    if not raw.strip():
-        raise HookInputError("stdin is empty; the agent sends a JSON object")
-    try:
-        payload = json.loads(raw.decode("utf-8", errors="strict"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise HookInputError(f"stdin is not JSON ({str(exc).splitlines()[0][:80]})") from None
-    if not isinstance(payload, dict):
-        raise HookInputError(f"stdin is JSON {type(payload).__name__}, not an object")
-    return payload
-
-
-def read_stdin(deadline: float, fd: int = 0) -> dict[str, Any]:
-    """The payload: acted on as soon as stdin holds one complete JSON object, whether or not the
-    client closes its end (one that keeps the pipe open would otherwise hold the hook until its
-    own timeout); at end of file, what came; at `deadline`, a failure that says so."""
-    import select
-
-    raw = b""
-    decoder = json.JSONDecoder()
-    while True:
-        left = deadline - time.monotonic()
-        try:
-            ready = select.select([fd], [], [], max(left, 0))[0] if left > 0 else []
-            chunk = os.read(fd, 65536) if ready else None
-        except (OSError, ValueError):  # no stdin at all: as an empty one
-            chunk = b""
-        if chunk is None:
-            raise HookInputError(f"stdin held no complete JSON object after {len(raw)} bytes: the "
-                                 "agent's payload never ended (nor did its pipe)")
-        if not chunk or len(raw) + len(chunk) > MAX_INPUT:
-            return read_payload(raw + chunk)
-        raw += chunk
-        if b"}" in chunk:  # an object can only have ended in this chunk
-            try:
-                text = raw.decode("utf-8")
-                value, _end = decoder.raw_decode(text, len(text) - len(text.lstrip()))
-            except ValueError:  # not whole yet (or never: end of file or the deadline says which)
-                continue
-            if not isinstance(value, dict):
-                raise HookInputError(f"stdin is JSON {type(value).__name__}, not an object")
-            return value
 
 
 def _root(candidates: list[str | None]) -> Path | None:
@@ -113,14 +62,54 @@ def _root(candidates: list[str | None]) -> Path | None:
 
 
 def run(name: str, hook_root: str | None = None, agent: str = "claude") -> int:
-    """Run hook `name` as registered for `agent`; always 0."""
+    """Run hook `name` as registered for `agent`; always 0.
+
+    A signal raises `Interrupted` wherever the hook is; wherever that is, it ends as a recorded
+    failure and exit 0: inside the work (`_run`), between the handlers' installation and the work
+    or while they are put back (here), and inside a finalizer, where Python would print it as an
+    ignored exception with its traceback (`_unraisable`: recorded once the hook is done)."""
     started = time.monotonic()
-    before = {caught: signal.signal(caught, _stop) for caught in (signal.SIGINT, signal.SIGTERM)}
+    before: dict[signal.Signals, Any] = {}
+    hook_before = sys.unraisablehook
     try:
-        return _run(name, hook_root, agent, started)
+        sys.unraisablehook = _unraisable
+        for caught in (signal.SIGINT, signal.SIGTERM):
+            before[caught] = signal.signal(caught, _stop)
+        try:
+            code = _run(name, hook_root, agent, started)
+        finally:
+            for caught, handler in before.items():
+                signal.signal(caught, handler)
+        if _SWALLOWED:  # a signal that landed in a finalizer: the work went on to its end
+            _record_interrupt(None, name, hook_root, f"{_SWALLOWED.pop()} (it landed in a clean-up; "
+                              "the hook's work went on to its end)")
+        return code
+    except Interrupted as stop:  # landed outside the work: before it began or as it ended
+        _record_interrupt(None, name, hook_root, str(stop))
+        return OK
     finally:
-        for caught, handler in before.items():
-            signal.signal(caught, handler)
+        sys.unraisablehook = hook_before
+        _SWALLOWED.clear()
+
+
+_SWALLOWED: list[str] = []  # the signals a finalizer swallowed in this hook
+
+
+def _unraisable(unraisable: Any) -> None:
+    """A signal that raised inside a finalizer (`__del__`, a generator closed by the collector)
+    cannot stop the hook there: remember it for the record instead of printing a traceback."""
+    if isinstance(unraisable.exc_value, Interrupted):
+        _SWALLOWED.append(str(unraisable.exc_value))
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def _record_interrupt(ws: Workspace | None, name: str, hook_root: str | None, stop: str) -> None:
+    if ws is None:  # stopped before the repository was known: record it where the hook lives
+        root = _root([hook_root, os.getcwd()])
+        ws = Workspace(root, deadline=time.monotonic() + 1) if root and (root / ".ai/repo").is_dir() else None
+    _failed(ws, name, f"interrupted by {stop}: stopped where it was, nothing half written; "
+                      "a derivation it did not finish is run by the next boundary")
 
 
 def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
@@ -156,11 +145,7 @@ def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
             for waited in pending.pick_up(ws):
                 _failed(ws, name, waited)
     except Interrupted as stop:
-        if ws is None:  # stopped before the repository was known: record it where the hook lives
-            root = _root([hook_root, os.getcwd()])
-            ws = Workspace(root, deadline=time.monotonic() + 1) if root and (root / ".ai/repo").is_dir() else None
-        _failed(ws, name, f"interrupted by {stop}: stopped where it was, nothing half written; "
-                          "a derivation it did not finish is run by the next boundary")
+        _record_interrupt(ws, name, hook_root, str(stop))
     except Exception as exc:  # the agent is never blocked, and no failure is silent
         _failed(ws, name, _describe(exc))
     return OK

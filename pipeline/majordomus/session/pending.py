@@ -7,6 +7,7 @@ waiting only briefly for their locks, and removes each mark once its derivation 
 `majordomus doctor` names each marked episode."""
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,8 +35,6 @@ def held(ws: Workspace, episode: str) -> Iterator[None]:
     next boundary; a boundary running meanwhile in another process finds it locked and leaves it.
     The mark appears already locked (locked under a temporary name, then renamed into place). The
     derivation removes it when it ran."""
-    import fcntl
-
     dfd = open_folder(ws.root, folder(ws))
     fd = -1
     try:
@@ -54,8 +53,6 @@ def held(ws: Workspace, episode: str) -> Iterator[None]:
 
 def _taken(ws: Workspace, episode: str) -> int | None:
     """The mark of `episode`, locked for this process; None when it is gone or another holds it."""
-    import fcntl
-
     dfd = open_folder(ws.root, folder(ws), create=False)
     try:
         try:
