@@ -1,4 +1,4 @@
-"""The one close path: publish the session record, derive, drain, then append `session.closed`.
+"""The one close path: derive, drain, append `session.closed`, then publish the session record.
 
 Every close (the end hook, `majordomus session close`, the orphan sweep of a later start, any
 later caller) comes through `close_episode`, so every close is preceded by its
