@@ -103,12 +103,15 @@ def test_hook_without_majordomus_exits_zero(repo: Repo) -> None:
     assert not repo.events("session.opened")
 
 
-def test_hook_acts_on_the_cwd_it_is_given(tmp_path: Path) -> None:
+def test_hook_acts_on_the_repository_its_script_belongs_to(tmp_path: Path) -> None:
+    """The payload's cwd names where the agent stands, which may be another checkout: the hook
+    script is the repository's own, and so is the episode (without a script, the cwd decides:
+    tests/robustness/test_closes.py)."""
     one = make_repo(tmp_path / "one")
     two = make_repo(tmp_path / "two")
     proc = one.hook("session-start", {"session_id": "e1", "cwd": str(two.root / "README.md").rsplit("/", 1)[0]})
     assert proc.returncode == 0
-    assert two.events("session.opened") and not one.events("session.opened")
+    assert one.events("session.opened") and not two.events("session.opened")
 
 
 def test_failed_derivation_is_reported_and_the_close_still_happens(episode: Repo) -> None:

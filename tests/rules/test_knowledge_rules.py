@@ -108,6 +108,8 @@ def test_wiring_is_read_from_the_close_paths_own_source() -> None:
     start = next(i for i, l in enumerate(lines) if 'ws.ledger.append("session.closed"' in l)
     block = lines[start:start + 2]
     assert block[-1].rstrip().endswith(")")
+    extra = len(block[0]) - len(block[0].lstrip()) - 4  # moved to the function's own level
+    block = [line[extra:] for line in block]
     del lines[start:start + 2]
     at = next(i for i, l in enumerate(lines) if "outcome, error = None, None" in l)
     reordered = "".join(lines[:at] + block + lines[at:])

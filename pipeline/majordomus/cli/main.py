@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, cast
@@ -121,7 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     hook = _hook_call(argv)
     if hook is not None:  # the hooks' modules, imported by the hooks alone
-        code: int = importlib.import_module("majordomus.hooks.run").run(*hook)
+        # a Ctrl-C before hooks/run.py can record it is dropped, never a traceback (the hook
+        # scripts ignore SIGINT until then too: `trap '' INT`)
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            code: int = importlib.import_module("majordomus.hooks.run").run(*hook)
+        finally:
+            signal.signal(signal.SIGINT, previous)
         return code
     parser = build_parser(*argv[:2])
     args = parser.parse_args(argv)

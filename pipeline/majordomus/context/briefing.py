@@ -255,12 +255,39 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
     return out
 
 
+TRIMMED = ("\n(trimmed to stay under 10,000 characters, the most Claude Code passes on from a hook: "
+           f"each cut list above names the command that shows it all; `{ALL_OF_IT}` shows the "
+           "repository context whole)\n")
+
+
 def compose(ws: Workspace, episode: str, source: str = "startup", branch: str | None = None) -> str:
     """The briefing text: never over CEILING characters, whatever the budget."""
     budget = int(ws.policy["session.briefing_budget_lines"])
     text, ceiling_cut = fit(sections(ws, episode, source, branch), budget, CEILING)
-    if ceiling_cut:
-        text += ("\n(trimmed to stay under 10,000 characters, the most Claude Code passes on from a hook: "
-                 f"each cut list above names the command that shows it all; `{ALL_OF_IT}` shows the "
-                 "repository context whole)\n")
-    return text
+    return capped(text + TRIMMED if ceiling_cut else text)
+
+
+def client_chars(text: str) -> int:
+    """`text`'s length as Claude Code counts it: a JavaScript string's, in UTF-16 code units (a
+    character outside the Basic Multilingual Plane, an emoji, counts twice)."""
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+
+
+def capped(text: str, ceiling: int = CEILING) -> str:
+    """The final briefing (what the hook prints, or wraps as JSON context), at most `ceiling`
+    characters as the client counts them, the closing note included: whole lines are dropped from
+    the end until the text and the note fit. Applied last, to exactly the text the client reads."""
+    if client_chars(text) <= ceiling:
+        return text
+    body = text[: -len(TRIMMED)] if text.endswith(TRIMMED) else text
+    room = ceiling - client_chars(TRIMMED)
+    lines = body.splitlines(keepends=True)
+    used = 0
+    kept: list[str] = []
+    for line in lines:
+        size = client_chars(line)
+        if used + size > room:
+            break
+        kept.append(line)
+        used += size
+    return "".join(kept) + TRIMMED

@@ -100,8 +100,10 @@ def span_commits(ws: Workspace, bounds: Bounds | None) -> Commits:
     cited and `note` says why. A path the span deleted is not a relation target.
     """
 
-    if bounds is None:
-        return Commits((), ())
+    if bounds is None:  # said, never silent: a record derived again would drop its commits unseen
+        return Commits((), (), "the head a span of the episode opened on is no longer in the ledger "
+                               "(no session.opened line: ledger.retention_lines trimmed it, or it never "
+                               "opened in this checkout): its commits cannot be told, none is cited")
     start, mark, end = bounds.start, bounds.mark, bounds.end
     since = start if _sha(start) else None
     refs, why = ws.refs_or_unknown()

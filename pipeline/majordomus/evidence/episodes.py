@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from majordomus.base.errors import UNKNOWN, FatalError
-from majordomus.base.fsio import atomic_write, read_regular, read_text, remove
-from majordomus.base.ids import check_id
+from majordomus.base.fsio import TMP_PREFIX, atomic_write, read_regular, read_text, remove
+from majordomus.base.ids import ID_PATTERN, check_id
 from majordomus.store.ledger import Line, parse_line
 from majordomus.store.workspace import Workspace
 
@@ -32,6 +32,20 @@ RECORD_LIMIT = 1 << 20  # a session record is a few hundred bytes a span
 
 def open_dir(ws: Workspace) -> Path:
     return ws.state / "episodes"
+
+
+def waiting_dir(ws: Workspace) -> Path:
+    """Where a boundary marks an episode whose derivation did not happen (`session/pending.py`)."""
+    return ws.state / "pending"
+
+
+def derivations_waiting(ws: Workspace) -> list[str]:
+    """The episodes whose derivation waits for a boundary (one directory read; doctor names them)."""
+    try:
+        names = os.listdir(waiting_dir(ws))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(n for n in names if not n.startswith(TMP_PREFIX) and ID_PATTERN.match(n) and ".." not in n)
 
 
 def lock_path(ws: Workspace, episode: str) -> Path:

@@ -93,7 +93,7 @@ def _refuse(reg: Registration, what: str) -> FatalError:
 
 
 def _ours(reg: Registration, handler: Any, boundary: str) -> bool:
-    return isinstance(handler, dict) and handler.get(reg.command_key) == reg.command(boundary)
+    return isinstance(handler, dict) and handler.get(reg.command_key) in reg.commands(boundary)
 
 
 def _rules(reg: Registration, permissions: dict[str, Any], kind: str) -> list[Any]:
@@ -153,6 +153,7 @@ def merge(reg: Registration, settings: dict[str, Any]) -> dict[str, Any]:
             continue
         timeout = reg.timeouts.get(boundary)
         for handler in handlers:
+            handler[reg.command_key] = reg.command(boundary)  # an older install's command, replaced
             current = handler.get(reg.timeout_key)
             if timeout is not None and (not isinstance(current, (int, float)) or isinstance(current, bool)
                                         or current < timeout):

@@ -32,11 +32,16 @@ class Registration:
     version: bool = False  # the file carries "version": 1
     named: bool = False  # each handler carries a "name"
     template: str | None = None  # the registration is this template, written whole (a plugin)
+    legacy_roots: tuple[str, ...] = ()  # root texts older installs wrote: their handlers are ours too
 
-    def command(self, boundary: str) -> str:
+    def command(self, boundary: str, root: str | None = None) -> str:
         if self.agent.name == "claude":
-            return f'{self.root}/.claude/hooks/majordomus-{boundary}'
-        return f"{self.root}/{self.agent.folder}/{SCRIPT} {self.agent.name} {boundary}"
+            return f'{root or self.root}/.claude/hooks/majordomus-{boundary}'
+        return f"{root or self.root}/{self.agent.folder}/{SCRIPT} {self.agent.name} {boundary}"
+
+    def commands(self, boundary: str) -> tuple[str, ...]:
+        """This boundary's command, then those older installs wrote (replaced on install)."""
+        return (self.command(boundary), *(self.command(boundary, old) for old in self.legacy_roots))
 
     def handler(self, boundary: str) -> dict[str, Any]:
         entry: dict[str, Any] = {}
@@ -55,7 +60,17 @@ class Registration:
         return {f"{self.agent.folder}/{SCRIPT}": SCRIPT}
 
 
-GIT_ROOT = '"$(git rev-parse --show-toplevel)"'
+GIT_ROOT = '"$(git rev-parse --show-toplevel)"'  # what older installs wrote: no hook at all without git
+
+
+def walk_up(script: str) -> str:
+    """Shell text naming the nearest folder at or above the agent's working directory that holds
+    `script`: the repository whose hook it is, found with the shell alone (no git, no other tool),
+    so a PATH without git (a minimal container, a tool that resets PATH) still runs the hook."""
+    return ('"$(d=$PWD; while [ -n "$d" ] && [ ! -x "$d/' + script + '" ]; do d=${d%/*}; done; '
+            'printf %s "${d:-/}")"')
+
+
 REGISTRATIONS: dict[str, Registration] = {r.agent.name: r for r in (
     # no "matcher": Claude Code matches every source and trigger without one, and Copilot CLI,
     # which also reads this file, refuses the whole file over an empty one. SessionEnd: all hooks
@@ -65,15 +80,18 @@ REGISTRATIONS: dict[str, Registration] = {r.agent.name: r for r in (
                  '"$CLAUDE_PROJECT_DIR"', {END: 30, COMPACT: 30}),
     # SessionEnd: 1 s unless set, at most 3 s (more is clamped, with a warning)
     Registration(AGENTS["codex"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompact"},
-                 GIT_ROOT, {START: 30, END: 3, COMPACT: 30}),
+                 walk_up(f"{AGENTS['codex'].folder}/{SCRIPT}"), {START: 30, END: 3, COMPACT: 30},
+                 legacy_roots=(GIT_ROOT,)),
     Registration(AGENTS["gemini"], {START: "SessionStart", END: "SessionEnd", COMPACT: "PreCompress"},
                  '"$GEMINI_PROJECT_DIR"', {START: 30_000, END: 30_000, COMPACT: 30_000}, named=True),
     Registration(AGENTS["copilot"], {START: "sessionStart", END: "sessionEnd", COMPACT: "preCompact"},
-                 '"${COPILOT_PROJECT_DIR:-$(git rev-parse --show-toplevel)}"', {b: 30 for b in BOUNDARIES},
-                 timeout_key="timeoutSec", command_key="bash", flat=True, version=True),
+                 '"${COPILOT_PROJECT_DIR:-' + walk_up(f"{AGENTS['copilot'].folder}/{SCRIPT}")[1:-1] + '}"',
+                 {b: 30 for b in BOUNDARIES}, timeout_key="timeoutSec", command_key="bash", flat=True,
+                 version=True, legacy_roots=('"${COPILOT_PROJECT_DIR:-$(git rev-parse --show-toplevel)}"',)),
     Registration(AGENTS["cursor"], {START: "sessionStart", END: "sessionEnd", COMPACT: "preCompact"},
-                 '"${CURSOR_PROJECT_DIR:-$(git rev-parse --show-toplevel)}"', {b: 30 for b in BOUNDARIES},
-                 flat=True, version=True),
+                 '"${CURSOR_PROJECT_DIR:-' + walk_up(f"{AGENTS['cursor'].folder}/{SCRIPT}")[1:-1] + '}"',
+                 {b: 30 for b in BOUNDARIES}, flat=True, version=True,
+                 legacy_roots=('"${CURSOR_PROJECT_DIR:-$(git rev-parse --show-toplevel)}"',)),
     # no hook file: a plugin module maps OpenCode's events onto the hook script beside it
     Registration(AGENTS["opencode"], {START: "experimental.chat.system.transform", END: "session.idle",
                                       COMPACT: "experimental.session.compacting"},

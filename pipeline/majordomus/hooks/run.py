@@ -16,7 +16,6 @@ handle it (`trap '' INT`), so one arriving while the interpreter starts is no tr
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import sys
@@ -30,20 +29,16 @@ from majordomus.base.ids import check_id
 from majordomus.base.output import escape, say
 from majordomus.evidence import episodes
 from majordomus.hooks import providers
+from majordomus.hooks.payload import HookInputError, read_stdin
 from majordomus.hooks.providers import COMPACT, END, START, STOP, Provider
 from majordomus.session import pending
 from majordomus.store import agents
 from majordomus.store.workspace import HOOK_WAIT_S, Workspace, find_root, wait_bound
 
-MAX_INPUT = 1 << 20  # a hook payload is a few hundred bytes; a megabyte is not one
 # Set to "plugin" by the plugin's hook script (plugins/majordomus/): a repository that has its own
 # registration (`capture install`) records each boundary through that one, and the plugin's run is
 # a no-op, so an agent running both records every boundary once.
 VIA = "MAJORDOMUS_HOOK_VIA"
-
-
-class HookInputError(ValueError):
-    pass
 
 
 class Interrupted(KeyboardInterrupt):
@@ -56,46 +51,78 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     raise Interrupted(signal.Signals(signum).name)
 
 
-def read_payload(raw: bytes) -> dict[str, Any]:
-    if len(raw) > MAX_INPUT:
-        raise HookInputError(f"stdin holds {len(raw)} bytes, more than a hook payload's {MAX_INPUT}")
-    if not raw.strip():
-        raise HookInputError("stdin is empty; the agent sends a JSON object")
-    try:
-        payload = json.loads(raw.decode("utf-8", errors="strict"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise HookInputError(f"stdin is not JSON ({str(exc).splitlines()[0][:80]})") from None
-    if not isinstance(payload, dict):
-        raise HookInputError(f"stdin is JSON {type(payload).__name__}, not an object")
-    return payload
-
-
 def _root(candidates: list[str | None]) -> Path | None:
+    """The first candidate inside an initialised repository; else the first inside any repository
+    (to name it as not initialised); else None."""
+    found: list[Path] = []
     for candidate in candidates:
         if isinstance(candidate, str) and candidate and "\x00" not in candidate and Path(candidate).is_dir():
-            return find_root(Path(candidate))
-    return None
+            root = find_root(Path(candidate))
+            if root is not None and (root / ".ai" / "repo").is_dir():
+                return root
+            if root is not None:
+                found.append(root)
+    return found[0] if found else None
 
 
 def run(name: str, hook_root: str | None = None, agent: str = "claude") -> int:
-    """Run hook `name` as registered for `agent`; always 0."""
+    """Run hook `name` as registered for `agent`; always 0.
+
+    A signal raises `Interrupted` wherever the hook is; wherever that is, it ends as a recorded
+    failure and exit 0: inside the work (`_run`), between the handlers' installation and the work
+    or while they are put back (here), and inside a finalizer, where Python would print it as an
+    ignored exception with its traceback (`_unraisable`: recorded once the hook is done)."""
     started = time.monotonic()
-    before = {caught: signal.signal(caught, _stop) for caught in (signal.SIGINT, signal.SIGTERM)}
+    before: dict[signal.Signals, Any] = {}
+    hook_before = sys.unraisablehook
     try:
-        return _run(name, hook_root, agent, started)
+        sys.unraisablehook = _unraisable
+        for caught in (signal.SIGINT, signal.SIGTERM):
+            before[caught] = signal.signal(caught, _stop)
+        try:
+            code = _run(name, hook_root, agent, started)
+        finally:
+            for caught, handler in before.items():
+                signal.signal(caught, handler)
+        if _SWALLOWED:  # a signal that landed in a finalizer: the work went on to its end
+            _record_interrupt(None, name, hook_root, f"{_SWALLOWED.pop()} (it landed in a clean-up; "
+                              "the hook's work went on to its end)")
+        return code
+    except Interrupted as stop:  # landed outside the work: before it began or as it ended
+        _record_interrupt(None, name, hook_root, str(stop))
+        return OK
     finally:
-        for caught, handler in before.items():
-            signal.signal(caught, handler)
+        sys.unraisablehook = hook_before
+        _SWALLOWED.clear()
+
+
+_SWALLOWED: list[str] = []  # the signals a finalizer swallowed in this hook
+
+
+def _unraisable(unraisable: Any) -> None:
+    """A signal that raised inside a finalizer (`__del__`, a generator closed by the collector)
+    cannot stop the hook there: remember it for the record instead of printing a traceback."""
+    if isinstance(unraisable.exc_value, Interrupted):
+        _SWALLOWED.append(str(unraisable.exc_value))
+        return
+    sys.__unraisablehook__(unraisable)
+
+
+def _record_interrupt(ws: Workspace | None, name: str, hook_root: str | None, stop: str) -> None:
+    if ws is None:  # stopped before the repository was known: record it where the hook lives
+        root = _root([hook_root, os.getcwd()])
+        ws = Workspace(root, deadline=time.monotonic() + 1) if root and (root / ".ai/repo").is_dir() else None
+    _failed(ws, name, f"interrupted by {stop}: stopped where it was, nothing half written; "
+                      "a derivation it did not finish is run by the next boundary")
 
 
 def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
     ws = None
     payload: dict[str, Any] = {}
     try:
-        raw = sys.stdin.buffer.read(MAX_INPUT + 1)
         problem = None
         try:
-            payload = read_payload(raw)
+            payload = read_stdin(started + wait_bound(HOOK_WAIT_S))
         except HookInputError as exc:
             problem = str(exc)
         if agent not in providers.PROVIDERS:
@@ -104,7 +131,9 @@ def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
         # only Claude Code's registration is run by other agents (Copilot CLI, Cursor)
         actual = (providers.caller(os.environ, payload) if agent == "claude" else None) or agent
         provider = providers.PROVIDERS[actual]
-        root = _root([*provider.roots(payload, os.environ), hook_root, os.getcwd()])
+        # the repository the hook belongs to comes first: its script's own (the agent may have
+        # moved elsewhere, and the payload's cwd then names that place), then what the agent names
+        root = _root([hook_root, *provider.roots(payload, os.environ), os.getcwd()])
         if root is None or not (root / ".ai" / "repo").is_dir():
             where = root or hook_root or os.getcwd()
             say(f"majordomus: {name}: {where} is not initialised, nothing recorded: run `majordomus init`")
@@ -122,11 +151,7 @@ def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
             for waited in pending.pick_up(ws):
                 _failed(ws, name, waited)
     except Interrupted as stop:
-        if ws is None:  # stopped before the repository was known: record it where the hook lives
-            root = _root([hook_root, os.getcwd()])
-            ws = Workspace(root, deadline=time.monotonic() + 1) if root and (root / ".ai/repo").is_dir() else None
-        _failed(ws, name, f"interrupted by {stop}: stopped where it was, nothing half written; "
-                          "a derivation it did not finish is run by the next boundary")
+        _record_interrupt(ws, name, hook_root, str(stop))
     except Exception as exc:  # the agent is never blocked, and no failure is silent
         _failed(ws, name, _describe(exc))
     return OK
@@ -204,14 +229,16 @@ def session_start(ws: Workspace, episode: str, source: str, provider: Provider |
                 handle.write(f"export MAJORDOMUS_EPISODE={episode}\n")
         except OSError as exc:
             _failed(ws, START, f"$CLAUDE_ENV_FILE {env_file}: {exc.strerror or exc}")
-    # control characters escaped before any wrapping: JSON would carry them to the agent raw
+    # escaped and capped by the start (as the client counts: the text, or the JSON's context
+    # string), before any wrapping: JSON would carry a control character to the agent raw
     sys.stdout.write(provider.briefing(escape(started.briefing)))
 
 
 def session_end(ws: Workspace, episode: str, reason: str, provider: Provider | None = None) -> None:
     from majordomus.session import end
 
-    closed = end.close_episode(ws, episode, reason=reason, by="hook")
+    provider = provider or providers.PROVIDERS["claude"]
+    closed = end.close_episode(ws, episode, reason=reason, by="hook", end_first=provider.end_first)
     for error in closed.errors:
         _failed(ws, END, error)
     if closed.error:

@@ -132,6 +132,13 @@ def _notes(ws: Workspace, ctx: Context) -> list[Finding]:
                              f"close it now: majordomus session close --id {episode} --reason orphaned",
                              False, file=ws.rel(episodes.open_dir(ws) / f"{episode}.json"),
                              reproduce=f"majordomus history --episode {episode}"))
+    for episode in episodes.derivations_waiting(ws):
+        notes.append(Finding("doctor.derivations", f"the derivation of episode {episode} did not happen "
+                             "at its boundary (a lock held, a signal, a failure): the next session "
+                             "boundary runs it again",
+                             f"run it now: majordomus knowledge derive --episode {episode}", False,
+                             file=ws.rel(episodes.waiting_dir(ws) / episode),
+                             reproduce=f"majordomus history --episode {episode} --event provider.event.failed"))
     drift = vendor.drift(ws)
     if drift:
         notes.append(Finding("doctor.vendor", "the vendored rules differ from the installed package: "

@@ -1,4 +1,4 @@
-"""The one close path: publish the session record, derive, drain, then append `session.closed`.
+"""The one close path: derive, drain, append `session.closed`, then publish the session record.
 
 Every close (the end hook, `majordomus session close`, the orphan sweep of a later start, any
 later caller) comes through `close_episode`, so every close is preceded by its
@@ -11,6 +11,7 @@ closed is a span of its own, opened and closed by that late end, never an error.
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
 from majordomus.session import pending
 from majordomus.store import sessionrecord
-from majordomus.store.ledger import utc_now
+from majordomus.store.ledger import Line, utc_now
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import derive, drain
 from majordomus.tasks.drain import Drained
@@ -51,13 +52,20 @@ class Closed:
 
 @episodes.serialised(remove=True)
 def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = "cli",
-                  detail: dict[str, Any] | None = None, sweep: bool = False) -> Closed:
-    """The one close path: publish the session record, derive, then append `session.closed`.
+                  detail: dict[str, Any] | None = None, sweep: bool = False,
+                  end_first: bool = False) -> Closed:
+    """The one close path: derive, append `session.closed`, then publish the session record.
 
     Every close (the end hook, `majordomus session close`, the orphan sweep, any later caller)
     comes through here, so every close is preceded by its `knowledge.derived` line when
     `session.knowledge_on_end` is on. `detail` goes into the `session.closed` line; `sweep`:
     an episode no longer open raises `NotOpen` and records nothing (another close won the race).
+
+    The session record (tracked) is written after the ledger's `session.closed`, so a process
+    killed at any point never leaves a record that says closed while the ledger says open. The
+    derivation is marked pending before it starts and unmarked when it ran, so one a kill cut
+    short is run by the next boundary. `end_first` (an agent that kills a slow end hook, Codex's
+    3 s): the end is recorded first, the derivation follows it.
     """
     check_id(episode, "episode id", written=True)
     record = episodes.open_record(ws, episode)
@@ -76,23 +84,36 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
     # goes on with no branch or head, and what it writes waits in the outbox
     refs, git_error = ws.refs_or_unknown()
     head = refs.head
-    path = publish_session_record(ws, record, utc_now(), reason, head.sha, head.branch)
+    began = utc_now()  # the record's close time: when the close began, before the derivation
+    recorded = None if late else interrupted_close(ws, episode)
+    if recorded is not None:  # a close killed after its ledger line: finish that one, add no other
+        reason = str(recorded.get("reason") or reason)
+        head = git.Head(recorded.get("branch"), recorded.get("head"))
+    deriving = ws.policy.on("session.knowledge_on_end")
+    path = None
     outcome, error = None, None
-    if ws.policy.on("session.knowledge_on_end"):
-        try:
-            outcome = derive_on_close(ws, episode)
-        except Exception as exc:  # noqa: BLE001 - reported by the caller; the close goes on
-            error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+    # marked before it starts, the mark held (locked) while it runs: a kill -9 leaves it to the next
+    # boundary, and no other boundary runs it meanwhile
+    with pending.held(ws, episode) if deriving else nullcontext():
+        if recorded is not None:
+            path = _publish_closed(ws, record, episode, reason, head, recorded.ts)
+        elif end_first:
+            path = _record_close(ws, record, episode, reason, head, by, detail, began)
+        if deriving:
+            try:
+                outcome = derive_on_close(ws, episode)
+            except Exception as exc:  # noqa: BLE001 - reported by the caller; the close goes on
+                error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
     drained, drain_error = None, None
     try:  # on a branch, what trunk episodes left in the outbox rides along with this close
         drained = drain_on_close(ws)
     except Exception as exc:  # noqa: BLE001 - reported by the caller; the close goes on
         drain_error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-    # stamped now, after the derivation it follows: its ts is never earlier than knowledge.derived's
-    ws.ledger.append("session.closed", episode, episode=episode, reason=reason,
-                     branch=head.branch, head=head.sha, by=by, **(detail or {}))
-    remove(episodes.open_dir(ws) / f"{episode}.json", root=ws.root)
-    episodes.forget_current(ws, episode)
+    if path is None:
+        # stamped now, after the derivation it follows: its ts is never earlier than knowledge.derived's
+        ws.ledger.append("session.closed", episode, episode=episode, reason=reason,
+                         branch=head.branch, head=head.sha, by=by, **(detail or {}))
+        path = _publish_closed(ws, record, episode, reason, head, began)
     limit = ws.policy["ledger.retention_lines"]
     if limit:
         # an episode still open has not been derived: its window is never trimmed
@@ -101,6 +122,33 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
             ws.ledger.append("ledger.trimmed", None, removed=removed, kept=limit)
     return Closed(episode, path, outcome, error, drained, drain_error, late,
                   (git_error,) if git_error else ())
+
+
+def interrupted_close(ws: Workspace, episode: str) -> Line | None:
+    """The `session.closed` line of `episode`'s current span when the ledger has one while the
+    episode is still open: a close killed between its ledger line and its session record."""
+    spans = episodes.spans(ws.ledger.window(episode))
+    return spans[-1].closed if spans and spans[-1].opened is not None else None
+
+
+def _record_close(ws: Workspace, record: dict[str, Any], episode: str, reason: str, head: Any,
+                  by: str, detail: dict[str, Any] | None, began: str) -> Path:
+    """The end, recorded before the derivation (an agent that kills a slow end hook): the ledger's
+    `session.closed` first, then the session record; the derivation follows it."""
+    ws.ledger.append("session.closed", episode, episode=episode, reason=reason,
+                     branch=head.branch, head=head.sha, by=by, end_first=True, **(detail or {}))
+    return _publish_closed(ws, record, episode, reason, head, began)
+
+
+def _publish_closed(ws: Workspace, record: dict[str, Any], episode: str, reason: str, head: Any,
+                    closed: str) -> Path:
+    """After the ledger says closed (the close began at `closed`): the session record gains the span, then the
+    episode stops being open (a kill between the two leaves it open: the orphan sweep or a retried
+    end closes it again, and the record gains the span then)."""
+    path = publish_session_record(ws, record, closed, reason, head.sha, head.branch)
+    remove(episodes.open_dir(ws) / f"{episode}.json", root=ws.root)
+    episodes.forget_current(ws, episode)
+    return path
 
 
 def derive_on_close(ws: Workspace, episode: str) -> Outcome:
@@ -173,11 +221,12 @@ def publish_session_record(ws: Workspace, record: dict[str, Any], closed: str, r
 
 
 def spans_from_ledger(ws: Workspace, episode: str) -> tuple[list[sessionrecord.Span], str | None]:
-    """The closed spans of `episode` the ledger window holds (before the current one), and the
+    """The closed spans of `episode` the ledger window holds before the current (newest) one, and the
     episode it forked from: for a record that was never published in this checkout."""
     earlier = []
     forked_from = None
-    for span in episodes.spans(ws.ledger.window(episode)):
+    # the newest span is the one closing now (its session.closed is already in the ledger)
+    for span in episodes.spans(ws.ledger.window(episode))[:-1]:
         o, c = span.opened, span.closed
         if o is not None and forked_from is None and isinstance(o.get("forked_from"), str):
             forked_from = o.get("forked_from")

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from majordomus.base import git
 from majordomus.base.errors import FatalError
 from majordomus.base.ids import check_id
+from majordomus.base.output import escape
 from majordomus.context import briefing, snapshot
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
@@ -130,7 +131,8 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
         why = _note(errors, "briefing", exc)
         text = (f"# Majordomus briefing: episode {episode} ({source})\n\nThe briefing could not be "
                 f"composed ({why}); `majordomus context` shows the repository context.\n")
-    return Started(opened, text, drained, drain_error, tuple(errors), orphans)
+    # the final text, as the client reads it: control characters escaped, then capped
+    return Started(opened, briefing.capped(escape(text)), drained, drain_error, tuple(errors), orphans)
 
 
 def drain_at_boundary(ws: Workspace) -> Drained | None:

@@ -187,6 +187,12 @@ def load(ws: Workspace, entry: Entry) -> Any:
     return records.load(entry.path)
 
 
+def _stated(value: Any) -> str:
+    """A status or class as a person reads it in a table: `(none)` for a missing, empty or null
+    one (never `None`, never `null`)."""
+    return str(value) if value is not None and value != "" else "(none)"
+
+
 def summaries(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> Iterator[tuple[Entry, str, str]]:
     """`readable`, as each record's status and class alone (`(none)` when it states none), through
     a cache by the file's stat (`.ai/local/state/records.cache.json`): a record unchanged since it
@@ -199,7 +205,7 @@ def summaries(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> 
         if not hit or not isinstance(summary, list) or len(summary) < 2:
             try:
                 meta = load(ws, entry).meta
-                summary = ["ok", str(meta.get("status", "(none)")), str(meta.get("class", "(none)"))]
+                summary = ["ok", _stated(meta.get("status")), _stated(meta.get("class"))]
             except records.RecordError as exc:
                 summary = ["bad", str(exc)]
             if st is not None:

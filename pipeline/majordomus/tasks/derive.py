@@ -133,6 +133,8 @@ def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, A
     stamp = plan.episode if episodes.open_record(ws, plan.episode) else episodes.current(ws)
     with _busy_kept(state):
         ws.ledger.append("knowledge.derived", stamp, **data)
+    # derived now, by whichever caller: no boundary need run it again, and doctor stops naming it
+    fsio.remove(episodes.waiting_dir(ws) / plan.episode, root=ws.root)
     return {"written": len(outcome.written)}
 
 

@@ -28,6 +28,21 @@ def add_parsers(sub: Subparsers) -> None:
     p.set_defaults(handler=lambda a: history(a.event, a.episode, a.limit, a.json))
 
 
+def _shown(value: object) -> str:
+    """A value for a person's listing: JSON, but a null inside it shows as "—" (none), never null."""
+    text = json.dumps(value, ensure_ascii=False)
+    if "null" not in text:
+        return text
+
+    def plain(v: object) -> object:
+        if v is None:
+            return "—"
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        return [plain(x) for x in v] if isinstance(v, list) else v
+    return json.dumps(plain(value), ensure_ascii=False)
+
+
 def history(events: list[str] | None, episode: str | None, limit: int | None, as_json: bool) -> int:
 
     ws = open_workspace().own_local()
@@ -64,8 +79,7 @@ def history(events: list[str] | None, episode: str | None, limit: int | None, as
         out.write("\n]\n" if shown else "[]\n")
     else:
         for l in lines:
-            detail = " ".join(f"{line(k)}={line(json.dumps(v, ensure_ascii=False))}" for k, v in l.data.items()
-                              if v is not None)
+            detail = " ".join(f"{line(k)}={line(_shown(v))}" for k, v in l.data.items() if v is not None)
             show(f"{line(l.ts)}  {line(l.event):<22} {line(l.session or '-'):<14} {detail}\n")
             shown += 1
         if not shown:
