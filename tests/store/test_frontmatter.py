@@ -60,7 +60,9 @@ def test_edge_cases_agree_with_yaml(front: str) -> None:
 
 def test_the_subset_is_read() -> None:
     assert frontmatter.load("title: 'it''s'\nstatus: candidate\n") == {"title": "it's", "status": "candidate"}
-    assert frontmatter.load("title: 12\n") is None and frontmatter.load("a: 1\na: 2\n") is None
+    # a plain decimal integer is the int YAML reads (a review's `seen`); other numbers are outside
+    assert frontmatter.load("title: 12\n") == {"title": 12} and frontmatter.load("a: 1\na: 2\n") is None
+    assert frontmatter.load("title: 012\n") is None and frontmatter.load("title: 1.5\n") is None
 
 
 def test_what_the_deriver_and_the_acts_write_is_read_without_yaml() -> None:
@@ -82,3 +84,22 @@ def test_a_hand_edited_front_matter_reads_the_same_everywhere(tmp_path: Any) -> 
     assert records.quick_status(path) == "candidate"
     assert records.front(path) == {"id": "e1-0123456789ab", "status": "candidate", "title": "T"}
     assert records.load(path).meta == records.front(path)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seen=st.integers(min_value=0, max_value=10**6), by=TEXT, digest=st.from_regex(r"[0-9a-f]{12}", fullmatch=True),
+       anchors=st.lists(WORD, max_size=3))
+def test_reviews_and_anchors_are_read_alike_by_yaml_and_the_fast_reader(seen: int, by: str, digest: str,
+                                                                        anchors: list[str]) -> None:
+    """A reviewed record stays on the fast path: `seen` is the integer YAML reads, a digest of
+    digits alone a string."""
+    meta: dict[str, Any] = {"id": "e1-0123456789ab", "kind": "knowledge/v1", "status": "verified",
+                            "provenance": {"origin": "extracted", "derived_from": ["session:e1"],
+                                           "commits": [{"sha": "a" * 40, "subject": by, "authored": "2026-01-02T03:04:05Z"}]},
+                            "anchors": anchors or ["src/x.py"],
+                            "reviews": [{"act": "promoted", "at": "2026-12-02T10:00:00Z", "by": by or "x",
+                                         "commit": "b" * 40, "seen": seen, "digest": digest}]}
+    composed = records.compose(meta, "body\n")
+    front = composed.split("---\n")[1]
+    fast = _agree(front)
+    assert fast is not None and fast["reviews"][0]["seen"] == seen and fast["reviews"][0]["digest"] == digest

@@ -77,6 +77,18 @@ def _scalar(raw: str) -> str | None:
     return None
 
 
+_INT = re.compile(r"(?:0|[1-9][0-9]{0,17})\Z")
+
+
+def _value(raw: str) -> str | int | None:
+    """A scalar as YAML reads it, in the subset: a string, or a plain decimal integer (a review's
+    `seen: 0`) as the int YAML makes of it."""
+    found = scalar(raw)
+    if found is None and _INT.match(raw):
+        return int(raw)
+    return found
+
+
 def _json_escapes_only(raw: str) -> bool:
     """Backslash escapes YAML and JSON read alike (YAML also knows \\x, \\N, \\_, \\e …)."""
     return re.search(r'\\(?![\\"/bfnrt]|u(?![dD][89abAB])[0-9a-fA-F]{4})', raw) is None
@@ -96,7 +108,7 @@ def load(text: str) -> dict[str, Any] | None:
         key, raw = m
         i += 1
         if raw is not None and raw != "":
-            value = scalar(raw)
+            value = _value(raw)
             if value is None:
                 return None
             meta[key] = value
@@ -141,14 +153,14 @@ def _list(lines: list[str], i: int, ind: int) -> tuple[Any, int]:
                 j += 1
             for entry in sub:
                 km = _key(entry[ind + 2:])
-                value = scalar(km[1] or "") if km else None
+                value = _value(km[1] or "") if km else None
                 if km is None or value is None or km[0] in item:
                     return None, i
                 item[km[0]] = value
             items.append(item)
             i = j
             continue
-        value = scalar(rest)
+        value = _value(rest)
         if value is None:
             return None, i
         items.append(value)
@@ -165,7 +177,7 @@ def _mapping(lines: list[str], i: int, ind: int) -> tuple[Any, int]:
         key, raw = m
         i += 1
         if raw:
-            value = scalar(raw)
+            value = _value(raw)
             if value is None:
                 return None, i
             mapping[key] = value
