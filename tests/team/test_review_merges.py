@@ -113,3 +113,16 @@ def test_a_rebase_over_the_other_review_completes_without_a_person(team: tuple[R
     text = (bob.root / KB / "curated" / f"{rid}.md").read_text()
     assert "status: superseded" in text
     assert "duplicate of the style guide" in text and "not about this repository" in text
+
+
+def test_a_fresh_clone_s_first_close_registers_the_merge_driver(tmp_path: Path) -> None:
+    published(tmp_path, "origin")
+    subprocess.run(["git", "clone", "-q", str(tmp_path / "remote.git"), str(tmp_path / "fresh")], check=True)
+    fresh = Repo(tmp_path / "fresh")
+    assert fresh.git("config", "--get", "merge.majordomus.driver", check=False) == ""
+    fresh.git("checkout", "-q", "-b", "work")
+    fresh.hook("session-start", {"session_id": "f1", "source": "startup", "cwd": str(fresh.root)})
+    fresh.hook("session-end", {"session_id": "f1", "reason": "other", "cwd": str(fresh.root)})
+    driver = fresh.git("config", "--get", "merge.majordomus.driver").strip()
+    assert driver.endswith("-m majordomus merge-driver %O %A %B %P")
+    assert "merge=majordomus" in (fresh.root / ".gitattributes").read_text()

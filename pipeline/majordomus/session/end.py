@@ -24,7 +24,7 @@ from majordomus.derive.table import Outcome
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
 from majordomus.session import pending
-from majordomus.store import sessionrecord
+from majordomus.store import gitmerge, sessionrecord
 from majordomus.store.ledger import Line, utc_now
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import derive, drain
@@ -114,6 +114,11 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
         ws.ledger.append("session.closed", episode, episode=episode, reason=reason,
                          branch=head.branch, head=head.sha, by=by, **(detail or {}))
         path = _publish_closed(ws, record, episode, reason, head, began)
+    if git_error is None:
+        try:  # a clone whose first act is an agent's session: the merge driver, before any pull
+            gitmerge.ensure(ws.root)
+        except (OSError, git.GitError):
+            pass  # a merge of records falls back to git's text merge, as before
     limit = ws.policy["ledger.retention_lines"]
     if limit:
         # an episode still open has not been derived: its window is never trimmed

@@ -49,10 +49,28 @@ def write_attributes(root: Path) -> bool:
     return True
 
 
+def _config_text(root: Path) -> str:
+    """This repository's own configuration file as text ("" when it cannot be read): `.git/config`,
+    or for a linked worktree the common folder's (`gitdir:`, then `commondir`)."""
+    try:
+        dot = root / ".git"
+        if not dot.is_dir():
+            pointer = fsio.read_text(dot, 4096).strip()
+            dot = (root / pointer.removeprefix("gitdir: ")).resolve()
+            if (dot / "commondir").is_file():
+                dot = (dot / fsio.read_text(dot / "commondir", 4096).strip()).resolve()
+        return fsio.read_text(dot / "config", 1 << 20)
+    except (OSError, ValueError):
+        return ""
+
+
 def ensure(root: Path) -> bool:
-    """Register the driver in this clone's configuration when it is not (one `git config` read);
-    True when it wrote."""
+    """Register the driver in this clone's configuration when it is not: a read of the file, and
+    `git config` only when the entry is missing or names another command; True when it wrote."""
     command = driver_command()
+    text = _config_text(root)
+    if f'[merge "{NAME}"]' in text and f"driver = {command}" in text:
+        return False
     if git.config_get(root, f"merge.{NAME}.driver") == command:
         return False
     git.config_set(root, f"merge.{NAME}.name", "majordomus: merge two clones' records by union")
