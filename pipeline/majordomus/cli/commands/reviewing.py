@@ -25,7 +25,7 @@ from majordomus.base.errors import OK, FatalError
 from majordomus.base.fsio import atomic_write, read_bytes, remove
 from majordomus.base.output import emit_json
 from majordomus.base.output import line as one_line
-from majordomus.cli.commands import Subparsers
+from majordomus.cli.commands import Subparsers, stalewalk
 from majordomus.cli.commands.terminal import EndOfInput, ask, editor_command, interactive, key, run_editor, width, wrap
 from majordomus.cli.commands.terminal import say as _say
 from majordomus.knowledge import review as acts
@@ -59,6 +59,8 @@ class Tally:
     rejected: list[str] = field(default_factory=list)
     edited: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # the second queue's acts: "reverified" and "retired" ids
+    second: dict[str, list[str]] = field(default_factory=lambda: {"reverified": [], "retired": []})
 
 
 def items(ws: Workspace) -> list[dict[str, Any]]:
@@ -75,18 +77,25 @@ def review(as_json: bool) -> int:
         return OK
     editor_command()  # an unparsable $EDITOR is refused now (exit 2), not halfway through
     queue = items(ws)
-    if not queue:
-        _say("No candidate awaits review. (`majordomus knowledge status` shows the store.)")
+    second = stalewalk.queue(ws)
+    if not queue and not second:
+        _say("No candidate awaits review, and no verified record needs a second look. "
+             "(`majordomus knowledge status` shows the store.)")
         return OK
-    here = sum(1 for c in queue if c["this_branch"])
-    _say("\n".join(wrap(f"{len(queue)} candidate(s) await review, {here} of them from this branch: this branch "
-                        "first, oldest first.")))
-    _say("\n".join(wrap(f"For each: {ACTIONS}" + (" (one key, no Enter)." if interactive() else "."))))
     tally = Tally()
+    going = True
+    if queue:
+        here = sum(1 for c in queue if c["this_branch"])
+        _say("\n".join(wrap(f"{len(queue)} candidate(s) await review, {here} of them from this branch: this "
+                            "branch first, oldest first.")))
+        _say("\n".join(wrap(f"For each: {ACTIONS}" + (" (one key, no Enter)." if interactive() else "."))))
     try:
         for number, item in enumerate(queue, 1):
             if not _one(ws, number, len(queue), item, tally):
+                going = False
                 break
+        if going and second:
+            stalewalk.walk(ws, second, lambda rid: _evidence(ws, rid), tally.second)
     except (KeyboardInterrupt, EndOfInput):
         _say()
     _summary(ws, tally, len(queue))
@@ -102,7 +111,7 @@ def _one(ws: Workspace, number: int, total: int, item: dict[str, Any], tally: Ta
         except FatalError as exc:  # gone since the queue was read (another act, a rename)
             _say(f"{rid}: {exc.message}; next.")
             return True
-        if (shown.get("meta") or {}).get("status", "candidate") != "candidate" or shown["source"] != "candidates":
+        if (shown.get("meta") or {}).get("status", "candidate") != "candidate":
             _say(f"{rid} is no longer a candidate; next.")
             return True
         _show(number, total, item, shown)
@@ -284,5 +293,9 @@ def _summary(ws: Workspace, tally: Tally, total: int) -> None:
     _say(f"\nReviewed {done} of {total}: {len(tally.promoted)} promoted, {len(tally.rejected)} rejected, "
           f"{len(tally.edited)} edited, {len(tally.skipped)} skipped. {left} candidate(s) still await review"
           + ("; `majordomus knowledge review` again to continue." if left else "."))
-    if tally.promoted or tally.rejected or tally.edited:
+    again = tally.second
+    if again["reverified"] or again["retired"]:
+        _say(f"Verified records looked at again: {len(again['reverified'])} re-verified, "
+             f"{len(again['retired'])} retired.")
+    if tally.promoted or tally.rejected or tally.edited or again["reverified"] or again["retired"]:
         _say("Commit .ai/repo/knowledge/ so every clone sees the acts.")
