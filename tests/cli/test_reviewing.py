@@ -267,7 +267,7 @@ def test_no_terminal_reads_a_line_a_key(queue: tuple[Repo, list[str], dict[str, 
                           capture_output=True, text=True, timeout=TIMEOUT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
-    assert f"Rejected {order[1]}: {CANDIDATES}/{order[1]}.md." in proc.stdout
+    assert f"Rejected {order[1]}: {CURATED}/{order[1]}.md." in proc.stdout
     assert "Reviewed 2 of 10: 0 promoted, 1 rejected, 0 edited, 1 skipped." in proc.stdout
     assert [l["id"] for l in repo.events("knowledge.rejected")] == [order[1]]
 
