@@ -12,7 +12,8 @@ TS = st.builds(lambda d, s: f"2026-{d:02d}-01T00:00:{s:02d}Z", st.integers(1, 12
 TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
 SPAN = st.builds(sr.Span, TS, st.sampled_from(["startup", "resume", "late-end", "fork"]),
                  st.one_of(st.none(), TEXT), st.one_of(st.none(), SHA), TS,
-                 st.one_of(TEXT, st.sampled_from(["other", "orphaned"])), st.one_of(st.none(), SHA))
+                 st.one_of(TEXT, st.sampled_from(["other", "orphaned"])), st.one_of(st.none(), SHA),
+                 branch_close=st.one_of(st.none(), TEXT))
 
 
 @given(st.lists(SPAN, min_size=1, max_size=5, unique_by=lambda s: s.opened))
@@ -24,10 +25,13 @@ def test_adding_spans_one_by_one_only_grows_the_record(spans: list[sr.Span]) -> 
         old, new = text.splitlines(), grown.splitlines()
         rest = iter(new)
         assert all(line in rest for line in old)  # old is a subsequence of new: no line lost or changed
-        assert len(new) == len(old) + (10 if index == 2 else 9)
+        moved = 1 if span.branch_close and span.branch_close != span.branch else 0  # closed on another branch
+        assert len(new) == len(old) + (10 if index == 2 else 9) + moved
         assert sr.span_count(grown) == index
         text = grown
     assert text == sr.render("e1", spans)  # the same bytes as a record rendered whole
+    closes = [s.branch_close for s in spans if s.branch_close and s.branch_close != s.branch]
+    assert text.count("branch_close: ") == len(closes)
     if spans[-1].reason in ("other", "orphaned"):
         assert sr.last_reason(text) == spans[-1].reason
 
