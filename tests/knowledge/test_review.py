@@ -320,3 +320,18 @@ def test_an_untouched_candidate_is_rewritten_when_its_evidence_changes(episode: 
     episode.mj("knowledge", "derive", "--episode", "e1", check=True)
     assert path.read_bytes() != before and f"commit:{sha}".encode() in path.read_bytes()
     assert "edited" not in episode.events("knowledge.derived")[-1]
+
+
+def test_doctor_names_review_acts_nobody_committed_with_the_commit_command(episode: Repo) -> None:
+    rid, _ = derive_decision(episode)
+    episode.git("add", "-A")
+    episode.commit("the candidate")
+    episode.mj("knowledge", "promote", rid, input="checked\n", check=True)
+    doctor = episode.mj("doctor")
+    assert doctor.returncode == 0, doctor.stdout  # advisory: a review not yet committed blocks nothing
+    assert f"1 review act(s) staged and not committed ({rid})" in doctor.stdout
+    assert f'git commit -m "knowledge: review" -- {CURATED}/' in doctor.stdout
+    status = episode.mj("knowledge", "status")
+    assert "tracked by git but missing" not in status.stdout + status.stderr
+    episode.git("commit", "-q", "-m", "knowledge: review")
+    assert "staged and not committed" not in episode.mj("doctor").stdout

@@ -96,6 +96,23 @@ def tracked(ws: Workspace) -> set[str]:
     return {rel for rel in out.split("\0") if rel}
 
 
+def uncommitted_acts(ws: Workspace) -> tuple[list[str], list[str]]:
+    """Review acts not committed yet: (records staged, records changed or new and not staged) under
+    curated/, repository-relative, from one `git status`."""
+    out = git.run(ws.root, "status", "--porcelain", "-z", "--untracked-files=all", "--",
+                  ws.rel(ws.curated) + "/", check=False)
+    staged, loose = [], []
+    for item in out.split("\0"):
+        if len(item) < 4 or not item.endswith(".md") or item.endswith("/README.md"):
+            continue
+        index, tree, rel = item[0], item[1], item[3:]
+        if index not in " ?":
+            staged.append(rel)
+        if tree != " ":
+            loose.append(rel)
+    return staged, loose
+
+
 def session_records(ws: Workspace) -> list[Path]:
     """Every closed session record under .ai/repo/sessions/ (its README contract aside)."""
     if not ws.sessions.is_dir():

@@ -178,6 +178,19 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
                 "branch by no other checkout, and its candidates are unattributed there",
                 f"git add {ws.rel(path)} && git commit (beside the episode's candidates)",
                 file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.sessions)}/"))
+    staged, loose = acc.uncommitted_acts(ws)
+    curated = ws.rel(ws.curated) + "/"
+    if staged:  # a person's review acts, staged by the acts themselves: say so, with the one command
+        verdict.findings.append(rule.finding(
+            f"{len(staged)} review act(s) staged and not committed ({', '.join(p.rsplit('/', 1)[-1][:-3] for p in staged[:3])}"
+            f"{' …' if len(staged) > 3 else ''}): no other clone sees them until they are committed",
+            f"git commit -m \"knowledge: review\" -- {curated}", file=curated,
+            reproduce=f"git status --short -- {curated}"))
+    if loose:
+        verdict.findings.append(rule.finding(
+            f"{len(loose)} reviewed record(s) changed and not staged (an act whose staging failed, or a hand "
+            "edit)", f"git add {curated} && git commit -m \"knowledge: review\"", file=curated,
+            reproduce=f"git status --short -- {curated}"))
     if not verdict.findings:
         verdict.detail = (f"{len(waiting)} candidate(s) await review, none overdue; candidates and "
                           "session records all tracked")
