@@ -44,12 +44,12 @@ def test_stale_records_come_last_marked_with_what_changed_and_the_fix(repo: Repo
         "An unmarked record is current: none of the files it is about changed since a person verified it. "
         'Those marked "may be stale" or "disputed" follow, each with what changed and the command that '
         "re-verifies it.",
-        "- fact: B is one (r-fine)",
-        "- fact: Verified elsewhere (r-gone; currency unknown: verified at eeeeeee, which this clone does not "
+        "- fact: B is one",
+        "- fact: Verified elsewhere (currency unknown: verified at eeeeeee, which this clone does not "
         "have (rebased away or a shallow clone))",
-        f"- constraint: A is one (r-stale) — may be stale: src/a.py modified in 1 commit since "
+        f"- constraint: A is one — may be stale: src/a.py modified in 1 commit since "
         f'{at[:7]}, the newest {newest[:7]} "a is two"; re-verify: `majordomus knowledge reverify r-stale < evidence`',
-        next(line for line in knows(text) if line.startswith("- fact: B is tested (r-disputed) — "
+        next(line for line in knows(text) if line.startswith("- fact: B is tested — "
                                                                   "disputed by agent-1 at ")),
     ]
     assert "no test exists (and current: none of its 1 anchored file changed" in knows(text)[-1]
@@ -75,6 +75,6 @@ def test_a_disputed_record_without_anchors_is_marked_too(repo: Repo) -> None:
     Workspace(repo.root).ledger.append("knowledge.disputed", None, id="old-one", reason="it is not", by="agent-2")
     section = knows(start(repo))
     assert section[0] == "## What this repository knows (1 verified record, 1 of them may be stale or disputed, listed last)"
-    assert section[-1].startswith("- fact: Verified before anchors existed (old-one) — disputed by agent-2 at ")
+    assert section[-1].startswith("- fact: Verified before anchors existed — disputed by agent-2 at ")
     assert section[-1].endswith(": it is not (and current (no anchored files)); re-verify: "
                                 "`majordomus knowledge reverify old-one < evidence`")
