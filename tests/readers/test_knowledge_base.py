@@ -37,7 +37,7 @@ def test_every_capability_reaches_every_projection(repo: Repo) -> None:
     doc = openapi.document()
     assert sorted(op["get"]["x-capability"] for op in doc["paths"].values()) == sorted(names)
     assert [t["name"] for t in mcp_stdio.tools()] == [c.flat_name for c in CAPABILITIES] + [
-        "record_decision", "ask_question", "resolve_question", "start_task", "finish_task"]
+        "record_decision", "ask_question", "resolve_question", "start_task", "finish_task", "dispute_record"]
     for cap in CAPABILITIES:
         jsonschema.Draft202012Validator.check_schema(cap.result)
         route = doc["paths"][openapi.route(cap)]["get"]

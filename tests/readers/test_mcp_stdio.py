@@ -50,7 +50,7 @@ def test_lists_the_reader_tools_and_calls_each(repo: Repo) -> None:
     assert [t.name for t in got["tools"]] == ["knowledge_base_candidates", "knowledge_base_record",
                                               "knowledge_base_status", "knowledge_base_search",
                                               "record_decision", "ask_question", "resolve_question",
-                                              "start_task", "finish_task"]
+                                              "start_task", "finish_task", "dispute_record"]
     assert all(t.annotations.read_only_hint for t in got["tools"][:4])
     listed = [{"name": t.name, "title": t.title, "description": t.description, "inputSchema": t.input_schema,
                "outputSchema": t.output_schema,

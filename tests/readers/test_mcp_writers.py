@@ -107,9 +107,38 @@ def test_the_first_answers_need_no_sdk(repo: Repo) -> None:
     assert [a.get("id") for a in answers] == [1, 2, 3, 4, None]
     assert answers[0]["result"]["protocolVersion"] == "2025-06-18"
     assert answers[0]["result"]["capabilities"] == {"tools": {"listChanged": False}}
-    assert len(answers[1]["result"]["tools"]) == 9
+    assert len(answers[1]["result"]["tools"]) == 10
     assert answers[2]["error"]["code"] == -32601 and answers[3]["result"] == {}
     assert answers[4]["error"]["code"] == -32700
     imported = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in proc.stderr.splitlines()
                 if line.startswith("import time:")}
     assert not imported & {"mcp", "mcp_types", "pydantic", "anyio", "yaml", "jsonschema", "doit", "jinja2"}
+
+
+def test_an_agent_disputes_a_verified_record_and_writes_about_files(episode: Repo) -> None:
+    """dispute_record: an agent's word on a verified record (a ledger line, no file changed), and
+    `about` on the writers: the files a decision is about, refused outside the repository."""
+    episode.mj("start", "parser work", check=True)
+    episode.mj("decision", "add", "Tabs are refused in the parser", check=True)
+    episode.mj("knowledge", "derive", check=True)
+    (rid,) = [p.stem for p in episode.candidates()]
+    episode.mj("knowledge", "promote", rid, input="read the parser\n", check=True)
+    before = (episode.root / ".ai/repo/knowledge/curated" / f"{rid}.md").read_bytes()
+
+    async def script(session: ClientSession) -> dict[str, Any]:
+        got: dict[str, Any] = {}
+        got["dispute"] = await session.call_tool("dispute_record", {"id": rid, "reason": "tabs parse now"})
+        got["about"] = await session.call_tool("record_decision", {"text": "Spaces only", "about": ["README.md"]})
+        got["outside"] = await session.call_tool("record_decision", {"text": "Elsewhere", "about": ["../x"]})
+        return got
+
+    got = session_run(episode, script, env={"MAJORDOMUS_EPISODE": "e1"})
+    assert got["dispute"].is_error is False, texts(got["dispute"])
+    assert got["dispute"].structured_content == {"id": rid, "reason": "tabs parse now", "by": "episode e1"}
+    (line,) = episode.events("knowledge.disputed")
+    assert (line["id"], line["session"], line["reason"]) == (rid, "e1", "tabs parse now")
+    assert (episode.root / ".ai/repo/knowledge/curated" / f"{rid}.md").read_bytes() == before
+    record = json.loads(episode.mj("knowledge", "record", rid, "--json", check=True).stdout)
+    assert record["currency"]["state"] == "disputed" or record["currency"].get("dispute")
+    assert got["about"].is_error is False and episode.events("decision.recorded")[-1]["about"] == ["README.md"]
+    assert got["outside"].is_error is True and "outside the repository" in texts(got["outside"])

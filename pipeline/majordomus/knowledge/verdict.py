@@ -118,7 +118,7 @@ def disputes(ws: Workspace, reviewed: dict[str, str]) -> dict[str, tuple[str, st
     found: dict[str, tuple[str, str, str]] = {}
     for line in ws.ledger.stream(contains=f'"{DISPUTED}"'):
         rid = line.get("id")
-        if line.event == DISPUTED and isinstance(rid, str) and rid in reviewed and line.ts > reviewed[rid]:
+        if line.event == DISPUTED and isinstance(rid, str) and rid in reviewed and line.ts >= reviewed[rid]:
             found[rid] = (str(line.get("by") or ""), str(line.get("reason") or ""), line.ts)
     return found
 

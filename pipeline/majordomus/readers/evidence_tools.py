@@ -1,4 +1,5 @@
-"""The MCP write tools: record a decision, ask and resolve a question, start and finish a task.
+"""The MCP write tools: record a decision, ask and resolve a question, start and finish a task, and
+dispute a verified record.
 
 Each is one call of `majordomus.evidence.work`, the code path the command line takes: the same
 ledger lines, the same refusals, the same episode stamping (`$MAJORDOMUS_EPISODE`, else the newest
@@ -14,6 +15,7 @@ from typing import Any
 
 from majordomus.base.errors import refused
 from majordomus.evidence import work
+from majordomus.knowledge import review
 from majordomus.store.workspace import Workspace
 
 # Tool annotations (MCP): these add to the ledger and never remove or rewrite anything.
@@ -36,6 +38,7 @@ RESOLVED = {"type": "object", "required": [*LINE, "question", "task", "text", "a
             "properties": _properties(*LINE, "question", "task", "text", "answer")}
 TASK = {"type": "object", "required": ["task", "title", "scope", "started", "episode"],
         "properties": _properties("task", "title", "scope", "started", "episode")}
+DISPUTED = {"type": "object", "required": ["id", "reason", "by"], "properties": _properties("id", "reason", "by")}
 FINISHED = {"type": "object", "required": ["task", "title", "outcome", "note"],
             "properties": _properties("task", "title", "outcome", "note", "reason")}
 
@@ -59,6 +62,11 @@ def _args(required: dict[str, str], optional: dict[str, Any] | None = None) -> d
     props: dict[str, Any] = {k: {"type": "string", "description": v} for k, v in required.items()}
     props.update(optional or {})
     return {"type": "object", "additionalProperties": False, "properties": props, "required": list(required)}
+
+
+def _dispute(ws: Workspace, id: str, reason: str) -> dict[str, Any]:  # noqa: A002 - the tool's parameter
+    act = review.dispute(ws, id, reason)
+    return {"id": act.id, "reason": reason.strip(), "by": act.by}
 
 
 def _finish(ws: Workspace, outcome: str, reason: str | None = None) -> dict[str, Any]:
@@ -108,6 +116,12 @@ TOOLS: tuple[WriteTool, ...] = (
               "becomes a candidate lesson. The same as `majordomus finish --outcome O --reason R`. A finish "
               "proven by a command is recorded on the command line: `majordomus finish --verify CMD`.",
               _FINISH_ARGS, FINISHED, _finish),
+    WriteTool("dispute_record", "say a verified record looks wrong",
+              "Say that a verified record looks wrong, without deciding it: every reader marks it disputed "
+              "until a person re-verifies or retires it. For what the code now shows and the record contradicts. "
+              "The same as `majordomus knowledge dispute ID --reason WHY`.",
+              _args({"id": "the verified record's id", "reason": "what looks wrong, and why"}),
+              DISPUTED, _dispute),
 )
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from majordomus.base import fsio
 from majordomus.cli.commands import Subparsers
+from majordomus.knowledge import merge
 
 NAMES = ("merge-driver",)
 
@@ -28,9 +30,6 @@ def add_parsers(sub: Subparsers) -> None:
 
 
 def merge_driver(base: Path, ours: Path, theirs: Path, path: str) -> int:
-    from majordomus.base import fsio
-    from majordomus.knowledge import merge
-
     limit = 8 << 20
     try:
         texts = [fsio.read_bytes(p, limit).decode("utf-8") for p in (base, ours, theirs)]

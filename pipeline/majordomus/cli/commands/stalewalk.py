@@ -15,6 +15,7 @@ from majordomus.base.errors import FatalError
 from majordomus.base.output import line as one_line
 from majordomus.cli.commands.terminal import ask, key, wrap
 from majordomus.cli.commands.terminal import say as _say
+from majordomus.knowledge import currency
 from majordomus.knowledge import review as acts
 from majordomus.store.workspace import Workspace
 
@@ -23,8 +24,6 @@ ACTIONS = "[v]erify again  [r]etire  [s]kip  [q]uit"
 
 def queue(ws: Workspace) -> list[tuple[Any, Any]]:
     """(record, currency) of each verified record that may be stale or is disputed."""
-    from majordomus.knowledge import currency
-
     return currency.attention(ws)
 
 
