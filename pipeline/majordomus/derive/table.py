@@ -137,13 +137,13 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
     if not rows:
         return result
     tasks = _tasks(ws, window, {r.task for _, r in rows if r.task}, spellings)
-    rows = table_rows.shaped(rows, tasks, spellings)
+    span_of = {l.number: i for i, span in enumerate(spans(window)) for l in span.lines}
+    bounds = span_bounds(ws, window)
+    rows = _shaped_by_span(rows, tasks, spellings, span_of, bounds)
     result.tasks = {t: {"scope": i.scope, "tracked": i.tracked_scope, "commits": [list(c) for c in i.commits],
                         "verify": i.verify, "head": i.head} for t, i in sorted(tasks.items())}
     # A record carries the commits of its own span: a later span (a resume) never changes what an
     # earlier span's records cite, so they are not rewritten (docs/EPISODES.md).
-    span_of = {l.number: i for i, span in enumerate(spans(window)) for l in span.lines}
-    bounds = span_bounds(ws, window)
     by_span: dict[int, tuple[tuple[str, ...], tuple[tuple[str, str], ...]]] = {}
     notes: list[str] = []
     seen: set[str] = set()
@@ -206,6 +206,35 @@ def _in_words(ws: Workspace, drafts: list[Draft]) -> list[Draft]:
         return drafts
     return [replace(d, commits=tuple((s, *words[s]) for r in d.derived_from if r.startswith("commit:")
                                      and (s := r[len("commit:"):]) in words)) for d in drafts]
+
+
+def _shaped_by_span(rows: list[tuple[Line, Row]], tasks: dict[str, Task], spellings: tuple[str, ...],
+                    span_of: dict[int, int], bounds: list[Any]) -> list[tuple[Line, Row]]:
+    """`table_rows.shaped` for the rows of each span, with each task's commits as far as that span
+    reached: a record cites the commits its own span had seen, so a later span (a resume) never
+    rewrites what an earlier span wrote and a person may have committed (docs/EPISODES.md)."""
+    groups: dict[int, list[tuple[Line, Row]]] = {}
+    for line, row in rows:
+        groups.setdefault(span_of.get(line.number, len(bounds) - 1), []).append((line, row))
+    out: list[tuple[Line, Row]] = []
+    for index in sorted(groups):
+        last = index >= len(bounds) - 1
+        end = bounds[index].end if 0 <= index < len(bounds) and bounds[index] is not None else None
+        seen = {t: _up_to(info, end) for t, info in tasks.items()} if not last and end else tasks
+        out += table_rows.shaped(groups[index], seen, spellings)
+    out.sort(key=lambda pair: pair[0].number)
+    return out
+
+
+def _up_to(info: Task, end: str) -> Task:
+    """`info` with the commits made up to `end` (a span's closing head): those up to it when it is
+    one of them, none when the task made its commits only after it (a later span)."""
+    shas = [sha for sha, _ in info.commits]
+    if end in shas:
+        return info._replace(commits=info.commits[:shas.index(end) + 1])
+    if end == info.head or not info.commits:
+        return info
+    return info._replace(commits=())
 
 
 def acted_on(ws: Workspace, rid: str, target: Path) -> bool:
