@@ -119,7 +119,7 @@ class Repo:
         """Paths git sees as new or changed (ignored ones too) outside `allowed`."""
         out = self.git("status", "--porcelain", "--ignored", "--untracked-files=all")
         paths = [line[3:] for line in out.splitlines()]
-        return [p for p in paths if not p.startswith(allowed) and p != ".gitignore"]
+        return [p for p in paths if not p.startswith(allowed) and p not in (".gitignore", ".gitattributes")]
 
     def candidates(self) -> list[Path]:
         folder = self.root / ".ai" / "repo" / "knowledge" / "candidates"
