@@ -108,6 +108,17 @@ class Clone:
         else:
             self.git("commit", "-q", "--no-edit")
 
+    def settle(self) -> None:
+        """After a merge: count the paths git stopped on and take the other side's file, as a
+        person in a hurry would, so the run goes on."""
+        stopped = [p for p in self.git("diff", "--name-only", "--diff-filter=U").stdout.splitlines() if p]
+        for path in stopped:
+            (self.figures.conflicts_ai if path.startswith(".ai/") else self.figures.conflicts_other).append(path)
+        if stopped:
+            self.git("checkout", "--theirs", "--", *stopped, check=False)
+            self.git("add", "-A")
+            self.git("commit", "-q", "--no-edit")
+
     def push_main(self, rng: random.Random) -> None:
         for _ in range(5):
             if self.git("push", "-q", "origin", "HEAD:main", check=False).returncode == 0:
@@ -211,13 +222,7 @@ class Team:
             c.git("merge", "-q", "--no-edit", branch, check=False)
         else:
             c.git("merge", "-q", "--no-ff", "--no-edit", branch, check=False)
-        stopped = [p for p in c.git("diff", "--name-only", "--diff-filter=U").stdout.splitlines() if p]
-        for path in stopped:
-            (self.figures.conflicts_ai if path.startswith(".ai/") else self.figures.conflicts_other).append(path)
-        if stopped:
-            c.git("checkout", "--theirs", "--", *stopped, check=False)
-            c.git("add", "-A")
-            c.git("commit", "-q", "--no-edit")
+        c.settle()
         self.figures.merges += 1
         c.push_main(rng)
 
@@ -239,13 +244,7 @@ class Team:
         owner.git("commit", "-q", "-m", f"episode {sid} resumed", check=False)
         owner.git("checkout", "-q", "main")
         owner.git("merge", "-q", "--no-ff", "--no-edit", branch, check=False)
-        stopped = [p for p in owner.git("diff", "--name-only", "--diff-filter=U").stdout.splitlines() if p]
-        for path in stopped:
-            (self.figures.conflicts_ai if path.startswith(".ai/") else self.figures.conflicts_other).append(path)
-        if stopped:
-            owner.git("checkout", "--theirs", "--", *stopped, check=False)
-            owner.git("add", "-A")
-            owner.git("commit", "-q", "--no-edit")
+        owner.settle()
         owner.push_main(self.rng)
 
     def review(self, c: Clone, rid: str | None = None, act: str | None = None, push: bool | None = None) -> None:
