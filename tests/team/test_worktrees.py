@@ -24,10 +24,12 @@ def test_an_agent_in_each_worktree_keeps_its_own_episode_and_lands_in_one_store(
     # each worktree has its own local state: its own open episode and active task
     for repo, sid, title in ((main, "m1", "Work on main"), (feature, "f1", "Work on the feature")):
         context = json.loads(repo.mj("session", "context", "--json", check=True).stdout)
-        assert json.dumps(context).count(sid) >= 1 and title in json.dumps(context)
-        other = "f1" if sid == "m1" else "m1"
+        assert context["episode"] == sid and title in json.dumps(context)
+        other = "Work on the feature" if sid == "m1" else "Work on main"
         assert other not in json.dumps(context)
-        assert (repo.root / ".ai/local/ledger.jsonl").is_file()
+        ledger = (repo.root / ".ai/local/ledger.jsonl").read_text(encoding="utf-8")
+        assert f'"session":"{sid}"' in ledger.replace(" ", "")
+        assert f'"session":"{"f1" if sid == "m1" else "m1"}"' not in ledger.replace(" ", "")
     assert (main.root / ".ai/local") != (feature.root / ".ai/local")
 
     # a hook run from a folder inside the worktree belongs to that worktree
