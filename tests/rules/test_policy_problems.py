@@ -51,7 +51,7 @@ def test_hooks_brief_and_derive_through_a_broken_policy(repo: Repo, broken: str)
     briefing = start.stdout.decode("utf-8")
     assert said in briefing.splitlines(), briefing
     assert [line for line in briefing.splitlines() if line.startswith("Policy:")] == [said]
-    assert "- constraint: Never write outside the repository (v-0000000000a1)" in briefing
+    assert "- constraint: Never write outside the repository" in briefing  # its reason may follow
     assert "Wire the parser" in briefing and "Which parser?" in briefing
     assert f"({repo.candidates()[0].stem})" in briefing
     assert "could not be composed" not in briefing

@@ -58,7 +58,7 @@ def _screened(span: Span) -> dict[str, Any]:
     branch name, a hook payload's source and close reason) withheld when they carry a
     credential. The ledger, which stays local, keeps them as they were."""
     values = span._asdict()
-    for key in ("source", "branch", "reason"):
+    for key in ("source", "branch", "branch_close", "reason"):
         values[key] = credentials.withheld(values[key])
     return values
 
