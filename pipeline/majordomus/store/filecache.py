@@ -66,8 +66,7 @@ class FileCache:
         """Keep `value` for the file: by its stat, and by its content when `digest` is given. A file
         that changed in the last two seconds may change again unseen: kept by its content only."""
         entries = self.folders.setdefault(folder, {})
-        window = min(RACY_NS, FINE_NS) if st.st_ctime_ns % 1_000_000_000 else RACY_NS
-        racy = self.now - st.st_ctime_ns < window
+        racy = not settled(st, self.now)
         if racy and digest is None:
             if entries.pop(name, None) is not None:
                 self.changed = True
@@ -101,6 +100,37 @@ def content_digest(data: bytes) -> str:
     import hashlib  # only a read of a file the stat could not vouch for pays for it
 
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def settled(st: os.stat_result, now_ns: int | None = None) -> bool:
+    """Whether `st` may vouch for what it describes: it did not change within one tick of the file
+    system's clock (see RACY_NS), so a change after it would show in the stat."""
+    window = min(RACY_NS, FINE_NS) if st.st_ctime_ns % 1_000_000_000 else RACY_NS
+    return (time.time_ns() if now_ns is None else now_ns) - st.st_ctime_ns >= window
+
+
+def stamp(path: Path | str) -> list[int] | None:
+    """What a derived file (an index, a prebuilt briefing) keeps of one of its sources, a file or a
+    folder, to tell in one `lstat` whether it changed since: [device, inode, size, mtime_ns,
+    ctime_ns], None when nothing is there, [] when it changed too recently to vouch for itself. A
+    folder's stamp changes when an entry is added, removed or renamed in it, which every writer of
+    ours (temp file + rename) and git's checkout do; an editor that rewrites a file in place does
+    not, so a reader that must see those stats the file itself."""
+    st = lstat(path)
+    if st is None:
+        return None
+    if not settled(st):
+        return []
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
+def unchanged(kept: object, path: Path | str) -> bool:
+    """Whether `path` is as the stamp `kept` (from `stamp`) saw it. A stamp taken too soon after a
+    change (`[]`) vouches for nothing, then or now; a source absent both times is unchanged."""
+    if kept == []:
+        return False
+    now = stamp(path)
+    return now != [] and now == kept
 
 
 def lstat(path: Path | str) -> os.stat_result | None:
