@@ -19,6 +19,7 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -149,9 +150,9 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
         if marker:
             finding(rel, "body", f"carries the transcript marker {marker!r}",
                     "restate the body in your own words, without the marker")
-        for fld, kind in screen.fields(rel, raw[rel], lambda m=meta, r=rec: _texts(m, r.body)):
+        for fld, secret in screen.fields(rel, raw[rel], partial(_texts, meta, rec.body)):
             # the kind, never the secret: the finding is printed and may be pasted
-            finding(rel, fld, f"carries a credential ({kind}) in a tracked record",
+            finding(rel, fld, f"carries a credential ({secret}) in a tracked record",
                     "remove it from the record (and from git's history, then revoke it: it "
                     "may have been pushed)")
         episodes = tuple(r[8:] for r in rec.derived_from if r.startswith("session:"))
