@@ -95,3 +95,33 @@ def test_keys_whose_slashes_break_every_long_run_are_still_found() -> None:
     for text in (aws, azure):
         assert re.search(r"[\w\-]{15,}", text) is None, text
         assert credentials.credential_in(text) is not None, text
+
+
+ENTROPY_SET = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/\\-_="
+
+
+@settings(max_examples=60 * SCALE)
+@given(value=st.text(ENTROPY_SET, min_size=20, max_size=60), quote=st.sampled_from(["'", '"']),
+       before=st.text(max_size=8))
+def test_every_quoted_string_the_entropy_plugin_reports_passes_the_pre_test(value: str, quote: str,
+                                                                            before: str) -> None:
+    """The entropy plugin's set holds the backslash, `-`, `_` and `=` too: a high-entropy quoted
+    string holding any of them anywhere is passed on to it."""
+    text = f"{before}{quote}{value}{quote}"
+    if credentials.credential_in(text) or any(f(text) for _, f in credentials._detectors()):
+        assert credentials._MAY_HOLD.search(text), text
+
+
+def test_a_backslash_in_a_quoted_secret_no_longer_hides_it() -> None:
+    """Before, the pre-test wanted 20 base64 characters after the quote with no backslash among
+    them, and this string passed unscreened."""
+    assert credentials.credential_in('x = "q8Zr\\Tn4WpX2Lk9Vb7MhYc3Fs6Jd1Ge5Ua0Ro"') == "Base64 High Entropy String"
+
+
+@pytest.mark.parametrize("text", ['head: "1b800be4a7c3f0e9d8b7a6c5d4e3f2a1b0c9d8e7"',
+                                  "session '123e4567-e89b-12d3-a456-426614174000' closed",
+                                  'base_sha: "1b800be4a7c3f0e9d8b7a6c5d4e3f2a1b0c9d8e7"\nopened: "2025-01-01"'])
+def test_a_quoted_sha_or_uuid_does_not_wake_the_detectors(text: str) -> None:
+    """Lowercase hex, dashes and backslashes are 18 characters: 4.17 bits at most, under the
+    entropy plugin's 4.5, so a session record's quoted shas and ids pass the pre-test untouched."""
+    assert not credentials._MAY_HOLD.search(text)

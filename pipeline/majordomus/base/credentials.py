@@ -17,8 +17,11 @@ token's 8 digits and colon, Twilio's `AC`/`SK` and 32 characters, a Discord toke
 and dot, ours: `sk-ant-`, `github_pat_`, `AIza`), AWS's `aws` before a secret key, a keyword the
 keyword-bound plugins need (`key`, `pass`, `pw`, `secret`, `token`, `credential`, `contras`…)
 where they need it (before an assignment, a comparison, a call or a quote, or a space and 24
-letters and digits: IBM's and Cloudant's), or a quote before 20 base64 characters (the entropy
-plugin reads quoted strings only, and 4.5 bits take 23 distinct characters). The property tests in
+letters and digits: IBM's and Cloudant's), or a quote before 20 characters of the entropy plugin's
+set (base64's, the URL-safe `-` and `_`, and the backslash its set holds too) of which one is not a
+lowercase hex digit, a dash or a backslash: the entropy plugin reads quoted strings only, 4.5 bits
+take 23 distinct characters, and those 18 give 4.17 at most, so a quoted commit sha or UUID (in
+every session record) never wakes detect-secrets. The property tests in
 tests/base/test_credentials.py draw every pattern of every plugin and check it. A branch name
 (`fix/api-key-rotation-2`), a close reason (`prompt_input_exit`), a session id (a UUID), a record
 id, a commit sha, a path or a sentence of prose holds none of them, so a hook, or `knowledge check`
@@ -35,7 +38,7 @@ _MAY_HOLD = re.compile(
     r"|A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA|(?:AC|SK)[a-z0-9]{32}|-us\d|[MNO][\w\-]{23,25}\.|sq0csp-|T3BlbkFJ|pypi-"
     r"|(?i:aws)|(?i:key|pass|pw|secret|token|credential|contras)(?:[\w.\-]*[\]'\"]{0,2}\s*[:=!(]"
     r"|\S{0,50}\s*['\"`]|[\w.\-]*['\"\]]{0,2} +[\w\-]{24})|[!=]=\s*\w*(?i:key|pass|pw|secret|token|contras)"
-    r"|[\"'`][\w+/=\-]{20}")
+    r"|[\"'`](?=[\w+/=\\\-]{20})[0-9a-f\\\-]*[g-zA-Z_+/=]")
 
 _DETECTORS: list[tuple[str, Callable[[str], bool]]] = []
 
@@ -56,6 +59,28 @@ def credential_in(text: str | None) -> str | None:
         if found(text):
             return kind
     return None
+
+
+def identity() -> bytes:
+    """What the screen is, for a cache of its answers (`knowledge.leaks.Screen`): this module's and
+    the plugins' bytes (the pre-test, the patterns, the filters) and detect-secrets' version file,
+    found without importing it. Any change to them is another screen, which no answer kept by
+    this one may stand in for."""
+    import importlib.util
+    from pathlib import Path
+
+    here = Path(__file__)
+    found = [here, here.with_name("credential_plugins.py")]
+    spec = importlib.util.find_spec("detect_secrets")
+    if spec is not None and spec.origin:
+        found.append(Path(spec.origin).with_name("__version__.py"))
+    parts = []
+    for path in found:
+        try:
+            parts.append(path.read_bytes())
+        except OSError:
+            parts.append(b"")
+    return b"\0".join(parts)
 
 
 def joined(*texts: str | None) -> str:

@@ -19,11 +19,11 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from majordomus.base import fsio
-from majordomus.base.credentials import credential_in
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
@@ -62,6 +62,8 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
         out.append(Finding(RULE, what, fix, blocking, rel, fld, "majordomus knowledge check"))
 
     loaded: list[tuple[str, str, Any]] = []  # (folder, rel, Record)
+    raw: dict[str, bytes] = {}  # rel -> the bytes each record was parsed from
+    screen = leaks.Screen(ws)
     for folder_name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
         prefix = ws.rel(folder) + "/"
         try:
@@ -78,7 +80,8 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
         for path in files:
             rel = prefix + path.name
             try:
-                loaded.append((folder_name, rel, _load(path, rel)))
+                rec, raw[rel] = _load(path, rel)
+                loaded.append((folder_name, rel, rec))
             except records.RecordError as exc:
                 finding(rel, None, f"does not parse: {exc}", "repair the front matter by hand "
                         "(`---`, YAML keys, `---`, then the body)")
@@ -147,13 +150,11 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
         if marker:
             finding(rel, "body", f"carries the transcript marker {marker!r}",
                     "restate the body in your own words, without the marker")
-        for fld, text in (("title", meta.get("title")), ("description", meta.get("description")),
-                          ("body", rec.body), ("front matter", _other_texts(meta))):
-            kind = credential_in(text) if isinstance(text, str) else None
-            if kind:  # the kind, never the secret: the finding is printed and may be pasted
-                finding(rel, fld, f"carries a credential ({kind}) in a tracked record",
-                        "remove it from the record (and from git's history, then revoke it: it "
-                        "may have been pushed)")
+        for fld, secret in screen.fields(rel, raw[rel], partial(_texts, meta, rec.body)):
+            # the kind, never the secret: the finding is printed and may be pasted
+            finding(rel, fld, f"carries a credential ({secret}) in a tracked record",
+                    "remove it from the record (and from git's history, then revoke it: it "
+                    "may have been pushed)")
         episodes = tuple(r[8:] for r in rec.derived_from if r.startswith("session:"))
         for fld, ref, kind in _references(meta):
             if fld in schema_fields:
@@ -165,7 +166,8 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
                 to_records.append((rel, fld, ref))
             else:
                 refs.append(Ref(rel, fld, ref, episodes))
-    leaks.screen(ws, (rel for _, rel, _ in loaded), finding)  # every other tracked file
+    leaks.screen(ws, (rel for _, rel, _ in loaded), finding, screen)  # every other tracked file
+    screen.save()
     checked = time.perf_counter()
 
     for rid, rels in by_id.items():
@@ -213,7 +215,7 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
     report.counters = {
         "records": len(loaded), "references": len(refs), "commit_refs": resolver.commit_refs,
         "file_refs": resolver.file_refs, "ledger_lines": resolver.ledger_lines,
-        "git_processes": resolver.git_processes, "findings": len(out),
+        "git_processes": resolver.git_processes, "screened": screen.screened, "findings": len(out),
         "ms_read": round((read_done - started) * 1000, 1), "ms_local": round((checked - read_done) * 1000, 1),
         "ms_resolve": round((done - checked) * 1000, 1), "ms_total": round((done - started) * 1000, 1),
     }
@@ -232,16 +234,23 @@ def _cited(meta: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {str(c.get("sha")): c for c in found if isinstance(c, dict)} if isinstance(found, list) else {}
 
 
-def _load(path: Path, rel: str) -> Any:
-    """A record, through the one front-matter reader."""
+def _load(path: Path, rel: str) -> tuple[Any, bytes]:
+    """A record, through the one front-matter reader, and the bytes it was read from."""
     try:
-        text = fsio.read_text(path)
+        data = fsio.read_bytes(path)
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise records.RecordError(f"{rel}: not UTF-8 text") from None
     except OSError as exc:
         raise records.RecordError(f"{rel}: unreadable ({exc.strerror or exc})") from None
     meta, body = records.parse(text, rel)
-    return records.Record(path, meta, body)
+    return records.Record(path, meta, body), data
+
+
+def _texts(meta: dict[str, Any], body: str) -> list[tuple[str, Any]]:
+    """(field, text) of what the credential screen reads in a parsed record."""
+    return [("title", meta.get("title")), ("description", meta.get("description")), ("body", body),
+            ("front matter", _other_texts(meta))]
 
 
 def _other_texts(meta: Any) -> str:

@@ -7,25 +7,103 @@ The knowledge records it has parsed are screened field by field by the integrity
 names the field; here they are passed their names only. One `git ls-files` call; a file is read
 only when it is a regular file reached through no link (`fsio.read_text`), and the screen's cheap
 pre-test keeps detect-secrets unloaded unless a text looks like a credential.
+
+`Screen` keeps each answer by what was screened (`.ai/local/state/screen.cache.json`): the digest
+of the screen's own identity (`credentials.identity`: its patterns, plugins and detect-secrets'
+version) and of the very bytes read this time. Every file is read on every run and its digest
+taken (a few milliseconds for a thousand files); the detectors run only on bytes no run of this
+screen has screened. A file's stat is never asked: an edit that keeps size and mtime is read, and
+screened, like any other. A missing or unreadable cache costs time, never an answer.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from majordomus.base import fsio, git
-from majordomus.base.credentials import credential_in
+from majordomus.base.credentials import credential_in, identity
 from majordomus.knowledge.export import BEGIN, END
+from majordomus.store.filecache import FileCache, content_digest, lstat
 from majordomus.store.workspace import Workspace
 
 AGENTS_MD = "AGENTS.md"
 FIX = ("remove it (and from git's history, then revoke it: it may have been pushed), "
        "then `majordomus knowledge check`")
+CACHE = "screen.cache.json"
+_VERSION = 1
+_TEXT, _FIELDS = "text:", "fields:"  # the two answers a file may have, kept apart
+
+
+class Screen:
+    """The screen of one run, its answers kept by the digest of the bytes they were made of."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.cache = FileCache(ws.state / CACHE, _VERSION, ws.root)
+        self._identity: bytes | None = None
+        self.seen: dict[str, set[str]] = {}
+        self.screened = 0  # files or blocks the detectors' pre-test was run on (no answer kept)
+
+    def digest(self, data: bytes) -> str:
+        """The key of `data` as this screen reads it."""
+        if self._identity is None:
+            self._identity = identity()
+        return content_digest(self._identity + b"\0" + data)
+
+    def _kept(self, folder: str, name: str, digest: str) -> tuple[bool, Any]:
+        self.seen.setdefault(folder, set()).add(name)
+        return self.cache.get_content(folder, name, digest)
+
+    def _keep(self, folder: str, name: str, digest: str, value: Any) -> None:
+        st = lstat(self.ws.root / folder.partition(":")[2] / name)
+        if st is not None:  # the stat is stored beside the digest, never asked (`get` is not used)
+            self.cache.put(folder, name, st, value, digest)
+
+    def text(self, rel: str, data: bytes) -> str | None:
+        """The kind of the first credential in a file's bytes (read as UTF-8, bad bytes replaced),
+        or None."""
+        folder, name = _TEXT + rel.rpartition("/")[0], rel.rpartition("/")[2]
+        digest = self.digest(data)
+        hit, kind = self._kept(folder, name, digest)
+        if hit and (kind is None or isinstance(kind, str)):
+            return kind
+        self.screened += 1
+        kind = credential_in(data.decode("utf-8", "replace"))
+        self._keep(folder, name, digest, kind)
+        return kind
+
+    def fields(self, rel: str, data: bytes, texts: Callable[[], Iterable[tuple[str, Any]]]) -> list[tuple[str, str]]:
+        """(field, kind) of each field of a parsed record that carries a credential: `texts`, the
+        record's (field, text) pairs, is called only when these bytes were not screened before."""
+        folder, name = _FIELDS + rel.rpartition("/")[0], rel.rpartition("/")[2]
+        digest = self.digest(data)
+        hit, kept = self._kept(folder, name, digest)
+        if hit and isinstance(kept, list) and all(isinstance(k, list) and len(k) == 2 for k in kept):
+            return [(str(f), str(k)) for f, k in kept]
+        self.screened += 1
+        found = []
+        for fld, text in texts():
+            kind = credential_in(text) if isinstance(text, str) else None
+            if kind:
+                found.append((fld, kind))
+        self._keep(folder, name, digest, [list(f) for f in found])
+        return found
+
+    def save(self) -> None:
+        """Keep the answers of this run's files only: those of files gone are forgotten."""
+        for folder in list(self.cache.folders):
+            self.cache.keep_only(folder, self.seen.get(folder, set()))
+            if not self.cache.folders[folder]:
+                del self.cache.folders[folder]
+        self.cache.save()
 
 
 def screen(ws: Workspace, parsed: Iterable[str],
-           finding: Callable[[str, str | None, str, str], None]) -> None:
+           finding: Callable[[str, str | None, str, str], None], kept: Screen | None = None) -> None:
     """Report each tracked file under `.ai/repo/` (and the AGENTS.md block) that carries a
-    credential, in its name or its text; `parsed`: the records the caller screened by field."""
+    credential, in its name or its text; `parsed`: the records the caller screened by field;
+    `kept`: the caller's screen, which it saves."""
+    cache = kept if kept is not None else Screen(ws)
     done = set(parsed)
     for rel in git.tracked(ws.root, ".ai/repo") or []:
         kind = credential_in(rel)
@@ -34,27 +112,29 @@ def screen(ws: Workspace, parsed: Iterable[str],
             continue
         if rel in done:
             continue
-        text = _text(ws, rel)
-        kind = credential_in(text)
+        data = _bytes(ws, rel)
+        kind = cache.text(rel, data) if data is not None else None
         if kind:
             finding(rel, None, f"carries a credential ({kind}) in a tracked file", FIX)
-    block = _block(_text(ws, AGENTS_MD), BEGIN, END)
-    kind = credential_in(block)
+    block = _block(_bytes(ws, AGENTS_MD), BEGIN.encode(), END.encode())
+    kind = cache.text(AGENTS_MD, block) if block else None
     if kind:
         finding(AGENTS_MD, "majordomus block", f"carries a credential ({kind}) in a tracked file",
                 "remove the record that carries it, then `majordomus knowledge export --agents-md`")
+    if kept is None:
+        cache.save()
 
 
-def _text(ws: Workspace, rel: str) -> str | None:
+def _bytes(ws: Workspace, rel: str) -> bytes | None:
     try:
-        return fsio.read_bytes(ws.root / rel).decode("utf-8", "replace")
+        return fsio.read_bytes(ws.root / rel)
     except OSError:
         return None  # gone, a link, a pipe, too large or not text: the other checks name it
 
 
-def _block(text: str | None, begin: str, end: str) -> str | None:
-    if not text:
+def _block(data: bytes | None, begin: bytes, end: bytes) -> bytes | None:
+    if not data:
         return None
-    start = text.find(begin)
-    stop = text.find(end, start + 1) if start >= 0 else -1
-    return text[start:stop] if 0 <= start < stop else None
+    start = data.find(begin)
+    stop = data.find(end, start + 1) if start >= 0 else -1
+    return data[start:stop] if 0 <= start < stop else None

@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from majordomus.base import git
-from majordomus.store.ledger import ReadResult
+from majordomus.store.ledger import Line, ReadResult
 from majordomus.store.workspace import Workspace
 
 _SHA = re.compile(r"^[0-9a-f]{4,64}\Z")
+_STAMPED = ("ts", "event", "session")  # a line's own keys: `Line` holds them apart from its data
 
 
 @dataclass
@@ -48,12 +49,23 @@ class LedgerFacts:
                 self.decisions.add(task)
 
 
-def ledger_facts(ws: Workspace, result: ReadResult | None = None) -> LedgerFacts:
-    """The ledger's facts from one pass, streamed (no line is kept); the malformed lines are
-    counted into `result` when given."""
+def ledger_facts(ws: Workspace, result: ReadResult | None = None,
+                 keep: tuple[str, ...] = ()) -> LedgerFacts:
+    """The ledger's facts from one pass, streamed; the malformed lines are counted into `result`
+    when given, and the lines whose event is one of `keep` kept there (`result.lines`, in order,
+    numbered), so a caller that needs both reads the ledger once."""
     facts = LedgerFacts()
-    for line in ws.ledger.objects(result):
-        facts.add(line)
+    if not keep or result is None:
+        for line in ws.ledger.objects(result):
+            facts.add(line)
+        return facts
+    wanted = frozenset(keep)
+    for number, objs in ws.ledger.object_runs(result):
+        for n, obj in enumerate(objs, number):
+            facts.add(obj)
+            if obj["event"] in wanted:
+                data = {k: v for k, v in obj.items() if k not in _STAMPED}
+                result.lines.append(Line(n, obj["ts"], obj["event"], obj.get("session"), data))
     return facts
 
 

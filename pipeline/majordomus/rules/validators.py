@@ -35,33 +35,37 @@ class Verdict:
     detail: str | None = None  # what a clean judgement found, one line
 
 
+# The events the validators read (`Context.events`): kept by the one pass over the ledger.
+EVENTS = ("session.opened", "session.closed", "knowledge.derived")
+
+
 @dataclass
 class Context:
-    """What one run of the rules shares: the workspace, one streamed pass over the ledger, the
-    clock."""
+    """What one run of the rules shares: the workspace, one streamed pass over the ledger (its
+    facts and its lines of `EVENTS`), the clock."""
 
     ws: Workspace
     now: float = field(default_factory=time.time)
     _survey: tuple[ReadResult, LedgerFacts] | None = None
-    _some: dict[tuple[str, ...], list[Line]] = field(default_factory=dict)
 
     def survey(self) -> tuple[ReadResult, LedgerFacts]:
-        """One pass over the whole ledger, streamed (no line kept): its malformed lines counted,
-        and the facts references are resolved against."""
+        """The one pass over the whole ledger, streamed: its malformed lines counted, the facts
+        references are resolved against, and the lines of `EVENTS` (the only lines kept)."""
         if self._survey is None:
             read = ReadResult(lines=[])
-            self._survey = (read, ledger_facts(self.ws, read))
+            self._survey = (read, ledger_facts(self.ws, read, keep=EVENTS))
         return self._survey
 
     def ledger(self) -> ReadResult:
-        """The malformed count of the whole ledger (its lines are not kept)."""
+        """The malformed count of the whole ledger, and its lines of `EVENTS`."""
         return self.survey()[0]
 
     def events(self, *names: str) -> list[Line]:
-        """The lines of `names`, in order, from a substring pre-filter (only those are parsed)."""
-        if names not in self._some:
-            self._some[names] = read_events(self.ws, names)
-        return self._some[names]
+        """The lines of `names` (of `EVENTS`: the survey's), in order; another name is read on its
+        own, from a substring pre-filter."""
+        if not set(names) <= set(EVENTS):
+            return read_events(self.ws, names)
+        return [line for line in self.ledger().lines if line.event in names]
 
 
 Validator = Callable[[Context, Rule], Verdict]

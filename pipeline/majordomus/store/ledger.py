@@ -320,9 +320,15 @@ class Ledger:
 
     def objects(self, result: ReadResult | None = None) -> Iterator[dict[str, Any]]:
         """Every parseable line as its JSON object (`ts`, `event`, `session` left in it), in order,
-        streamed, for a reader that wants every line and no line number (doctor, `knowledge
-        check`): a block of lines is parsed in one call, and only a block holding a line that is
-        not one stamped object is parsed line by line. Malformed lines are counted into `result`."""
+        streamed, for a reader that wants every line and no line number (`knowledge check`)."""
+        for _, objs in self.object_runs(result):
+            yield from objs
+
+    def object_runs(self, result: ReadResult | None = None) -> Iterator[tuple[int, list[dict[str, Any]]]]:
+        """`objects` with their line numbers, for a reader that keeps a few lines of its one pass
+        (doctor): (the number of the first, the objects of consecutive lines from it). A block of
+        lines is parsed in one call, and only a block holding a line that is not one stamped
+        object is parsed line by line. Malformed lines are counted into `result`."""
         number = 1
         for _, block, _ in self._blocks():
             lines = block.split(b"\n")
@@ -330,12 +336,12 @@ class Ledger:
                 lines.pop()
             objs = _stamped_objects(lines)
             if objs is not None:
-                yield from objs
+                yield number, objs
             else:
                 for n, raw in enumerate(lines, number):
                     obj = _object(raw.decode("utf-8", errors="replace"))
                     if obj is not None:
-                        yield obj
+                        yield n, [obj]
                     elif result is not None and raw.strip():
                         result.malformed += 1
                         if result.first_malformed is None:
