@@ -10,10 +10,12 @@
    knows. Precision and recall of "may be stale" must both be 1.0: the rule is deterministic, so
    anything less is a defect (the exit status is then 1).
 2. The cost at scale: 20,000 verified records anchored over 60 files, 10,000 commits since the
-   oldest anchor. The real session-start hook, timed: with the records unanchored (what the
-   briefing cost before currency), anchored with the cache warm (same HEAD), and anchored one new
-   commit later (the cache extended by that commit's walk alone). Also timed once: the first
-   read, which walks all 10,000 commits. Reported, never asserted.
+   oldest anchor. The currency read itself, through `majordomus knowledge stale --json` (which
+   reads the verified records and judges each): with the records unanchored (the same command
+   without currency: its floor), cold (no cache: the whole walk), warm (same HEAD) and after
+   HEAD moved one commit (the cache extended by that commit alone), with the cache's size. Then
+   the real session-start hook: records unanchored, anchored with the cache warm, and one new
+   commit later; also timed once: its first read. Reported, never asserted.
 """
 from __future__ import annotations
 
@@ -79,6 +81,7 @@ def scale(root: Path, env: dict[str, str], runs: int) -> None:
     for args in (["init"], ["capture", "install"]):
         subprocess.run([MJ, *args], cwd=root, env=env, check=True, capture_output=True)
     anchored = {p.name: p.read_bytes() for p in (root / CURATED).iterdir()}
+    stale_read(root, env, runs, anchored)
     _unanchor(root)
     _start(root, env, 0)  # the known-records cache, warmed for every row alike
     rows: dict[str, list[float]] = {"python3 -c pass": [], "start hook, records unanchored": [],
@@ -98,8 +101,7 @@ def scale(root: Path, env: dict[str, str], runs: int) -> None:
     for n in range(runs):
         rows[names[2]].append(_start(root, env, n))
     for n in range(runs):
-        subprocess.run(["git", "-c", "user.name=B", "-c", "user.email=b@example.invalid", "commit", "-q",
-                        "--allow-empty", "-m", f"one more {n}"], cwd=root, check=True)
+        _commit(root, f"one more {n}")
         rows[names[3]].append(_start(root, env, n))
     base = statistics.median(rows[names[0]])
     print(f"{'path':<42} {'median ms':>10} {'x python':>9}")
@@ -107,6 +109,44 @@ def scale(root: Path, env: dict[str, str], runs: int) -> None:
         med = statistics.median(rows[name])
         print(f"{name:<42} {med:>10.1f} {med / base:>9.1f}")
     print(f"{'start hook, anchored, first read (once)':<42} {first:>10.1f} {first / base:>9.1f}")
+
+
+def _commit(root: Path, message: str) -> None:
+    subprocess.run(["git", "-c", "user.name=B", "-c", "user.email=b@example.invalid", "commit", "-q",
+                    "--allow-empty", "-m", message], cwd=root, check=True)
+
+
+def stale_read(root: Path, env: dict[str, str], runs: int, anchored: dict[str, bytes]) -> None:
+    """The currency read at scale: `knowledge stale --json` unanchored, cold, warm, one commit later."""
+    stale = [MJ, "knowledge", "stale", "--json"]
+    cache = root / ".ai/local/state/currency.cache.json"
+    rows: dict[str, list[float]] = {"python3 -c pass": [], "knowledge stale, records unanchored": [],
+                                    "knowledge stale, cold (no cache)": [], "knowledge stale, warm": [],
+                                    "knowledge stale, HEAD moved one commit": []}
+    names = list(rows)
+    _unanchor(root)
+    timed(stale, root, env)  # the known-records cache, warmed for every row alike
+    for _ in range(runs):
+        rows[names[0]].append(timed([sys.executable, "-c", "pass"], root))
+        rows[names[1]].append(timed(stale, root, env))
+    for name, data in anchored.items():
+        (root / CURATED / name).write_bytes(data)
+    timed(stale, root, env)  # the known-records cache again (the files changed)
+    for _ in range(max(1, runs // 2)):  # each a whole walk of 10,000 commits
+        cache.unlink(missing_ok=True)
+        rows[names[2]].append(timed(stale, root, env))
+    for _ in range(runs):
+        rows[names[3]].append(timed(stale, root, env))
+    for n in range(runs):
+        _commit(root, f"one commit {n}")
+        rows[names[4]].append(timed(stale, root, env))
+    base = statistics.median(rows[names[0]])
+    print(f"currency read: `knowledge stale --json`, {len(anchored):,} verified records; cache "
+          f"{cache.stat().st_size / 1024:.0f} KiB")
+    print(f"{'path':<42} {'runs':>5} {'median ms':>10} {'x python':>9}")
+    for name in names:
+        med = statistics.median(rows[name])
+        print(f"{name:<42} {len(rows[name]):>5} {med:>10.1f} {med / base:>9.1f}")
 
 
 def main() -> int:

@@ -92,7 +92,12 @@ READ_ROWS: dict[str, list[str]] = {
     f"history --event {HISTORY_EVENT}": ["history", "--event", HISTORY_EVENT],
 }
 MCP_ROW = "mcp initialize + tools/list"
-ORDER = [FLOOR, *HOOK_ROWS, *READ_ROWS, MCP_ROW]
+# the first tools/call of each reader, in a fresh server (spawn to its answer, after initialize and
+# tools/list), beside what the command line's `knowledge VERB --json` costs for the same answer
+MCP_CALLS = ("candidates", "status", "search", "record")
+MCP_CALL_ROWS = {f"mcp first call: {verb}": f"knowledge_base_{verb}" for verb in MCP_CALLS}
+CLI_JSON_ROWS = {f"knowledge {verb} --json": verb for verb in MCP_CALLS}
+ORDER = [FLOOR, *HOOK_ROWS, *READ_ROWS, MCP_ROW, *(r for pair in zip(CLI_JSON_ROWS, MCP_CALL_ROWS) for r in pair)]
 
 
 def target(row: str, size: str) -> Target | None:
@@ -117,6 +122,8 @@ def target(row: str, size: str) -> Target | None:
         return Target(ratio=6) if small else Target(linear=True, rss_mib=100)
     if row == MCP_ROW:
         return Target(wall_ms=100)
+    if row in MCP_CALL_ROWS or row in CLI_JSON_ROWS:  # as flat as the command line's readers
+        return Target(ratio=6 if small else 10)
     return None
 
 
@@ -296,6 +303,25 @@ def measure(size: str, tmp: Path, runs: int, budget: float, progress: Any) -> di
         row.add(mcp_run(MJ, root, env))
     progress(f"{size}: mcp: {len(row.ms)} runs, median {statistics.median(row.ms):.0f} ms")
 
+    # each reader's first call, in a fresh server, and the command line's --json of the same
+    curated = sorted(p.stem for p in (root / ".ai/repo/knowledge/curated").glob("*.md"))
+    arguments: dict[str, dict[str, Any]] = {"candidates": {}, "status": {}, "search": {"text": "batched git"},
+                                            "record": {"id": curated[0]}}
+    argv = {"candidates": [], "status": [], "search": ["batched git"], "record": [curated[0]]}
+    for (cli_name, verb), (mcp_name, tool) in zip(CLI_JSON_ROWS.items(), MCP_CALL_ROWS.items()):
+        cli = [str(MJ), "knowledge", verb, *argv[verb], "--json"]
+        rows[cli_name].warm(*counted_run(log, lambda: checked(run(cli, root, counted, probe=True), cli_name)))
+        rows[mcp_name].warm(*counted_run(log, lambda: mcp_run(MJ, root, counted, probe=True,
+                                                              call=(tool, arguments[verb]))))
+        spent = time.perf_counter()
+        while len(rows[mcp_name].ms) < runs and time.perf_counter() - spent <= budget:
+            floor()
+            rows[cli_name].add(checked(run(cli, root, env), cli_name))
+            rows[mcp_name].add(mcp_run(MJ, root, env, call=(tool, arguments[verb])))
+        progress(f"{size}: {mcp_name}: {len(rows[mcp_name].ms)} runs, median "
+                 f"{statistics.median(rows[mcp_name].ms):.0f} ms (the command line's "
+                 f"{statistics.median(rows[cli_name].ms):.0f} ms)")
+
     grown = sum(1 for p in (root / ".ai/repo/knowledge/candidates").glob("*.md") if p.name != "README.md")
     ledger_now = sum(1 for _ in open(root / ".ai/local/ledger.jsonl", "rb"))
     return {"size": size, "store": asdict(store) | {"root": str(root)}, "runs": runs,
@@ -398,7 +424,7 @@ def render(summary: list[dict[str, Any]], meta: dict[str, Any], budget: float) -
         if short:
             out.append(f"\n\\* fewer runs than asked: the row's time budget ({budget:g} s; hook cycles "
                        f"{3 * budget:g} s) ran out")
-        gits = [(r["row"], r["git_commands"]) for r in s["table"] if r["row"] in HOOK_ROWS and r["git_commands"]]
+        gits = [(r["row"], r["git_commands"]) for r in s["table"] if r["row"] in (*HOOK_ROWS, *CLI_JSON_ROWS, *MCP_CALL_ROWS) and r["git_commands"]]
         if gits:
             out.append("")
             out += [f"- git on {name}: " + "; ".join(f"`git {' '.join(c.split()[:3])}`" for c in cmds)

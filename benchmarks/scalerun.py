@@ -91,9 +91,11 @@ def checked(sample: Sample, what: str, hook: bool = False) -> Sample:
     return sample
 
 
-def mcp_run(mj: Path, cwd: Path, env: dict[str, str], probe: bool = False) -> Sample:
+def mcp_run(mj: Path, cwd: Path, env: dict[str, str], probe: bool = False,
+            call: tuple[str, dict[str, Any]] | None = None) -> Sample:
     """`majordomus mcp` over stdio JSON-RPC, as a client speaks it: initialize, the initialized
-    notification, tools/list. Wall ms from spawn to the tools/list answer; RSS after it exits."""
+    notification, tools/list, and with `call` (a tool's name and arguments) that one tools/call.
+    Wall ms from spawn to the last answer (tools/list's, or the call's); RSS after it exits."""
     def send(obj: dict[str, Any]) -> None:
         assert proc.stdin is not None
         proc.stdin.write((json.dumps(obj) + "\n").encode())
@@ -140,6 +142,12 @@ def mcp_run(mj: Path, cwd: Path, env: dict[str, str], probe: bool = False) -> Sa
             send({"jsonrpc": "2.0", "method": "notifications/initialized"})
             send({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
             listed = answer(2, deadline)
+            if call is not None:
+                send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                      "params": {"name": call[0], "arguments": call[1]}})
+                called = answer(3, deadline)
+                if called.get("result", {}).get("isError") is not False:
+                    raise SystemExit(f"majordomus mcp answered {call[0]} with an error: {str(called)[:400]}")
         except (SystemExit, BrokenPipeError) as exc:
             proc.kill()
             proc.wait()

@@ -50,6 +50,7 @@ def test_build_makes_an_sdist_and_a_wheel_that_twine_check_passes(tmp_path: Path
     assert "Programming Language :: Python :: 3.10" in classifiers
     assert any(c.startswith("Development Status ::") for c in classifiers)
     assert any(name.endswith("entry_points.txt") for name in names)
+    assert "majordomus/_data/mcp-tools.json" in names  # what `majordomus mcp` answers tools/list with
 
     with tarfile.open(sdist) as tar:
         members = {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}

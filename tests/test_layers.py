@@ -50,6 +50,21 @@ HOOK_PATHS_LAZY = {
     ("context/briefing.py", "majordomus.knowledge"),  # currency, only when a record is verified
     # not a hook path: `generate --check` compares files and reads no repository
     ("cli/commands/generate.py", "majordomus.store.workspace"),
+    # the MCP server's first answers import nothing a tool call needs; each reader imports its own
+    # modules when it is called, on the command line as in the server (issue 31)
+    ("readers/mcp_stdio.py", "majordomus.readers"),
+    ("readers/mcp_stdio.py", "majordomus.readers.knowledge_base"),
+    ("readers/mcp_stdio.py", "majordomus.store.workspace"),
+    ("readers/mcp_stdio.py", "majordomus.readers.answers"),
+    ("readers/answers.py", "majordomus.base"),
+    ("readers/answers.py", "majordomus.knowledge"),
+    ("readers/answers.py", "majordomus.store"),
+    ("readers/answers.py", "majordomus.base.errors"),
+    ("readers/answers.py", "majordomus.base.ids"),
+    ("readers/answers.py", "majordomus.readers.status"),
+    ("readers/answers.py", "majordomus.knowledge.search"),
+    ("cli/commands/mcp.py", "majordomus.readers"),
+    ("cli/commands/mcp.py", "majordomus.base.output"),
 }
 
 

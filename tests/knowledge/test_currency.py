@@ -119,29 +119,60 @@ def test_dispute_after_the_newest_review_marks_the_record(repo: Repo) -> None:
     assert got["r-b"].as_dict()["state"] == "current"
 
 
-def test_cache_answers_at_the_same_head_and_extends_after_new_commits(repo: Repo) -> None:
+def _tamper(repo: Repo, path: str, word: str) -> None:
+    """Rewrite what the cache says the first walked change of `path` was: a read that says `word`
+    read the cache instead of walking git."""
+    cache = repo.root / ".ai/local/state/currency.cache.json"
+    data = json.loads(cache.read_text())
+    data["walks"][0]["what"][path][0][1] = word
+    cache.write_text(json.dumps(data))
+
+
+def test_cache_is_one_for_all_records_and_extends_after_new_commits(repo: Repo) -> None:
     at = base(repo)
-    anchored(repo, "r-a", ("src/a.py",), at)
-    anchored(repo, "r-b", ("src/b.py",), at)
+    for rid, path in (("r-a", "src/a.py"), ("r-b", "src/b.py"), ("r-c", "src/c.py")):
+        anchored(repo, rid, (path,), at)
     repo.commit("touch a", {"src/a.py": "a = 2\n"})
     first = judge(repo)
     cache = repo.root / ".ai/local/state/currency.cache.json"
     data = json.loads(cache.read_text())
     assert data["head"] == repo.git("rev-parse", "HEAD").strip()
-    assert "r-b" not in data["odd"]  # current at its newest verification: left implicit
-    data["odd"]["r-b"] = ["current", at, {}, 0, None, "from the cache", 1]  # read, not walked
-    cache.write_text(json.dumps(data))
-    assert judge(repo)["r-b"].note == "from the cache"
+    assert "r-a" not in cache.read_text()  # what git said, once: no entry per record
+    assert data["paths"] == ["src/a.py", "src/b.py", "src/c.py"] and len(data["walks"][0]["log"]) == 1
+    _tamper(repo, "src/a.py", "from the cache")
+    assert judge(repo)["r-a"].how == {"src/a.py": "from the cache"}  # read, not walked
+    # a record promoted at HEAD about a path already followed: answered from the cache too
+    anchored(repo, "r-new", ("src/b.py",), repo.git("rev-parse", "HEAD").strip())
+    warm = judge(repo)
+    assert warm["r-new"].state == "current" and warm["r-a"].how == {"src/a.py": "from the cache"}
     repo.commit("touch b", {"src/b.py": "b = 2\n"})
-    newest = repo.commit("touch a again", {"src/a.py": "a = 3\n"})
+    repo.git("mv", "src/c.py", "src/z.py")
+    repo.commit("move c")
+    newest = repo.commit("touch z", {"src/z.py": "c = 2\n"})
     extended = judge(repo)
+    assert extended["r-a"].how == {"src/a.py": "from the cache"}  # the new commits alone were walked
+    assert json.loads(cache.read_text())["head"] == newest
     cache.unlink()
     afresh = judge(repo)
-    assert first["r-a"].commits_since == 1
-    for rid in ("r-a", "r-b"):
+    assert first["r-a"].commits_since == 1 and afresh["r-a"].how == {"src/a.py": "modified"}
+    for rid in ("r-b", "r-c", "r-new"):
         assert extended[rid].as_dict() == afresh[rid].as_dict()
-    assert extended["r-a"].commits_since == 2 and extended["r-a"].newest == (newest, "touch a again")
-    assert extended["r-b"].stale
+    assert extended["r-c"].how == {"src/c.py": "renamed to src/z.py, then modified"}
+    assert extended["r-c"].commits_since == 2 and extended["r-c"].newest == (newest, "touch z")
+    assert extended["r-b"].stale and extended["r-new"].stale
+
+
+def test_a_path_or_commit_the_cache_has_not_seen_is_walked_for(repo: Repo) -> None:
+    at = base(repo)
+    anchored(repo, "r-a", ("src/a.py",), at)
+    middle = repo.commit("touch c", {"src/c.py": "c = 2\n"})
+    repo.commit("touch a", {"src/a.py": "a = 2\n"})
+    assert judge(repo)["r-a"].stale
+    anchored(repo, "r-c", ("src/c.py",), at)  # a path the cache does not follow
+    anchored(repo, "r-m", ("src/a.py",), middle)  # a verification commit it kept no ancestry of
+    got = judge(repo)
+    assert got["r-c"].how == {"src/c.py": "modified"} and got["r-m"].how == {"src/a.py": "modified"}
+    assert got["r-m"].commits_since == 1 and got["r-c"].commits_since == 1
 
 
 def test_reset_below_the_cached_head_is_judged_afresh(repo: Repo) -> None:
@@ -162,7 +193,7 @@ def test_a_tampered_cache_is_not_trusted_and_never_reaches_git_as_an_option(repo
     cache = repo.root / ".ai/local/state/currency.cache.json"
     data = json.loads(cache.read_text())
     data["head"] = "--output=/tmp/owned"
-    data["odd"]["r-a"][2] = ["not", "a", "mapping"]
+    data["walks"][0]["what"] = ["not", "a", "mapping"]
     cache.write_text(json.dumps(data))
     assert judge(repo)["r-a"].as_dict()["changed"] == ["src/a.py"]
     assert json.loads(cache.read_text())["head"] == repo.git("rev-parse", "HEAD").strip()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from typing import Any
 
 import anyio
@@ -99,3 +101,49 @@ def test_bad_requests_are_tool_errors(repo: Repo) -> None:
 def test_mcp_refuses_an_uninitialised_repository(bare_repo: Repo) -> None:
     proc = bare_repo.mj("mcp", input="")
     assert proc.returncode == 5 and "majordomus init" in proc.stderr
+
+
+def test_initialize_and_tools_list_import_nothing_that_reads_the_store(repo: Repo) -> None:
+    """The server's first answers cost the same on any store: they read no record, no ledger line,
+    and import neither the readers, nor the writers, nor the workspace; the list they answer is the
+    published one, equal to the list the declarations generate. A call then imports its reader."""
+    from majordomus.readers.mcp_stdio import tools
+
+    build(repo)
+    code = """
+import io, json, sys
+from majordomus.cli.main import main
+ask = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}},
+       {"jsonrpc": "2.0", "method": "notifications/initialized"},
+       {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+sys.stdin = io.TextIOWrapper(io.BytesIO("".join(json.dumps(m) + "\\n" for m in ask).encode()))
+class Kept(io.BytesIO):
+    def close(self):  # main closes stdout as it ends: keep what was written
+        pass
+out = Kept()
+sys.stdout = io.TextIOWrapper(out)
+code = main(["mcp"])
+listed = json.loads(out.getvalue().splitlines()[1])["result"]["tools"]
+mine = sorted(m for m in sys.modules if m.startswith("majordomus.") and m.split(".")[1] not in ("cli", "base"))
+sys.__stdout__.write(json.dumps({"code": code, "tools": listed, "modules": mine,
+                                 "yaml": "yaml" in sys.modules, "subprocess": "subprocess" in sys.modules}))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=repo.root, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["code"] == 0 and got["tools"] == tools()
+    assert got["modules"] == ["majordomus.readers", "majordomus.readers.mcp_stdio", "majordomus.store",
+                              "majordomus.store.root"]
+    assert not got["yaml"] and not got["subprocess"]
+
+
+def test_a_call_answers_as_the_command_line_does(repo: Repo) -> None:
+    build(repo)
+
+    async def script(session: ClientSession) -> Any:
+        return await session.call_tool("knowledge_base_status", {})
+
+    got = session_run(repo, script)
+    assert got.is_error is False
+    cli = json.loads(repo.mj("knowledge", "status", "--json", check=True).stdout)
+    assert got.structured_content == cli

@@ -19,3 +19,14 @@ def data_dir(name: str) -> Path:
     if source.is_dir():
         return source
     raise FileNotFoundError(f"majordomus is installed without its {name} data: reinstall it")
+
+
+_FILES = {"mcp-tools": ("docs/mcp-tools.json", "mcp-tools.json")}  # name -> (in a checkout, in the wheel)
+
+
+def data_file(name: str) -> Path:
+    """The shipped file `name` (mcp-tools: the MCP tool list `majordomus mcp` answers with); in a
+    checkout, the committed copy (`docs/`), in the wheel its copy under `_data/`."""
+    source, wheel = _FILES[name]
+    installed = _PACKAGE / "_data" / wheel
+    return installed if installed.is_file() else _PACKAGE.parent.parent / source

@@ -1,21 +1,30 @@
-"""What changed an anchored path since a base commit: the walk behind `knowledge/currency.py`.
+"""What changed an anchored path since a base commit: the walk behind `knowledge/currency.py`,
+and its compact form, which the currency cache keeps.
 
-One `git.history` (every commit HEAD has and the oldest base has not, parents first) is read
-once; each commit that touches a path of interest gets one bit. A commit's ancestry is the union
-of its parents' (a single-parent commit that touches nothing shares its parent's, so a long
-history of unrelated commits costs one reference each), and a path's touches are one integer of
-bits; what changed a path since base B is then `touches & ~ancestry(B)`, a few integer
-operations per record whatever the length of the history. Renames are followed: once `a` is
-renamed to `b`, a later change to `b` is a change to what was anchored as `a`.
+One `git.history` (every commit HEAD has and the walk's base has not, parents first) is read once;
+each commit that touches an anchored path gets one bit (the others get none). A commit's ancestry
+is the union of its parents' bits (a commit that touches nothing shares its parent's), and a path's
+touches are one integer of bits; what changed a path since commit C is then `touches &
+~ancestry(C)`, a few integer operations per record whatever the length of the history. Renames
+are followed: once `a` is renamed to `b`, a later change to `b` is a change to what was anchored
+as `a`.
+
+The compact form (`kept`) holds the touching commits, each anchored path's changes, the names an
+anchored path now goes by, and the ancestry of the commits records were verified at and of HEAD:
+a few hundred kilobytes at 20,000 records and 10,000 commits, whatever the number of records that
+may be stale. When HEAD moves forward, `extend` adds the new commits alone (`git log old..new`).
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from majordomus.base.git import Logged
 
 _WORDS = {"M": "modified", "A": "added", "D": "deleted", "T": "modified"}
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_HEX = re.compile(r"[0-9a-f]{1,100000}")
 
 
 def then(before: str | None, after: str) -> str:
@@ -28,61 +37,90 @@ def then(before: str | None, after: str) -> str:
 
 class Since(NamedTuple):
     """What changed a record's anchors after its base: the anchored paths changed (each with what
-    happened to it last, e.g. `renamed to src/b.py`), how many commits, and the newest of them."""
+    happened to it last, e.g. `renamed to src/b.py`), how many commits, and the newest of them
+    (sha, subject)."""
 
     how: dict[str, str]
     commits: int
-    newest: Logged | None
+    newest: tuple[str, str] | None
+
+
+def _mask(value: int) -> int | str:
+    """A mask as the cache writes it: k for the first k bits (a straight history's ancestry), else hex."""
+    return value.bit_length() if value & (value + 1) == 0 else format(value, "x")
+
+
+def _unmask(value: Any) -> int:
+    if type(value) is int and 0 <= value <= 1 << 24:
+        return (1 << value) - 1
+    if isinstance(value, str) and _HEX.fullmatch(value):
+        return int(value, 16)
+    raise ValueError("not a mask")
 
 
 class Walk:
-    """The commits of one `git.history` since `base`, read for the anchored `paths`."""
+    """The commits after `base` up to `head`, read for the anchored `paths`."""
 
-    def __init__(self, base: str, commits: list[Logged], paths: Iterable[str]) -> None:
-        self.base = base
-        self.commits = commits
-        self.position = {c.sha: i for i, c in enumerate(commits)}
-        names: dict[str, set[str]] = {p: {p} for p in paths}  # a name now -> the anchors it stands for
-        self.touches: dict[str, int] = {}  # anchor -> bit i set when commit i changed it
-        self.what: dict[tuple[str, int], str] = {}  # (anchor, i) -> what commit i did to it
+    __slots__ = ("base", "head", "log", "names", "touches", "renames", "what", "ancestry")
+
+    def __init__(self, base: str, paths: Iterable[str]) -> None:
+        self.base = self.head = base
+        self.log: list[tuple[str, str]] = []  # bit j -> (sha, subject) of the j-th touching commit
+        self.names: dict[str, set[str]] = {p: {p} for p in paths}  # a name now -> the anchors it stands for
+        self.touches: dict[str, int] = {}  # anchor -> bit j set when touching commit j changed it
         self.renames: dict[str, int] = {}  # anchor -> bits of the commits that renamed it
-        self.ancestry: dict[str, int] = {}  # sha -> bits of the touching commits it contains
-        for i, commit in enumerate(commits):
+        self.what: dict[tuple[str, int], str] = {}  # (anchor, j) -> what commit j did to it
+        self.ancestry: dict[str, int] = {base: 0}  # sha -> bits of the touching commits it contains
+
+    def extend(self, commits: list[Logged], outside: bool = True) -> bool:
+        """Add `commits` (parents first, none of them in the walk yet). A parent the walk does not
+        hold is outside it (an ancestor of the base) when `outside`; else it cannot be placed and
+        False is returned (the walk is then unusable)."""
+        names = self.names
+        for commit in commits:
+            j = len(self.log)
             touched = False
             for status, path, new in commit.changes:
                 if status == "C":  # a copy leaves its source as it was
-                    touched |= self._touch(names.get(new or ""), i, "replaced by a copy of " + path)
+                    touched |= self._touch(names.get(new or ""), j, "replaced by a copy of " + path)
                     continue
                 word = f"renamed to {new}" if status == "R" else _WORDS.get(status, "changed")
-                touched |= self._touch(names.get(path), i, word)
+                touched |= self._touch(names.get(path), j, word)
                 if status == "R":
                     for anchor in names.get(path, ()):
-                        self.renames[anchor] = self.renames.get(anchor, 0) | (1 << i)
+                        self.renames[anchor] = self.renames.get(anchor, 0) | (1 << j)
                 if status == "R" and new is not None:
-                    touched |= self._touch(names.get(new), i, f"replaced by {path}, renamed")
+                    touched |= self._touch(names.get(new), j, f"replaced by {path}, renamed")
                     if path in names:
                         names.setdefault(new, set()).update(names[path])
             mask = 0
             for parent in commit.parents:
-                mask |= self.ancestry.get(parent, 0)
-            self.ancestry[commit.sha] = mask | (1 << i) if touched else mask
+                known = self.ancestry.get(parent)
+                if known is None and not outside:
+                    return False
+                mask |= known or 0
+            if touched:
+                self.log.append((commit.sha, commit.subject))
+                mask |= 1 << j
+            self.ancestry[commit.sha] = mask
+        return True
 
-    def _touch(self, anchors: set[str] | None, i: int, word: str) -> bool:
+    def _touch(self, anchors: set[str] | None, j: int, word: str) -> bool:
         if not anchors:
             return False
         for anchor in anchors:
-            self.touches[anchor] = self.touches.get(anchor, 0) | (1 << i)
-            self.what[(anchor, i)] = word
+            self.touches[anchor] = self.touches.get(anchor, 0) | (1 << j)
+            self.what[(anchor, j)] = word
         return True
 
-    def holds(self, base: str) -> bool:
-        """Whether changes since `base` can be read from this walk: the walk's own base, or a commit
-        it listed (any other commit is outside HEAD's history since the walk's base)."""
-        return base == self.base or base in self.position
+    def holds(self, commit: str) -> bool:
+        """Whether changes since `commit` can be read from this walk: its base, or a commit it
+        listed and kept (any other commit is outside HEAD's history since the base)."""
+        return commit in self.ancestry
 
     def since(self, base: str, anchors: Iterable[str]) -> Since:
-        """What changed `anchors` in the commits after `base` (which `holds`) up to the walk's end."""
-        seen = self.ancestry.get(base, 0)
+        """What changed `anchors` in the commits after `base` (which `holds`) up to the walk's head."""
+        seen = self.ancestry[base]
         how: dict[str, str] = {}
         union = 0
         for anchor in anchors:
@@ -92,5 +130,39 @@ class Walk:
                 last = self.what[(anchor, mask.bit_length() - 1)]
                 how[anchor] = then(self.what[(anchor, renamed.bit_length() - 1)], last) if renamed else last
                 union |= mask
-        newest = self.commits[union.bit_length() - 1] if union else None
-        return Since(dict(sorted(how.items())), union.bit_count(), newest)
+        newest = self.log[union.bit_length() - 1] if union else None
+        return Since(dict(sorted(how.items())) if len(how) > 1 else how, union.bit_count(), newest)
+
+    def kept(self, keep: set[str]) -> dict[str, Any]:
+        """The compact form: the ancestry of `keep` (the commits records are verified at) and of the
+        base and head only."""
+        what: dict[str, list[list[Any]]] = {}
+        for (anchor, j), word in sorted(self.what.items()):
+            what.setdefault(anchor, []).append([j, word, 1 if self.renames.get(anchor, 0) >> j & 1 else 0])
+        return {"base": self.base, "head": self.head, "log": [list(c) for c in self.log],
+                "names": {name: sorted(anchors) for name, anchors in sorted(self.names.items())},
+                "what": what,
+                "at": {sha: _mask(mask) for sha, mask in sorted(self.ancestry.items())
+                       if sha in keep or sha == self.base or sha == self.head}}
+
+    @classmethod
+    def from_kept(cls, data: Any) -> Walk:
+        """The walk of a `kept` form; ValueError (or a KeyError, TypeError) when it is not one."""
+        walk = cls(str(data["base"]), ())
+        walk.head = str(data["head"])
+        if not (_SHA.fullmatch(walk.base) and _SHA.fullmatch(walk.head)):
+            raise ValueError("not a commit")
+        walk.log = [(str(sha), str(subject)) for sha, subject in data["log"]]
+        walk.names = {str(name): {str(a) for a in anchors} for name, anchors in data["names"].items()}
+        for anchor, changes in data["what"].items():
+            for j, word, renamed in changes:
+                if type(j) is not int or not 0 <= j < len(walk.log):
+                    raise ValueError("not a commit of the walk")
+                walk.what[(anchor, j)] = str(word)
+                walk.touches[anchor] = walk.touches.get(anchor, 0) | (1 << j)
+                if renamed:
+                    walk.renames[anchor] = walk.renames.get(anchor, 0) | (1 << j)
+        walk.ancestry = {str(sha): _unmask(mask) for sha, mask in data["at"].items()}
+        if walk.head not in walk.ancestry or walk.base not in walk.ancestry:
+            raise ValueError("no ancestry of its head")
+        return walk

@@ -9,67 +9,67 @@ away, a shallow clone) or its anchor is not in HEAD's history; *disputed* when a
 `knowledge.disputed` ledger line names it after its newest review.
 
 Cost: one `git.history` walk from the oldest anchor commit to HEAD (`knowledge/anchored.py`)
-answers every record, after one `git.present` of the verification commits. The answer is kept in
-`.ai/local/state/currency.cache.json` with the HEAD it holds for: at the same HEAD and the same
-anchors a read is a file read; after new commits only those are walked (from the cached HEAD).
+answers every record, after one `git.present` of the verification commits. What the walk found is
+kept in `.ai/local/state/currency.cache.json`, once for all records: the commits that touched an
+anchored path, each anchored path's changes, and the ancestry of the verification commits and of
+HEAD. At the same HEAD a read is that file (a few hundred kilobytes at 20,000 records) and a few
+integer operations a record; after HEAD moved forward, one `git.history` of the new commits alone
+extends it; a record whose anchored paths or verification commits it has not seen, or a HEAD that
+is not a descendant of the cached one, has it rebuilt.
 """
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import Any
 
 from majordomus.base import fsio, git
 from majordomus.knowledge import known
+from majordomus.knowledge.anchored import Walk
 from majordomus.knowledge.known import Known
-from majordomus.knowledge.verdict import STATES, Currency, disputes, fix, judged
+from majordomus.knowledge.verdict import Currency, Walked, disputes, fix, walked
 from majordomus.store.workspace import Workspace
 
 CACHE = "currency.cache.json"
+_VERSION = 4
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
-_VERSION = 3
-_KNOWN = ("current", "may_be_stale")  # states computed from a walk, so extended by the next one
 
 
-def _key(rec: Known) -> str:
-    return "\x1f".join(rec.anchors) + "\x1e" + "\x1f".join(rec.verified_at)
-
-
-class Cached(NamedTuple):
-    """The cache file: the HEAD it holds for, each record's key (its anchors and verification
-    commits), and the entries of those that are not simply current at their newest verification
-    (the rest, most records, are implicit: `Currency.settled`)."""
-
-    head: str | None
-    keys: dict[str, str]
-    odd: dict[str, list[Any]]
-
-
-def _load(ws: Workspace) -> Cached:
+def _load(ws: Workspace, head: str) -> tuple[Walked, bool] | None:
+    """The cached walks and whether they were extended: to `head` when they were made at an ancestor
+    of it; None when there are none to trust (missing, another version's, a hand edit) or HEAD moved
+    otherwise."""
     try:
         data = json.loads(fsio.read_regular(ws.state / CACHE, 1 << 28))
-    except (OSError, ValueError):
-        return Cached(None, {}, {})
-    if not isinstance(data, dict) or data.get("v") != _VERSION or not isinstance(data.get("keys"), dict) \
-            or not isinstance(data.get("odd"), dict) or not _SHA.fullmatch(str(data.get("head"))) \
-            or not all(_entry_ok(e) for e in data["odd"].values()):
-        return Cached(None, {}, {})  # a cache that is not what this module writes is not read
-    return Cached(data["head"], data["keys"], data["odd"])
+        if not isinstance(data, dict) or data.get("v") != _VERSION:
+            return None
+        walks = [Walk.from_kept(w) for w in data["walks"]]
+        cached = Walked(walks, frozenset(map(str, data["paths"])), frozenset(map(str, data["gone"])),
+                        frozenset(map(str, data["away"])))
+        was = str(data["head"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if was == head:
+        return cached, False
+    if not walks or not _SHA.fullmatch(was):
+        return None
+    logged = git.history(ws.root, was, head)  # the new commits alone
+    if not logged or was not in {p for c in logged for p in c.parents}:
+        return None  # HEAD is not a descendant of the cached one (a reset, a rebase): walk afresh
+    for walk in walks:
+        if not walk.extend(logged, outside=False):
+            return None
+        walk.head = head
+    return cached, True
 
 
-def _entry_ok(entry: Any) -> bool:
-    """Whether a cached entry has the shape `Currency.entry` writes (a hand edit, another version's
-    file or a truncated one is not trusted: the whole cache is then recomputed)."""
-    return (type(entry) is list and len(entry) == 7 and entry[0] in STATES and type(entry[2]) is dict
-            and (entry[4] is None or type(entry[4]) is list and len(entry[4]) == 2)
-            and type(entry[3]) is int and type(entry[6]) is int and type(entry[5]) is str)
-
-
-def _save(ws: Workspace, cached: Cached) -> None:
+def _save(ws: Workspace, head: str, found: Walked, records: list[Known]) -> None:
+    keep = {c for r in records for c in r.verified_at}
+    data = {"v": _VERSION, "head": head, "paths": sorted(found.paths), "gone": sorted(found.gone),
+            "away": sorted(found.away), "walks": [w.kept(keep) for w in found.walks]}
     try:
-        fsio.atomic_write(ws.state / CACHE, json.dumps({"v": _VERSION, **cached._asdict()}, sort_keys=True,
-                                                       separators=(",", ":")), root=ws.root)
+        fsio.atomic_write(ws.state / CACHE, json.dumps(data, sort_keys=True, separators=(",", ":")), root=ws.root)
     except OSError:
         pass  # a cache that cannot be written costs time, never an answer
 
@@ -100,30 +100,25 @@ def _judge(ws: Workspace, found: list[Known]) -> dict[str, Currency]:
         return {**out, **{r.id: Currency.unknown(None, f"git could not be asked ({exc})") for r in anchored}}
     if head is None:
         return {**out, **{r.id: Currency.unknown(None, "this repository has no commit") for r in anchored}}
-    cached = _load(ws)
-    keys = {r.id: _key(r) for r in anchored}
-    fresh, later = [], []
+    loaded = _load(ws, head)
+    if loaded is not None:
+        cached, extended = loaded
+        same: dict[tuple[tuple[str, ...], tuple[str, ...]], Currency | None] = {}  # records verified together
+        for rec in anchored:
+            key = (rec.verified_at, rec.anchors)
+            state = same[key] if key in same else same.setdefault(key, cached.judge(rec))
+            if state is None:  # a path or a commit this cache was not walked for: walk afresh
+                break
+            out[rec.id] = state
+        else:
+            if extended:
+                _save(ws, head, cached, anchored)
+            return out
+    walked_now = walked(ws.root, head, anchored)
+    _save(ws, head, walked_now, anchored)
     for rec in anchored:
-        if cached.keys.get(rec.id) == keys[rec.id]:
-            if cached.head == head:
-                continue
-            kept = cached.odd.get(rec.id)
-            if kept is None or kept[0] in _KNOWN:
-                later.append((rec, kept))
-                continue
-        fresh.append(rec)
-    odd = {rid: entry for rid, entry in cached.odd.items() if rid in keys and cached.keys.get(rid) == keys[rid]}
-    if fresh or later:
-        by_id = {r.id: r for r in anchored}
-        for rid, entry in judged(ws.root, head, fresh, later, cached.head or "").items():
-            if entry == Currency.settled(by_id[rid]).entry():
-                odd.pop(rid, None)
-            else:
-                odd[rid] = entry
-        _save(ws, Cached(head, keys, odd))
-    for rec in anchored:
-        kept = odd.get(rec.id)
-        out[rec.id] = Currency.from_entry(kept) if kept is not None else Currency.settled(rec)
+        state = walked_now.judge(rec)
+        out[rec.id] = state if state is not None else Currency.unknown(None, "git could not place its commit")
     return out
 
 

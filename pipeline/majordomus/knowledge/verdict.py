@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from majordomus.base import git
-from majordomus.knowledge.anchored import Since, Walk, then
+from majordomus.knowledge.anchored import Walk
 from majordomus.knowledge.known import Known
 from majordomus.store.workspace import Workspace
 
@@ -43,23 +43,6 @@ class Currency(NamedTuple):
     @classmethod
     def unknown(cls, commit: str | None, note: str) -> Currency:
         return cls("unknown", commit, note=note)
-
-    @classmethod
-    def from_entry(cls, entry: list[Any]) -> Currency:
-        """From the cache's compact form (`entry`)."""
-        state, anchor, how, commits, newest, note, anchors = entry
-        return cls(state, anchor, how, commits, (newest[0], newest[1]) if newest else None, note, anchors)
-
-    def entry(self) -> list[Any]:
-        """The cache's compact form: [state, anchor, how, commits, newest, note, anchors]."""
-        return [self.state, self.anchor_commit, self.how or {}, self.commits_since,
-                list(self.newest) if self.newest else None, self.note, self.anchors]
-
-    @classmethod
-    def settled(cls, rec: Known) -> Currency:
-        """What a record whose newest verification is here and whose anchors nothing changed since
-        is: the answer the cache leaves implicit."""
-        return cls("current", rec.verified_at[0], {}, anchors=len(rec.anchors))
 
     def disputed(self, by: str, reason: str, ts: str) -> Currency:
         return self._replace(dispute=(by, reason, ts))
@@ -128,66 +111,59 @@ def _missing(commit: str) -> Currency:
                                     "(rebased away or a shallow clone)")
 
 
-def _settled(rec: Known, base: str, since: Since, before: Currency | None) -> list[Any]:
-    how = dict(before.how or {}) if before is not None else {}
-    for path, word in since.how.items():
-        how[path] = then(how.get(path), word)
-    commits = (before.commits_since if before is not None else 0) + since.commits
-    newest = (since.newest.sha, since.newest.subject) if since.newest else before.newest if before else None
-    anchor = before.anchor_commit if before is not None and before.anchor_commit else base
-    return Currency("may_be_stale" if how else "current", anchor, dict(sorted(how.items())), commits, newest,
-                    anchors=len(rec.anchors)).entry()
+def _away(commit: str) -> Currency:
+    return Currency.unknown(commit, f"verified at {short(commit)}, which is not in the history of HEAD "
+                                    "(another branch)")
 
 
-def judged(root: Path, head: str, fresh: list[Known], later: list[tuple[Known, list[Any] | None]],
-           cached_head: str) -> dict[str, list[Any]]:
-    """The cache entries of `fresh` records (judged from their anchor commits) and of the `later`
-    ones the commits since `cached_head` changed (each with its entry there, None for the implicit
-    `settled`), by id: a `later` record none of whose anchors those commits touched is left out,
-    its entry unchanged."""
-    if later and not git.is_ancestor(root, cached_head, head):  # a reset or a rebase since: judge afresh
-        fresh, later = fresh + [r for r, _ in later], []
-    # Only the fresh records' commits are looked up: a record judged before is extended from the
-    # cached HEAD, so a new commit costs no look-up of thousands of verification commits.
-    times = git.present(root, [c for r in fresh for c in r.verified_at] + ([cached_head] if later else []))
-    if later and cached_head not in times:
-        fresh, later = fresh + [r for r, _ in later], []
-        times = git.present(root, [c for r in fresh for c in r.verified_at])
-    out: dict[str, list[Any]] = {}
-    # (record, the commit it is judged from, its entry there: [] when judged afresh, None when the
-    # implicit `Currency.settled`)
-    pending: list[tuple[Known, str, list[Any] | None]] = []
+class Walked(NamedTuple):
+    """What a currency read knows from git: the walks (usually one), the anchored paths they follow,
+    the verification commits this clone does not have (`gone`) and those it has outside HEAD's
+    history since the walks' bases (`away`)."""
 
-    def anchor(rec: Known) -> None:
-        commit = next((c for c in rec.verified_at if c in times), None)
-        if commit is None:
-            out[rec.id] = _missing(rec.verified_at[0]).entry()
-        else:
-            pending.append((rec, commit, []))
+    walks: list[Walk]
+    paths: frozenset[str]
+    gone: frozenset[str]
+    away: frozenset[str]
 
-    for rec in fresh:
-        anchor(rec)
-    for rec, prior in later:
-        pending.append((rec, cached_head, prior))
+    def judge(self, rec: Known) -> Currency | None:
+        """The currency of `rec` (anchored, with verification commits); None when this was not
+        walked for it (an anchored path or a verification commit it has not seen)."""
+        if not self.paths.issuperset(rec.anchors):
+            return None
+        for commit in rec.verified_at:  # the newest verification this clone has anchors the record
+            for walk in self.walks:
+                if walk.holds(commit):
+                    since = walk.since(commit, rec.anchors)
+                    return Currency("may_be_stale" if since.how else "current", commit, since.how, since.commits,
+                                    since.newest, anchors=len(rec.anchors))
+            if commit in self.away:
+                return _away(commit)
+            if commit not in self.gone:
+                return None
+        return _missing(rec.verified_at[0])
+
+
+def walked(root: Path, head: str, anchored: list[Known]) -> Walked:
+    """Everything `anchored` records need from git, from scratch: one `git.present` of their
+    verification commits, then one `git.history` from the oldest anchor commit to `head` (and
+    another from any anchor commit that walk could not place, at most ROUNDS)."""
+    commits = {c for r in anchored for c in r.verified_at}
+    times = git.present(root, sorted(commits))
+    paths = frozenset(p for r in anchored for p in r.anchors)
+    pending = {c for c in (next((c for c in r.verified_at if c in times), None) for r in anchored) if c is not None}
+    walks: list[Walk] = []
     for _ in range(ROUNDS):
         if not pending:
             break
-        base = min((b for _, b, _ in pending), key=lambda b: (times.get(b, 0), b))
-        commits = git.history(root, base, head)
-        if commits is None:
+        base = min(pending, key=lambda b: (times[b], b))
+        logged = git.history(root, base, head)
+        if logged is None:
             break
-        walk = Walk(base, commits, {p for r, _, _ in pending for p in r.anchors})
-        left: list[tuple[Known, str, list[Any] | None]] = []
-        for rec, at, before in pending:
-            if before != [] and walk.base == at and not any(a in walk.touches for a in rec.anchors):
-                continue  # judged at the cached HEAD, and nothing since touched its anchors
-            if walk.holds(at):
-                was = None if before == [] else Currency.from_entry(before) if before else Currency.settled(rec)
-                out[rec.id] = _settled(rec, at, walk.since(at, rec.anchors), was)
-            else:  # behind the walk's base (committed with an older clock), or on another branch
-                left.append((rec, at, before))
-        pending = left
-    for rec, at, _ in pending:
-        out[rec.id] = Currency.unknown(at, f"verified at {short(at)}, which is not in the history of HEAD "
-                                           "(another branch)").entry()
-    return out
+        walk = Walk(base, paths)
+        walk.extend(logged)
+        walk.head = head
+        walk.ancestry.setdefault(head, (1 << len(walk.log)) - 1)
+        walks.append(walk)
+        pending = {c for c in pending if not walk.holds(c)}
+    return Walked(walks, paths, frozenset(commits - times.keys()), frozenset(pending))

@@ -6,24 +6,25 @@ does not import what answers them."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from majordomus.base import git
-from majordomus.base.errors import REFUSED, FatalError, unknown
-from majordomus.base.ids import check_id
-from majordomus.knowledge import agenda, currency, provenance, queue
-from majordomus.knowledge.search import search as find_records
-from majordomus.readers.knowledge_base import Capability
-from majordomus.readers.status import status as answer
-from majordomus.store import listing as store
-from majordomus.store import records
-from majordomus.store.workspace import Workspace
+from majordomus.base.errors import REFUSED, FatalError
+
+if TYPE_CHECKING:
+    from majordomus.readers.knowledge_base import Capability
+    from majordomus.store.workspace import Workspace
+
+# Each handler imports what it reads when it is called: a process that answers one reader (the
+# command line's `knowledge status`, an MCP server's first call) imports that reader's modules only.
 
 
 def candidates(ws: Workspace) -> list[dict[str, Any]]:
     """The review queue in review order (this branch first, oldest review age first): candidates
     with status candidate, with their branch, how long each has waited and from what, and whether
     git tracks them (an untracked one is listed and flagged: it is reviewed nowhere else)."""
+    from majordomus.base import git
+    from majordomus.knowledge import agenda, queue
+    from majordomus.store import listing as store
 
     listed = store.listing(ws)
     entries = {e.path: e for e in listed.of("candidates") if e.readable}
@@ -40,6 +41,12 @@ def candidates(ws: Workspace) -> list[dict[str, Any]]:
 
 def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parameter's declared name
     """One record, parsed, looked up among the files the source classes list."""
+    from majordomus.base import git
+    from majordomus.base.errors import unknown
+    from majordomus.base.ids import check_id
+    from majordomus.knowledge import agenda, currency, provenance, queue
+    from majordomus.store import listing as store
+    from majordomus.store import records
 
     check_id(id, "id")
     entry = store.listing(ws).find(id)
@@ -71,6 +78,7 @@ def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parame
 
 def status(ws: Workspace) -> dict[str, Any]:
     """Counts, queue, last derivation, writer freshness."""
+    from majordomus.readers.status import status as answer
 
     return answer(ws)
 
@@ -78,6 +86,8 @@ def status(ws: Workspace) -> dict[str, Any]:
 def search(ws: Workspace, text: str = "", **filters: str) -> list[dict[str, Any]]:
     """Records of both folders whose title or body holds every word of `text`, a verified one with
     its currency."""
+    from majordomus.knowledge import currency
+    from majordomus.knowledge.search import search as find_records
 
     hits = find_records(ws, text, filters.get("class"), filters.get("status"))
     states = currency.verified(ws)[1] if any(h["status"] == "verified" for h in hits) else {}

@@ -20,14 +20,14 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from majordomus import __version__
 from majordomus.base.errors import OK, REFUSED, UNKNOWN, FatalError
-from majordomus.readers import evidence_tools
-from majordomus.readers.answers import call
-from majordomus.readers.knowledge_base import CAPABILITIES, Capability
-from majordomus.store.workspace import Workspace
+from majordomus.base.resources import data_file
+
+if TYPE_CHECKING:
+    from majordomus.readers.knowledge_base import Capability
 
 SERVER_NAME = "majordomus"
 PROTOCOLS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")  # newest first
@@ -60,26 +60,56 @@ def output_schema(cap: Capability) -> dict[str, Any]:
 
 
 def tools() -> list[dict[str, Any]]:
-    """The tool list, as `tools/list` answers it (camelCase keys, as on the wire)."""
+    """The tool list generated from the declarations, as `tools/list` answers it (camelCase keys, as
+    on the wire): what `majordomus mcp --list` prints and `docs/mcp-tools.json` holds."""
+    from majordomus.readers import evidence_tools
+    from majordomus.readers.knowledge_base import CAPABILITIES
+
     return [{"name": cap.flat_name, "title": cap.summary,
              "description": f"{cap.description} (capability {cap.name})",
              "inputSchema": input_schema(cap), "outputSchema": output_schema(cap), "annotations": dict(READS)}
             for cap in CAPABILITIES] + [tool.listing() for tool in evidence_tools.TOOLS]
 
 
+_LISTED: list[dict[str, Any]] = []
+
+
+def listed() -> list[dict[str, Any]]:
+    """The tool list the server answers `tools/list` with: the published copy (`docs/mcp-tools.json`,
+    shipped in the wheel), one file read, so that the first answers import none of the readers and
+    writers nor what they import (a test keeps the copy equal to `tools()`); `tools()` itself when
+    the copy is missing or unreadable."""
+    if not _LISTED:
+        try:
+            found = json.loads(data_file("mcp-tools").read_bytes())
+        except (OSError, ValueError):
+            found = None
+        if not (isinstance(found, list) and found and all(isinstance(t, dict) and "name" in t for t in found)):
+            found = tools()
+        _LISTED.extend(found)
+    return _LISTED
+
+
 def call_tool(root: Path, name: str, arguments: dict[str, Any] | None) -> tuple[bool, Any]:
-    """(is_error, structured result or error text) for one tool call."""
+    """(is_error, structured result or error text) for one tool call. A reader imports what answers
+    it when it is first called (`readers/answers.py`), a writer what writes (`evidence_tools`):
+    nothing of either is imported to start or to list the tools."""
+    from majordomus.readers.knowledge_base import CAPABILITIES
 
     cap = next((c for c in CAPABILITIES if c.flat_name == name), None)
-    writer = evidence_tools.find(name) if cap is None else None
-    if cap is None and writer is None:
-        names = ", ".join(t["name"] for t in tools())
-        return True, f"unknown tool {name!r}: the tools are {names}"
     try:
+        from majordomus.store.workspace import Workspace
+
         ws = Workspace(root)
-        if writer is not None:
+        if cap is None:
+            from majordomus.readers import evidence_tools
+
+            writer = evidence_tools.find(name)
+            if writer is None:
+                return True, f"unknown tool {name!r}: the tools are {', '.join(t['name'] for t in tools())}"
             return False, evidence_tools.call(ws, writer, dict(arguments or {}))
-        assert cap is not None
+        from majordomus.readers.answers import call
+
         result = call(ws, cap, dict(arguments or {}))
     except FatalError as exc:
         kind = {UNKNOWN: "unknown id", REFUSED: "refused"}.get(exc.code, "error")
@@ -121,7 +151,7 @@ def handle(root: Path, message: Any) -> dict[str, Any] | None:
     if method == "ping":
         return _result(msg_id, {})
     if method == "tools/list":
-        return _result(msg_id, {"tools": tools()})
+        return _result(msg_id, {"tools": listed()})
     if method == "tools/call":
         name, arguments = params.get("name"), params.get("arguments")
         if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):

@@ -19,11 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from majordomus.base import git
-from majordomus.base.errors import NOT_INITIALISED, REFUSED, FatalError
+from majordomus.base.errors import REFUSED, FatalError
 from majordomus.base.fsio import locked
 from majordomus.base.output import line, say
 from majordomus.store.ledger import Ledger
 from majordomus.store.policycache import load_cached
+from majordomus.store.root import checkout
+from majordomus.store.root import find_root as find_root  # where it was, for its importers
 
 if TYPE_CHECKING:
     from majordomus.store.ledger import Ledger
@@ -164,27 +166,8 @@ class Workspace:
         return (self.repo).is_dir()
 
 
-def find_root(start: Path | None = None) -> Path | None:
-    """The nearest folder at or above `start` holding `.ai/repo` (else a `.git`)."""
-    here = (start or Path.cwd()).resolve()
-    git_root = None
-    for folder in (here, *here.parents):
-        if (folder / ".ai" / "repo").is_dir():
-            return folder
-        if git_root is None and (folder / ".git").exists():
-            git_root = folder
-    return git_root
-
-
 def open_workspace(start: Path | None = None, *, require_init: bool = True) -> Workspace:
     """The workspace of `start` (default: $MAJORDOMUS_ROOT or the current directory)."""
-    if start is None and os.environ.get("MAJORDOMUS_ROOT"):
-        start = Path(os.environ["MAJORDOMUS_ROOT"])
-    root = find_root(start)
-    if root is None:
-        raise FatalError("not inside a git repository: run `git init`, then `majordomus init`", NOT_INITIALISED)
-    ws = Workspace(root)
-    if require_init and not ws.initialised:
-        raise FatalError(f"{root} is not initialised for majordomus: run `majordomus init`", NOT_INITIALISED)
+    ws = Workspace(checkout(start, require_init=require_init))
     ws.warn = True
     return ws

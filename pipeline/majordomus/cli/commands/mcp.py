@@ -1,15 +1,16 @@
 """majordomus mcp: the reader capabilities of `readers.knowledge_base` and the evidence writers,
-as MCP tools on stdio."""
+as MCP tools on stdio.
+
+Serving starts with a few `stat`s (`store/root.py`): nothing that reads the store is imported
+before a tool is called, so `initialize` and `tools/list` cost the same on any store."""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 from majordomus.base.errors import NOT_INITIALISED, OK, FatalError
-from majordomus.base.output import emit_json
 from majordomus.cli.commands import Subparsers
-from majordomus.readers import mcp_stdio
-from majordomus.store.workspace import find_root, open_workspace
+from majordomus.store.root import checkout, find_root, start_dir
 
 NAMES = ("mcp",)
 
@@ -24,14 +25,17 @@ def add_parsers(sub: Subparsers) -> None:
 
 def mcp(list_only: bool) -> int:
     """Serve the MCP tools on stdio (or print their list)."""
+    from majordomus.readers import mcp_stdio
 
     if list_only:
+        from majordomus.base.output import emit_json
+
         emit_json(mcp_stdio.tools())
         return OK
     try:
-        ws = open_workspace()
+        root = checkout()
     except FatalError as exc:
-        if exc.code != NOT_INITIALISED or find_root(_start()) is not None:
+        if exc.code != NOT_INITIALISED or find_root(start_dir()) is not None:
             raise  # inside a repository that is not initialised: `majordomus init` is the fix
         # An MCP client starts its servers from wherever it was started, not from the repository.
         where = (f"MAJORDOMUS_ROOT={os.environ['MAJORDOMUS_ROOT']} is not inside a git repository"
@@ -39,9 +43,4 @@ def mcp(list_only: bool) -> int:
         raise FatalError(f"the MCP server found no repository: {where}: set MAJORDOMUS_ROOT to the "
                          "repository's root in the server's registration (its `env`), or start the client "
                          "inside the repository", NOT_INITIALISED) from None
-    return mcp_stdio.serve(ws.root)
-
-
-def _start() -> Path | None:
-    root = os.environ.get("MAJORDOMUS_ROOT")
-    return Path(root) if root else None
+    return mcp_stdio.serve(root)
