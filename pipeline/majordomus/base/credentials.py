@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import Path
 
 _MAY_HOLD = re.compile(
     r"PRIVATE KEY|PuTTY|://|_authToken|eyJ|(?i:xox)|AccountKey=|AKC|AP[\dA-F]|sk-ant-|github_pat_|AIza"
@@ -67,7 +68,6 @@ def identity() -> bytes:
     found without importing it. Any change to them is another screen, which no answer kept by
     this one may stand in for."""
     import importlib.util
-    from pathlib import Path
 
     here = Path(__file__)
     found = [here, here.with_name("credential_plugins.py")]
