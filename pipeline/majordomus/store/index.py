@@ -73,13 +73,20 @@ class Index:
             existed = os.path.lexists(self.path)
             if existed:
                 fsio.confined(self.path)
-            db = self._connect()
-            why = _wrong(db) if existed else "missing"
+            why: str | None = "missing"
+            db: sqlite3.Connection | None = None
+            if existed:
+                try:
+                    db = self._connect()
+                    why = _wrong(db)
+                except sqlite3.DatabaseError as exc:
+                    why = f"unreadable ({exc})"
             if why is not None:
                 if why != "missing":
                     print(f"majordomus: the knowledge index {self.path.name} was {why}: rebuilt it from the "
                           "records", file=sys.stderr)
                 db = self._create(db)
+            assert db is not None
             self._db = db
         except (OSError, sqlite3.Error, ValueError):
             self._failed = True
@@ -90,8 +97,9 @@ class Index:
         db.execute("PRAGMA synchronous=OFF")  # derived: a torn write is rebuilt, never trusted
         return db
 
-    def _create(self, db: sqlite3.Connection) -> sqlite3.Connection:
-        db.close()
+    def _create(self, db: sqlite3.Connection | None) -> sqlite3.Connection:
+        if db is not None:
+            db.close()
         for suffix in ("", "-journal", "-wal", "-shm"):
             try:
                 os.unlink(f"{self.path}{suffix}")
