@@ -7,7 +7,13 @@ import json
 import os
 from typing import Any
 
+import pytest
+
 from conftest import Repo
+from majordomus.knowledge import queue
+from majordomus.store import filecache
+from majordomus.store import index as store_index
+from majordomus.store.workspace import Workspace
 from kbstore import build
 
 READERS = (("knowledge", "candidates", "--json"), ("knowledge", "status", "--json"),
@@ -109,13 +115,20 @@ def test_a_garbled_index_is_rebuilt_with_one_line(repo: Repo) -> None:
         proc.stderr.splitlines()[0] + "\n", "", 1)  # said once: the next reader finds it sound
 
 
-def test_a_record_rewritten_in_place_is_caught_up_by_knowledge_check(repo: Repo) -> None:
-    build(repo)
+def test_a_record_rewritten_in_place_is_caught_up_by_a_refresh(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big folder is trusted to its stamp (SCAN_BELOW lowered to 0 here): what an editor rewrote in
+    place is caught up by `refresh`, which `knowledge check` runs; a small one is seen at once."""
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    ws = Workspace(repo.root)
     _write(repo, "candidates", "in-place", "Tabs before")
-    assert "Tabs before" in repo.mj("knowledge", "candidates", "--json", check=True).stdout
-    path = repo.root / ".ai" / "repo" / "knowledge" / "candidates" / "in-place.md"
+    assert [c.title for c in queue.waiting(ws)] == ["Tabs before"]
+    path = ws.candidates / "in-place.md"
     with open(path, "r+") as handle:  # an editor writing in place: the folder's stamp stays
         handle.write(RECORD.format(rid="in-place", title="Tabs after!"))
-    repo.mj("knowledge", "check")
-    out = repo.mj("knowledge", "candidates", "--json", check=True).stdout
-    assert "Tabs after!" in out and "Tabs before" not in out
+    assert [c.title for c in queue.waiting(ws)] == ["Tabs after!"]  # a small folder: each file checked
+    monkeypatch.setattr(store_index, "SCAN_BELOW", 0)
+    with open(path, "r+") as handle:
+        handle.write(RECORD.format(rid="in-place", title="Tabs later"))
+    store_index.of(ws).refresh([ws.candidates])
+    assert [c.title for c in queue.waiting(ws)] == ["Tabs later"]

@@ -16,8 +16,9 @@ or renamed in it, which every writer of ours (temp file + rename) and git's chec
 pull do; then the folder is scanned again (scandir, one `lstat` an entry) and only the files whose
 stamp changed are read again. A stamp taken within one tick of the file system's clock of a change
 vouches for nothing (`filecache.settled`): such a folder is scanned, such a file read, every time
-until it settles. An editor that rewrites a record in place keeps its folder's stamp: the rows of
-that folder are caught up by `refresh` (`knowledge check`, which reads every record anyway and runs
+until it settles. A folder of fewer than SCAN_BELOW records is checked file by file every time
+anyway. An editor that rewrites a record in place keeps its folder's stamp: in a bigger folder the
+rows are caught up by `refresh` (`knowledge check`, which reads every record anyway and runs
 in the pre-commit gate, calls it), and a record's own page reads its file.
 
 When the file is unreadable, of another version or not an index, it is removed and built again
@@ -42,6 +43,9 @@ from majordomus.store.filecache import entry_stat, settled, stamp
 FILE = "index.sqlite3"
 SCHEMA = 1  # of the tables: raise it when they change (a view's own version is kept per view)
 VIEWS = ("queue", "known", "summary", "search")
+# A folder of fewer records is checked file by file every time (one `lstat` each, a millisecond),
+# so a record rewritten in place is seen at once; a bigger one is trusted to its stamp.
+SCAN_BELOW = 1000
 _TABLES = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE folders (folder TEXT PRIMARY KEY, stamp TEXT NOT NULL)",
@@ -221,7 +225,9 @@ class Index:
         now = stamp(folder)
         kept = db.execute("SELECT stamp FROM folders WHERE folder = ?", (rel,)).fetchone()
         if not force and now and kept is not None and kept[0] == _text(now):
-            return
+            (count,) = db.execute("SELECT count(*) FROM files WHERE folder = ?", (rel,)).fetchone()
+            if count >= SCAN_BELOW:
+                return
         rows = {name: st for name, st in db.execute("SELECT name, stamp FROM files WHERE folder = ?", (rel,))}
         seen: set[str] = set()
         changes: list[tuple[str, str | None]] = []
