@@ -7,9 +7,9 @@ records that relate to a path this branch or the working tree changed, then the 
 superseded record is never read back as knowledge.
 
 Records are read through the one front-matter reader (`store.records.front`), whose fast path
-needs no YAML: this runs on the start hook. What was read of each file is kept in
-`.ai/local/state/known.cache.json` by the file's stat (`store/filecache.py`), so the start hook
-stats the curated records instead of reading them.
+needs no YAML: this runs on the start hook. What was read of each file is kept in the knowledge
+index (`store/index.py`), checked by the folder's stamp, so the start hook reads one row a record
+instead of each record.
 """
 from __future__ import annotations
 
@@ -19,12 +19,11 @@ from typing import Any, NamedTuple
 
 from majordomus.base.fsio import read_regular
 from majordomus.store import records
-from majordomus.store.filecache import FileCache, entry_stat
+from majordomus.store import index as store_index
 from majordomus.store.workspace import Workspace
 
 # The order an agent meets the classes in: what binds first.
 CLASS_ORDER = ("constraint", "convention", "lesson", "fact", "memory")
-CACHE = "known.cache.json"
 _VERSION = 4  # of what an entry holds: raise it when the fields read change
 HEAD_LIMIT = 1 << 16  # what is read of a record: its front matter and the start of its body
 # body lines that are pointers or bookkeeping, never a record's reason
@@ -131,30 +130,25 @@ def _read(path: Path) -> list[Any] | None:
             text_of(meta.get("date")), list(_paths(meta)), reason_of(meta, body), anchors(meta), commits, newest]
 
 
+def _read_path(path: str) -> list[Any] | None:
+    return _read(Path(path))
+
+
 def verified(folder: Path, ws: Workspace | None = None) -> list[Known]:
     """Every record under `folder` whose status is verified, sorted by id. Leftovers of
-    interrupted writes, links and unreadable files are passed over. With `ws`, through its cache
-    (`known.cache.json`): a file whose stat is unchanged is not read again."""
-    cache = FileCache(ws.state / CACHE, _VERSION, ws.root) if ws is not None else None
-    rel = ws.rel(folder) if ws is not None else ""
+    interrupted writes, links and unreadable files are passed over. With `ws`, through the
+    knowledge index (`store/index.py`): a file whose stamp is unchanged is not read again."""
+    if ws is not None:
+        listed = store_index.of(ws).view(folder, "known", _VERSION, _read_path)
+    else:
+        listed = [(name, _read(folder / name)) for name in records.names(folder)]
     found = []
-    seen: set[str] = set()
-    for entry in records.entries(folder):
-        st = entry_stat(entry) if cache is not None else None
-        hit, read = cache.get(rel, entry.name, st) if cache is not None and st is not None else (False, None)
-        if not hit:
-            read = _read(folder / entry.name)
-            if cache is not None and st is not None:
-                cache.put(rel, entry.name, st, read)
-        seen.add(entry.name)
+    for name, read in listed:
         if not read:
             continue
         cls, title, date, paths, reason, anchored, commits, newest = read
-        found.append(Known(entry.name[:-len(".md")], cls, title, date, tuple(paths), reason, tuple(anchored),
+        found.append(Known(name[:-len(".md")], cls, title, date, tuple(paths), reason, tuple(anchored),
                            tuple(commits), newest))
-    if cache is not None:
-        cache.keep_only(rel, seen)
-        cache.save()
     return found
 
 

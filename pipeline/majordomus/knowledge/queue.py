@@ -7,9 +7,9 @@ in the tree. Read through the one front-matter reader (its fast path needs no YA
 the start hook), with the evidence's time (`Evidence: <event> at <ts>.`, the body's last line)
 that orders it.
 
-What the queue reads of each file is kept in `.ai/local/state/queue.cache.json` by the file's stat
-(`store/filecache.py`): the start hook stats the candidates and the session records it needs
-instead of reading them.
+What the queue reads of each candidate is kept in the knowledge index (`store/index.py`), checked by
+its folder's stamp; the branch each session record states, in `.ai/local/state/queue.cache.json` by
+the record's stat (`store/filecache.py`).
 """
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ from typing import Any, NamedTuple
 from majordomus.base.fsio import read_regular
 from majordomus.base.ids import ID_PATTERN
 from majordomus.store import records
-from majordomus.store.filecache import FileCache, content_digest, entry_stat, lstat
+from majordomus.store import index as store_index
+from majordomus.store.filecache import FileCache, lstat
+from majordomus.store.index import Index
 from majordomus.store.workspace import Workspace
 
 _BRANCH = re.compile(r"^(?:    )?branch(?:_close)?:[ \t]*(.*)$", re.M)  # each span's, newest last
@@ -146,88 +148,95 @@ def _front(path: Path | str, head: bytes | None = None) -> list[Any] | None:
     return [fields, session, raw]
 
 
+def _knowledge_of(folder: str) -> str:
+    """The knowledge folder a candidates folder (candidates/ or the outbox's) belongs to."""
+    knowledge = os.path.dirname(folder)
+    if os.path.basename(knowledge) == "outbox":  # .ai/local/state/outbox/candidates
+        knowledge = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(knowledge))), "repo", "knowledge")
+    return knowledge
+
+
 def reviewed(folder: str, name: str) -> bool:
     """Whether the candidate `name` of `folder` (candidates/ or the outbox's) has a reviewed record
     in curated/: every act leaves the candidate's file where it was (docs/TEAM.md), and it is in no
     queue from then on. One stat."""
     if os.path.basename(folder) != "candidates":
         return False
-    knowledge = os.path.dirname(folder)
-    if os.path.basename(knowledge) == "outbox":  # .ai/local/state/outbox/candidates
-        knowledge = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(knowledge))), "repo", "knowledge")
-    return os.path.exists(os.path.join(knowledge, "curated", name))
+    return os.path.exists(os.path.join(_knowledge_of(folder), "curated", name))
+
+
+class _Reviewed:
+    """`reviewed`, for many names: each curated folder's names listed once (from the index when
+    there is one), not one stat a candidate."""
+
+    def __init__(self, index: Index | None) -> None:
+        self.index = index
+        self.curated: dict[str, set[str] | None] = {}
+
+    def __call__(self, folder: str, name: str) -> bool:
+        if self.index is None or os.path.basename(folder) != "candidates":
+            return reviewed(folder, name)
+        if folder not in self.curated:
+            names = self.index.names(Path(_knowledge_of(folder), "curated"))
+            self.curated[folder] = set(names) if names is not None else None
+        found = self.curated[folder]
+        return reviewed(folder, name) if found is None else name in found
+
+
+def _read(path: str) -> list[Any] | None:
+    return _front(path)
 
 
 def statuses(ws: Workspace, folder: Path) -> dict[Path, str | None]:
     """The `status:` of each record file of `folder` (None when it has none, or cannot be read),
-    as `records.quick_status` reads it, through the cache: counts and the review queue's length
+    as `records.quick_status` reads it, through the index: counts and the review queue's length
     for `majordomus context`, doctor and status."""
-    cache = _cache(ws)
-    rel = ws.rel(folder)
+    index = store_index.of(ws)
+    is_reviewed = _Reviewed(index)
+    where = os.fspath(folder)
     found: dict[Path, str | None] = {}
-    for entry in records.entries(folder):
-        st = entry_stat(entry)
-        path = folder / entry.name
-        hit, read = cache.get(rel, entry.name, st) if st is not None else (False, None)
-        if not hit:
-            read = _front(path)
-            if st is not None:
-                cache.put(rel, entry.name, st, read)
+    for name, read in index.view(folder, "queue", _VERSION, _read):
+        path = folder / name
         found[path] = read[2] if read is not None else None
-        if found[path] in (None, "candidate") and reviewed(os.fspath(folder), entry.name):
+        if found[path] in (None, "candidate") and is_reviewed(where, name):
             found[path] = "reviewed"
-    cache.keep_only(rel, {p.name for p in found})
-    cache.save()
     return found
 
 
-def fronts(folder: Path, paths: list[Path] | None = None, cache: FileCache | None = None,
-           root: Path | None = None) -> list[tuple[str, str, dict[str, str], str | None]]:
+def fronts(folder: Path, paths: list[Path] | None = None, index: Index | None = None
+           ) -> list[tuple[str, str, dict[str, str], str | None]]:
     """(id, file, front-matter fields, episode named in derived_from) of every record with status
     candidate, sorted by id: the files of `folder`, or `paths` (the files a source class lists).
-    Read through the one front-matter reader, so the queue agrees with `knowledge check`; with a
-    `cache` (and the repository `root`), a file whose stat is unchanged is not read again. Paths
-    are strings here: thousands of path objects cost more than the stats."""
-    listed: list[tuple[str, str, os.DirEntry[str] | None]]
-    if paths is not None:
-        listed = [(os.fspath(p.parent), p.name, None) for p in sorted(paths, key=lambda p: p.name)]
-    else:
+    Read through the one front-matter reader, so the queue agrees with `knowledge check`; with an
+    `index`, a file whose stamp is unchanged is not read again. Paths are strings here: thousands
+    of path objects cost more than the stats."""
+    listed: list[tuple[str, str, Any]] = []
+    if paths is None:
         where = os.fspath(folder)
-        listed = [(where, e.name, e) for e in records.entries(folder)]
-    found = []
-    seen: set[str] = set()
-    prefixes: dict[str, str] = {}  # folder -> its repository-relative path
-    cached = cache is not None and root is not None
-    for parent, name, entry in listed:
-        if name == "README.md" or name.startswith(".tmp."):
-            continue
-        path = parent + os.sep + name
-        st = (lstat(path) if entry is None else entry_stat(entry)) if cached else None
-        if cache is not None and root is not None and st is not None:
-            if parent not in prefixes:
-                prefixes[parent] = Path(parent).relative_to(root).as_posix()
-            seen.add(name)
-            hit, read = cache.get(prefixes[parent], name, st)
-            if not hit:  # read; parsed again only when the bytes are not the ones last parsed
-                try:
-                    head: bytes | None = read_regular(path, HEAD_LIMIT)
-                except OSError:
-                    head = None
-                digest = content_digest(head) if head is not None else None
-                hit, read = cache.get_content(prefixes[parent], name, digest) if digest else (False, None)
-                if not hit:
-                    read = _front(path, head) if head is not None else None
-                cache.put(prefixes[parent], name, st, read, digest)
+        if index is not None:
+            listed = [(where, n, r) for n, r in index.view(folder, "queue", _VERSION, _read)]
         else:
-            read = _front(Path(path))
-        if read is None:
+            listed = [(where, n, _front(where + os.sep + n)) for n in records.names(folder)]
+    else:
+        by_folder: dict[str, list[str]] = {}
+        for p in paths:
+            by_folder.setdefault(os.fspath(p.parent), []).append(p.name)
+        for parent, names in by_folder.items():
+            if index is not None:
+                got = dict(index.view(Path(parent), "queue", _VERSION, _read, only=names))
+                listed.extend((parent, n, got[n] if n in got else _front(parent + os.sep + n)) for n in names)
+            else:
+                listed.extend((parent, n, _front(parent + os.sep + n)) for n in names)
+        listed.sort(key=lambda item: item[1])
+    is_reviewed = _Reviewed(index)
+    found = []
+    for parent, name, read in listed:
+        if name == "README.md" or name.startswith(".tmp.") or read is None:
             continue
         fields, session, _ = read
-        if fields.get("status", "candidate") != "candidate" or reviewed(parent, name):
+        if fields.get("status", "candidate") != "candidate" or is_reviewed(parent, name):
             continue
-        found.append((os.path.splitext(name)[0], path, fields, session))
-    if cache is not None and root is not None and paths is None:
-        cache.keep_only(folder.relative_to(root).as_posix(), seen)
+        found.append((os.path.splitext(name)[0], parent + os.sep + name, fields, session))
     return found
 
 
@@ -237,8 +246,9 @@ def waiting(ws: Workspace, folder: Path | None = None, paths: list[Path] | None 
     """Every candidate with status candidate, sorted by id, placed on its branch. `paths` (the
     files a source class lists) replaces the listing of `folder`. A few `paths` are read, not
     looked up in the cache (which costs more to load than they cost to read)."""
-    cache = _cache(ws) if paths is None or len(paths) > FEW else None
-    raw = fronts(folder or ws.candidates, paths, cache, ws.root)
+    many = paths is None or len(paths) > FEW
+    cache = _cache(ws) if many else None
+    raw = fronts(folder or ws.candidates, paths, store_index.of(ws) if many else None)
     branches = episode_branches(ws, {e for *_, e in raw if e}, ledger_branches, cache, current)
     if cache is not None:
         cache.save()
@@ -252,7 +262,7 @@ def placed(ws: Workspace, ledger_branches: dict[str, str | None] | None = None
            ) -> list[tuple[str, str | None, str | None]]:
     """(id, episode, branch) of every candidate: the queue as the start briefing needs it."""
     cache = _cache(ws)
-    raw = fronts(ws.candidates, cache=cache, root=ws.root)
+    raw = fronts(ws.candidates, index=store_index.of(ws))
     branches = episode_branches(ws, {e for *_, e in raw if e}, ledger_branches, cache)
     cache.save()
     return [(rid, episode, branches.get(episode) if episode else None) for rid, _, _, episode in raw]

@@ -2,20 +2,25 @@
 of a text, for the agent and for the person. Words are matched case-insensitively as substrings;
 an empty text matches every record, so `--status verified` alone lists what the repository knows.
 
-The files are those the source classes list (one git call); each is read once, and a record that
-cannot be read is passed over (`majordomus knowledge check` names it).
+The files are those the source classes list (one git call, kept in the knowledge index while its
+inputs are unchanged); what is matched of each (title, class, status, date, the body casefolded)
+is kept in the index (`store/index.py`), and a record that cannot be read is passed over
+(`majordomus knowledge check` names it).
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from majordomus.base.errors import refused
 from majordomus.knowledge.known import CLASS_ORDER, text_of
+from majordomus.store import index as store_index
 from majordomus.store import listing as store
 from majordomus.store import records
 from majordomus.store.workspace import Workspace
 
 STATUSES = records.STATUSES
+VERSION = 1  # of what the index keeps for the search (`_read`)
 
 
 def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
@@ -26,25 +31,27 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
         raise refused(f"status {status!r} refused: use one of {', '.join(STATUSES)}")
     words = [w.casefold() for w in text.split()]
     hits: list[dict[str, Any]] = []
-    for entry in store.listing(ws).entries:
-        if not entry.readable:
+    entries = [e for e in store.listing(ws).entries if e.readable]
+    by_folder: dict[Path, list[str]] = {}
+    for entry in entries:
+        by_folder.setdefault(entry.path.parent, []).append(entry.path.name)
+    index = store_index.of(ws)
+    kept = {folder: dict(index.view(folder, "search", VERSION, _read, only=names))
+            for folder, names in by_folder.items()}
+    for entry in entries:
+        read = kept[entry.path.parent].get(entry.path.name)
+        if read is None:
             continue
-        try:
-            record = records.load(entry.path)
-        except (OSError, records.RecordError):
-            continue
-        meta, body = record.meta, record.body
-        title = " ".join(text_of(meta.get("title")).split())
-        rec_cls, rec_status = text_of(meta.get("class")), text_of(meta.get("status"))
+        title, rec_cls, rec_status, date, folded_body = read
         if (cls is not None and rec_cls != cls) or (status is not None and rec_status != status):
             continue
-        folded_title, folded_body = title.casefold(), body.casefold()
+        folded_title = title.casefold()
         if not all(w in folded_title or w in folded_body for w in words):
             continue
         matched = [name for name, where in (("title", folded_title), ("body", folded_body))
                    if words and any(w in where for w in words)]
         hits.append({"id": entry.id, "source": entry.source, "status": rec_status, "class": rec_cls,
-                     "title": title, "date": text_of(meta.get("date")), "path": entry.rel,
+                     "title": title, "date": date, "path": entry.rel,
                      "tracked": entry.tracked, "matched": matched})
     rank = {c: i for i, c in enumerate(CLASS_ORDER)}
     hits.sort(key=lambda h: h["id"])
@@ -52,3 +59,15 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
     hits.sort(key=lambda h: (not (words and all(w in h["title"].casefold() for w in words)),
                              rank.get(h["class"], len(rank))))
     return hits
+
+
+def _read(path: str) -> list[str] | None:
+    """What the search keeps of a record: [title, class, status, date, the body casefolded], or
+    None when it cannot be read as one."""
+    try:
+        record = records.load(Path(path))
+    except (OSError, records.RecordError):
+        return None
+    meta = record.meta
+    return [" ".join(text_of(meta.get("title")).split()), text_of(meta.get("class")), text_of(meta.get("status")),
+            text_of(meta.get("date")), record.body.casefold()]

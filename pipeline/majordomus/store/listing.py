@@ -14,22 +14,20 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.base import fsio, git, yamlio
 from majordomus.base.errors import NOT_INITIALISED, FatalError
+from majordomus.store import index as store_index
 from majordomus.store import records
-from majordomus.store.filecache import FileCache, lstat
 from majordomus.store.workspace import Workspace
 
 SOURCES = "sources.yaml"
 CONTRACT = "README.md"  # each folder's README contract: not a record
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     id: str  # the file name without .md
     source: str  # the source class: candidates | curated
     path: Path
@@ -38,8 +36,7 @@ class Entry:
     rel: str = ""  # the repository-relative path, as git wrote it
 
 
-@dataclass(frozen=True)
-class Store:
+class Store(NamedTuple):
     entries: tuple[Entry, ...]
 
     def of(self, source: str) -> list[Entry]:
@@ -123,14 +120,20 @@ def listing(ws: Workspace) -> Store:
     specs = pathspecs(ws)
     if not specs:
         return Store(())
-    try:
-        out = git.run(ws.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "-t",
-                      "--", *specs.values())
-    except git.GitError as exc:
-        raise FatalError(f"{exc}: the store is read through git; run majordomus inside the repository "
-                         "(`git init` if it has none)", NOT_INITIALISED) from None
+    index = store_index.of(ws)
+    folders = _folders(ws, specs)
+
+    def ls_files() -> str:
+        try:
+            return git.run(ws.root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "-t",
+                           "--", *specs.values())
+        except git.GitError as exc:
+            raise FatalError(f"{exc}: the store is read through git; run majordomus inside the repository "
+                             "(`git init` if it has none)", NOT_INITIALISED) from None
+
+    out = index.listing(sorted(specs.items()), _inputs(ws, folders), ls_files) if folders else ls_files()
     matchers = [(name, _matcher(spec)) for name, spec in specs.items()]
-    guard = Guard(ws)
+    guard = Guard(ws, index if folders else None)
     store_dir = ws.rel(ws.knowledge) + "/"
     seen: dict[tuple[str, str], Entry] = {}
     for item in out.split("\0"):
@@ -153,22 +156,64 @@ def listing(ws: Workspace) -> Store:
     return Store(tuple(sorted(kept, key=lambda e: (e.source, e.id))))
 
 
+def _folders(ws: Workspace, specs: dict[str, str]) -> list[Path]:
+    """The folders the pathspecs list files of, when each names one folder's files (`folder/*.md`):
+    then git's listing depends on those folders, git's index and the ignore files alone. [] when a
+    pathspec reaches into subfolders (`**`, a folder named whole): git is asked every time."""
+    found = []
+    for spec in specs.values():
+        pattern = re.sub(r"^:\([^)]*\)", "", spec)
+        folder, _, name = pattern.rpartition("/")
+        if not folder or any(c in folder for c in "*?[") or not any(c in name for c in "*?[") or "**" in name:
+            return []
+        found.append(ws.root / folder)
+    return sorted(set(found))
+
+
+def _inputs(ws: Workspace, folders: list[Path]) -> list[Path]:
+    """What git's listing of `folders` depends on: git's index, the folders, the ignore files on
+    the way down to them and the repository's own exclude file (a global `core.excludesFile`
+    changed in between is not seen: it rarely names a record)."""
+    found = [ws.knowledge / SOURCES, *folders]
+    index_file = git.index_file(ws.root)
+    if index_file is not None:
+        found += [index_file, index_file.parent / "info" / "exclude"]
+    ignores = {ws.root / ".gitignore"}
+    for folder in folders:
+        parts = folder.relative_to(ws.root).parts
+        ignores.update(ws.root.joinpath(*parts[:n], ".gitignore") for n in range(1, len(parts) + 1))
+    return found + sorted(ignores)
+
+
 class Guard:
     """Is a path a regular file whose real location is inside the store? Each folder is resolved
-    once (a store of thousands of records has a handful of folders)."""
+    once (a store of thousands of records has a handful of folders); with the `index`, a folder's
+    regular files are those the index lists (checked by the folder's stamp), not one `lstat` each."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, index: store_index.Index | None = None) -> None:
         self.store = os.path.realpath(ws.knowledge)
         self.folders: dict[str, bool] = {}
+        self.index = index
+        self.names: dict[str, set[str] | None] = {}
 
     def __call__(self, path: Path) -> bool:
+        if self.index is not None:
+            folder, name = os.path.split(path)
+            if folder not in self.names:
+                listed = self.index.names(Path(folder)) if self._inside(folder) else []
+                self.names[folder] = set(listed) if listed is not None else None
+            found = self.names[folder]
+            if found is not None:
+                return name in found
         try:
             mode = os.lstat(path).st_mode
         except OSError:
             return False
         if not stat.S_ISREG(mode):  # a symbolic link is never followed
             return False
-        folder = os.path.dirname(path)
+        return self._inside(os.path.dirname(path))
+
+    def _inside(self, folder: str) -> bool:
         if folder not in self.folders:
             real = os.path.realpath(folder)
             self.folders[folder] = real == self.store or real.startswith(self.store + os.sep)
@@ -193,28 +238,45 @@ def _stated(value: Any) -> str:
     return str(value) if value is not None and value != "" else "(none)"
 
 
+SUMMARY = 1  # the version of what `summaries` keeps of a record
+
+
 def summaries(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> Iterator[tuple[Entry, str, str]]:
     """`readable`, as each record's status and class alone (`(none)` when it states none), through
-    a cache by the file's stat (`.ai/local/state/records.cache.json`): a record unchanged since it
-    was read is not read again."""
-    cache = FileCache(ws.state / "records.cache.json", 1, ws.root)
+    the knowledge index (`store/index.py`): a record unchanged since it was read is not read again."""
+    index = store_index.of(ws)
+    by_folder: dict[Path, list[str]] = {}
     for entry in store.entries:
-        st = lstat(entry.path) if entry.readable else None
-        folder, name = entry.rel.rpartition("/")[::2]
-        hit, summary = cache.get(folder, name, st) if st is not None else (False, None)
-        if not hit or not isinstance(summary, list) or len(summary) < 2:
-            try:
-                meta = load(ws, entry).meta
-                summary = ["ok", _stated(meta.get("status")), _stated(meta.get("class"))]
-            except records.RecordError as exc:
-                summary = ["bad", str(exc)]
-            if st is not None:
-                cache.put(folder, name, st, summary)
+        if entry.readable:
+            by_folder.setdefault(entry.path.parent, []).append(entry.path.name)
+    kept: dict[Path, dict[str, Any]] = {folder: dict(index.view(folder, "summary", SUMMARY, _summary, only=names))
+                                        for folder, names in by_folder.items()}
+    for entry in store.entries:
+        summary = kept.get(entry.path.parent, {}).get(entry.path.name) if entry.readable else None
+        if summary is None:
+            summary = _summary_of(ws, entry)
         if summary[0] == "ok":
             yield entry, summary[1], summary[2]
         else:
             unreadable.append({"id": entry.id, "path": entry.rel, "problem": summary[1]})
-    cache.save()
+
+
+def _summary(path: str) -> list[str]:
+    try:
+        meta = records.load(Path(path)).meta
+        return ["ok", _stated(meta.get("status")), _stated(meta.get("class"))]
+    except records.RecordError as exc:
+        return ["bad", str(exc)]
+    except FileNotFoundError:
+        return ["bad", f"{path}: missing"]
+
+
+def _summary_of(ws: Workspace, entry: Entry) -> list[str]:
+    try:
+        meta = load(ws, entry).meta
+        return ["ok", _stated(meta.get("status")), _stated(meta.get("class"))]
+    except records.RecordError as exc:
+        return ["bad", str(exc)]
 
 
 def readable(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> Iterator[tuple[Entry, dict[str, Any]]]:

@@ -10,6 +10,7 @@ from majordomus.base.output import emit_json, say, show
 from majordomus.cli.commands import Subparsers
 from majordomus.knowledge import integrity, review
 from majordomus.store import anchors
+from majordomus.store import index as store_index
 from majordomus.store.records import CLASSES
 from majordomus.store.workspace import Workspace, open_workspace
 
@@ -140,6 +141,8 @@ def check(as_json: bool) -> int:
 
     ws = open_workspace()
     report = integrity.run(ws)
+    # it read every record: a record rewritten in place (its folder's stamp unchanged) is caught up
+    store_index.of(ws).refresh([ws.candidates, ws.curated, ws.outbox / "candidates"])
     blocking = sum(1 for f in report.findings if f.blocking)
     if as_json:
         emit_json({"records": report.counters.get("records", 0), "blocking": blocking,

@@ -1,0 +1,323 @@
+"""The knowledge index: `.ai/local/state/index.sqlite3`, what the readers need of the record
+folders, so that `knowledge candidates`, `status`, `search`, the queue and the verified list ask one
+file instead of listing, stat'ing and parsing every record. Derived, never a source: deleting it
+changes no output, only time.
+
+It holds, in stdlib `sqlite3` (a rollback journal; opened on first use):
+- `listing`: git's listing of the source classes (`git ls-files`, store/listing.py), kept with the
+  stamps of what that listing depends on: git's index file, `sources.yaml`, every folder of the
+  store and the ignore files on the way to it;
+- `folders`: each record folder's stamp (`filecache.stamp`) when its rows were last checked;
+- `files`: each record file's stamp and, per view, what a reader made of it (JSON): the queue's
+  fields (`queue`), the verified list's (`known`), status and class (`summary`), the search's.
+
+How it is checked: one `lstat` a folder. A folder's stamp changes when an entry is added, removed
+or renamed in it, which every writer of ours (temp file + rename) and git's checkout, merge and
+pull do; then the folder is scanned again (scandir, one `lstat` an entry) and only the files whose
+stamp changed are read again. A stamp taken within one tick of the file system's clock of a change
+vouches for nothing (`filecache.settled`): such a folder is scanned, such a file read, every time
+until it settles. A folder of fewer than SCAN_BELOW records is checked file by file every time
+anyway. An editor that rewrites a record in place keeps its folder's stamp: in a bigger folder the
+rows are caught up by `refresh` (`knowledge check`, which reads every record anyway and runs
+in the pre-commit gate, calls it), and a record's own page reads its file.
+
+When the file is unreadable, of another version or not an index, it is removed and built again
+from the sources, with one line on stderr saying so; a missing one is simply built. When it cannot
+be written (a read-only checkout, a full disk), readers read the files as they did without it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from majordomus.base import fsio
+from majordomus.store import records
+from majordomus.store.filecache import entry_stat, settled, stamp
+
+FILE = "index.sqlite3"
+SCHEMA = 1  # of the tables: raise it when they change (a view's own version is kept per view)
+VIEWS = ("queue", "known", "summary", "search")
+# A folder of fewer records is checked file by file every time (one `lstat` each, a millisecond),
+# so a record rewritten in place is seen at once; a bigger one is trusted to its stamp.
+SCAN_BELOW = 1000
+_TABLES = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE folders (folder TEXT PRIMARY KEY, stamp TEXT NOT NULL)",
+    "CREATE TABLE files (folder TEXT NOT NULL, name TEXT NOT NULL, stamp TEXT, "
+    + ", ".join(f"{v} TEXT" for v in VIEWS) + ", PRIMARY KEY (folder, name))",
+)
+
+Reader = Callable[[str], Any]  # a file's path -> what a view keeps of it (JSON)
+
+
+class Index:
+    """The index of one checkout, opened on first use; every method answers from the files
+    themselves when the index cannot be used."""
+
+    def __init__(self, root: Path, state: Path) -> None:
+        self.root = root
+        self.state = state
+        self.path = state / FILE
+        self._db: sqlite3.Connection | None = None
+        self._failed = False
+
+    # --- opening -----------------------------------------------------------------------------
+
+    def db(self) -> sqlite3.Connection | None:
+        if self._db is not None or self._failed:
+            return self._db
+        try:
+            os.close(fsio.open_folder(self.root, self.state))  # a real folder inside the repository
+            existed = os.path.lexists(self.path)
+            if existed:
+                fsio.confined(self.path)
+            why: str | None = "missing"
+            db: sqlite3.Connection | None = None
+            if existed:
+                try:
+                    db = self._connect()
+                    why = _wrong(db)
+                except sqlite3.DatabaseError as exc:
+                    why = f"unreadable ({exc})"
+            if why is not None:
+                if why != "missing":
+                    print(f"majordomus: the knowledge index {self.path.name} was {why}: rebuilt it from the "
+                          "records", file=sys.stderr)
+                db = self._create(db)
+            assert db is not None
+            self._db = db
+        except (OSError, sqlite3.Error, ValueError):
+            self._failed = True
+        return self._db
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=2.0, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA synchronous=OFF")  # derived: a torn write is rebuilt, never trusted
+        return db
+
+    def _create(self, db: sqlite3.Connection | None) -> sqlite3.Connection:
+        if db is not None:
+            db.close()
+        for suffix in ("", "-journal", "-wal", "-shm"):
+            try:
+                os.unlink(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+        db = self._connect()
+        with _transaction(db):
+            for table in _TABLES:
+                db.execute(table)
+            db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA),))
+        return db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _lost(self) -> None:
+        """A failure past opening (a disk full, a file removed underneath): read the files."""
+        self.close()
+        self._failed = True
+
+    # --- git's listing -----------------------------------------------------------------------
+
+    def listing(self, key: object, inputs: Iterable[Path], make: Callable[[], str]) -> str:
+        """What `make` (git's listing) returns for `key`, kept while every one of `inputs` keeps
+        its stamp. One `lstat` an input when it is unchanged."""
+        stamps = [stamp(p) for p in inputs]
+        kept_key = json.dumps([key, stamps], separators=(",", ":"))
+        db = self.db()
+        if db is not None and [] not in stamps:
+            try:
+                row = db.execute("SELECT value FROM meta WHERE key = 'listing'").fetchone()
+                if row is not None:
+                    found = json.loads(row[0])
+                    if found[0] == kept_key:
+                        return str(found[1])
+            except (sqlite3.Error, ValueError, IndexError, TypeError):
+                self._lost()
+                db = None
+        out = make()
+        if db is not None and [] not in stamps:
+            try:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('listing', ?)",
+                           (json.dumps([kept_key, out], separators=(",", ":")),))
+            except sqlite3.Error:
+                self._lost()
+        return out
+
+    # --- record folders ----------------------------------------------------------------------
+
+    def names(self, folder: Path) -> list[str] | None:
+        """The record files of `folder` (`records.entries`: regular `*.md` files), sorted, as of
+        now: from the index when the folder's stamp is unchanged, else from a scan that brings the
+        index up to date. None when the index cannot be used."""
+        rel = self._rel(folder)
+        db = self.db()
+        if db is None or rel is None:
+            return None
+        try:
+            self._check(db, folder, rel)
+            return [n for (n,) in db.execute("SELECT name FROM files WHERE folder = ? ORDER BY name", (rel,))]
+        except sqlite3.Error:
+            self._lost()
+            return None
+
+    def view(self, folder: Path, view: str, version: int, read: Reader,
+             only: Iterable[str] | None = None) -> list[tuple[str, Any]]:
+        """(name, what `read` made of it) of every record file of `folder` (or of the names in
+        `only`), sorted by name: kept values for the files whose stamp is unchanged, `read` of the
+        others (and kept). Without the index, `read` of every file."""
+        rel = self._rel(folder)
+        db = self.db()
+        where = os.fspath(folder) + os.sep
+        if db is not None and rel is not None:
+            try:
+                return self._view(db, folder, rel, view, version, read, only)
+            except (sqlite3.Error, ValueError):
+                self._lost()
+        names = records.names(folder) if only is None else sorted(set(only) & set(records.names(folder)))
+        return [(n, read(where + n)) for n in names]
+
+    def _view(self, db: sqlite3.Connection, folder: Path, rel: str, view: str, version: int, read: Reader,
+              only: Iterable[str] | None) -> list[tuple[str, Any]]:
+        assert view in VIEWS
+        self._versions(db, view, version)
+        self._check(db, folder, rel)
+        rows = db.execute(f"SELECT name, stamp, {view} FROM files WHERE folder = ? ORDER BY name", (rel,)).fetchall()
+        wanted = set(only) if only is not None else None
+        where = os.fspath(folder) + os.sep
+        found: list[tuple[str, Any]] = []
+        fresh: list[tuple[str, str, str]] = []
+        for name, kept_stamp, value in rows:
+            if wanted is not None and name not in wanted:
+                continue
+            if value is not None and kept_stamp is not None:
+                found.append((name, json.loads(value)))
+                continue
+            got = read(where + name)
+            found.append((name, got))
+            if kept_stamp is not None:  # a file too recent to vouch for itself is read each time
+                fresh.append((json.dumps(got, separators=(",", ":"), ensure_ascii=False), rel, name))
+        if fresh:
+            with _transaction(db):
+                db.executemany(f"UPDATE files SET {view} = ? WHERE folder = ? AND name = ?", fresh)
+        return found
+
+    def _versions(self, db: sqlite3.Connection, view: str, version: int) -> None:
+        """A view read by another version of its reader is forgotten."""
+        key = f"view:{view}"
+        row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        if row is None or row[0] != str(version):
+            with _transaction(db):
+                db.execute(f"UPDATE files SET {view} = NULL")
+                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(version)))
+
+    def _check(self, db: sqlite3.Connection, folder: Path, rel: str, force: bool = False) -> None:
+        """Bring the rows of `folder` up to date with it when its stamp changed (or `force`)."""
+        now = stamp(folder)
+        kept = db.execute("SELECT stamp FROM folders WHERE folder = ?", (rel,)).fetchone()
+        if not force and now and kept is not None and kept[0] == _text(now):
+            (count,) = db.execute("SELECT count(*) FROM files WHERE folder = ?", (rel,)).fetchone()
+            if count >= SCAN_BELOW:
+                return
+        rows = {name: st for name, st in db.execute("SELECT name, stamp FROM files WHERE folder = ?", (rel,))}
+        seen: set[str] = set()
+        changes: list[tuple[str, str | None]] = []
+        for entry in records.entries(folder):
+            seen.add(entry.name)
+            st = entry_stat(entry)
+            file_stamp = _text([st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]) \
+                if st is not None and settled(st) else None
+            if entry.name not in rows or file_stamp is None or rows[entry.name] != file_stamp:
+                changes.append((entry.name, file_stamp))
+        gone = [(rel, n) for n in rows if n not in seen]
+        with _transaction(db):
+            db.executemany("DELETE FROM files WHERE folder = ? AND name = ?", gone)
+            db.executemany("INSERT OR REPLACE INTO files (folder, name, stamp) VALUES (?, ?, ?)",
+                           [(rel, n, s) for n, s in changes])
+            if now:
+                db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (rel, _text(now)))
+            else:
+                db.execute("DELETE FROM folders WHERE folder = ?", (rel,))
+
+    def refresh(self, folders: Iterable[Path]) -> None:
+        """Check every file of `folders` by its own stamp, whatever the folder's says: what an
+        editor rewrote in place is read again by the next reader."""
+        db = self.db()
+        if db is None:
+            return
+        try:
+            for folder in folders:
+                rel = self._rel(folder)
+                if rel is not None:
+                    self._check(db, folder, rel, force=True)
+        except sqlite3.Error:
+            self._lost()
+
+    def forget(self, paths: Iterable[Path]) -> None:
+        """Forget what was read of `paths` (a writer that just wrote them in place)."""
+        db = self.db()
+        if db is None:
+            return
+        rows = [(r.rpartition("/")[0], r.rpartition("/")[2]) for p in paths if (r := self._rel(p)) is not None]
+        try:
+            with _transaction(db):
+                db.executemany("UPDATE files SET stamp = NULL WHERE folder = ? AND name = ?", rows)
+        except sqlite3.Error:
+            self._lost()
+
+    def _rel(self, path: Path) -> str | None:
+        try:
+            return Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+
+class _transaction:
+    """BEGIN IMMEDIATE … COMMIT (ROLLBACK on an error) on a connection in autocommit mode."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _wrong(db: sqlite3.Connection) -> str | None:
+    """Why the index cannot be used as it is (None: it can)."""
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        db.execute("SELECT folder, name, stamp, " + ", ".join(VIEWS) + " FROM files LIMIT 1").fetchall()
+    except sqlite3.DatabaseError as exc:
+        return f"unreadable ({exc})"
+    if row is None or row[0] != str(SCHEMA):
+        return "of another version"
+    return None
+
+
+def _text(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+_OPEN: dict[tuple[str, int], Index] = {}
+
+
+def of(ws: Any) -> Index:
+    """The index of the workspace's checkout, opened once a process and thread (a server answers
+    many calls; each call checks the folders it reads against their stamps)."""
+    key = (os.fspath(ws.state), threading.get_ident())
+    found = _OPEN.get(key)
+    if found is None or found.root != ws.root:
+        found = _OPEN[key] = Index(ws.root, ws.state)
+    return found

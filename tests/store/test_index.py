@@ -1,0 +1,134 @@
+"""The knowledge index (`store/index.py`) is derived, never a source: every reader says the same
+bytes with it, without it (deleted) and with it garbled, after records are added, acted on,
+edited by hand, and after git brings other records (a checkout, a merge as a pull makes)."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import pytest
+
+from conftest import Repo
+from majordomus.knowledge import queue
+from majordomus.store import filecache
+from majordomus.store import index as store_index
+from majordomus.store.workspace import Workspace
+from kbstore import build
+
+READERS = (("knowledge", "candidates", "--json"), ("knowledge", "status", "--json"),
+           ("knowledge", "search", "--json"), ("knowledge", "search", "tabs"), ("context",))
+INDEX = (".ai", "local", "state", "index.sqlite3")
+RECORD = """---
+id: {rid}
+kind: knowledge/v1
+class: fact
+status: candidate
+epistemics: observed
+title: "{title}"
+date: "2026-01-03"
+provenance:
+  origin: extracted
+  derived_from:
+    - "session:e9"
+---
+{title}, as the work showed.
+"""
+
+
+def _steady(value: Any) -> Any:
+    """A reader's JSON without what the clock moves (how many minutes an entry waited)."""
+    if isinstance(value, dict):
+        return {k: _steady(v) for k, v in value.items() if k not in ("age_minutes", "age_detail", "stale_minutes")}
+    if isinstance(value, list):
+        return [_steady(v) for v in value]
+    return value
+
+
+def outputs(repo: Repo) -> list[Any]:
+    found = []
+    for argv in READERS:
+        proc = repo.mj(*argv)
+        out = _steady(json.loads(proc.stdout)) if "--json" in argv and proc.returncode == 0 else proc.stdout
+        found.append((proc.returncode, out))
+    return found
+
+
+def same_without_index(repo: Repo) -> list[Any]:
+    """The readers' outputs through the index, then with the index deleted: the same."""
+    built = outputs(repo)
+    kept = outputs(repo)
+    index = repo.root.joinpath(*INDEX)
+    assert index.is_file()
+    index.unlink()
+    assert outputs(repo) == kept == built
+    return kept
+
+
+def _write(repo: Repo, folder: str, rid: str, title: str) -> None:
+    """As every writer of ours (and git) does: a temporary file renamed into place."""
+    where = repo.root / ".ai" / "repo" / "knowledge" / folder
+    (where / f".tmp.{rid}").write_text(RECORD.format(rid=rid, title=title))
+    os.replace(where / f".tmp.{rid}", where / f"{rid}.md")
+
+
+def test_every_reader_says_the_same_with_and_without_the_index(repo: Repo) -> None:
+    store = build(repo)
+    first = same_without_index(repo)
+    _write(repo, "candidates", "added-one", "Tabs are added")
+    added = same_without_index(repo)
+    assert added != first and "added-one" in json.dumps(added)
+    repo.mj("knowledge", "promote", store.decision, input="reviewed\n", check=True)  # an act
+    acted = same_without_index(repo)
+    assert acted != added
+    _write(repo, "candidates", "added-one", "Tabs are edited by hand")  # a hand edit through a rename
+    edited = same_without_index(repo)
+    assert "Tabs are edited by hand" in json.dumps(edited)
+
+
+def test_git_bringing_other_records_is_seen(repo: Repo) -> None:
+    build(repo)
+    repo.git("add", "-A")
+    repo.commit("the store")
+    repo.git("checkout", "-q", "-b", "other")
+    _write(repo, "candidates", "on-other", "Tabs on the other branch")
+    repo.git("add", "-A")
+    repo.commit("a record on other")
+    on_other = same_without_index(repo)
+    repo.git("checkout", "-q", "main")
+    on_main = same_without_index(repo)
+    assert "on-other" in json.dumps(on_other) and "on-other" not in json.dumps(on_main)
+    repo.git("merge", "-q", "--ff-only", "other")  # what a pull does once it fetched
+    pulled = same_without_index(repo)
+    assert "on-other" in json.dumps(pulled)
+
+
+def test_a_garbled_index_is_rebuilt_with_one_line(repo: Repo) -> None:
+    build(repo)
+    kept = outputs(repo)
+    index = repo.root.joinpath(*INDEX)
+    index.write_bytes(b"not an index at all" * 100)
+    proc = repo.mj("knowledge", "candidates", "--json")
+    assert proc.stderr.count("knowledge index") == 1 and "rebuilt" in proc.stderr
+    assert outputs(repo) == kept
+    assert repo.mj("knowledge", "candidates", "--json").stderr == proc.stderr.replace(
+        proc.stderr.splitlines()[0] + "\n", "", 1)  # said once: the next reader finds it sound
+
+
+def test_a_record_rewritten_in_place_is_caught_up_by_a_refresh(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big folder is trusted to its stamp (SCAN_BELOW lowered to 0 here): what an editor rewrote in
+    place is caught up by `refresh`, which `knowledge check` runs; a small one is seen at once."""
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    ws = Workspace(repo.root)
+    _write(repo, "candidates", "in-place", "Tabs before")
+    assert [c.title for c in queue.waiting(ws)] == ["Tabs before"]
+    path = ws.candidates / "in-place.md"
+    with open(path, "r+") as handle:  # an editor writing in place: the folder's stamp stays
+        handle.write(RECORD.format(rid="in-place", title="Tabs after!"))
+    assert [c.title for c in queue.waiting(ws)] == ["Tabs after!"]  # a small folder: each file checked
+    monkeypatch.setattr(store_index, "SCAN_BELOW", 0)
+    with open(path, "r+") as handle:
+        handle.write(RECORD.format(rid="in-place", title="Tabs later"))
+    store_index.of(ws).refresh([ws.candidates])
+    assert [c.title for c in queue.waiting(ws)] == ["Tabs later"]
