@@ -103,10 +103,12 @@ def record_id(episode: str, *source: str) -> str:
     return f"{episode}-{hashlib.sha256(blob.encode('utf-8')).hexdigest()[:12]}"
 
 
-def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = None) -> Plan:
+def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = None,
+         record: dict[str, Any] | None = None) -> Plan:
     """What the table derives from `episode` into the folder `target` (the tracked candidates,
     or the outbox on the trunk: the caller routes); one pass over the ledger, one git call per
-    span that has evidence."""
+    span that has evidence. `window` and `record` (the episode's open record): as the caller
+    read them, so a boundary reads each once."""
 
     if window is None:
         window = ws.ledger.window(episode)
@@ -138,7 +140,7 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
         return result
     tasks = _tasks(ws, window, {r.task for _, r in rows if r.task}, spellings)
     span_of = {l.number: i for i, span in enumerate(spans(window)) for l in span.lines}
-    bounds = span_bounds(ws, window)
+    bounds = span_bounds(ws, window, record)
     rows = _shaped_by_span(rows, tasks, spellings, span_of, bounds)
     result.tasks = {t: {"scope": i.scope, "tracked": i.tracked_scope, "commits": [list(c) for c in i.commits],
                         "verify": i.verify, "head": i.head} for t, i in sorted(tasks.items())}

@@ -58,9 +58,10 @@ class Bounds:
     end: str
 
 
-def span_bounds(ws: Workspace, window: list[Line]) -> list[Bounds | None]:
+def span_bounds(ws: Workspace, window: list[Line], record: dict[str, Any] | None = None) -> list[Bounds | None]:
     """The bounds of each span of the episode (`episodes.spans`), first to last; None for a span
-    whose opening is unknown (the ledger trimmed it and no open record says): no commits.
+    whose opening is unknown (the ledger trimmed it and no open record says): no commits. `record`:
+    the episode's open record as the caller read it (the close path), else it is read when needed.
 
     Each span has its own bounds, so a record derived from one span cites that span's commits
     only, and a later span's commits never change what an earlier span's records cite.
@@ -74,8 +75,9 @@ def span_bounds(ws: Workspace, window: list[Line]) -> list[Bounds | None]:
             start, mark = span.opened.get("head"), span.opened.get("reflog")
         else:  # the opening line is gone (retention): the open record knows the current span's
 
-            record = open_record(ws, window[0].session or "") if last and window else None
-            if record is None:
+            if record is None and last and window:
+                record = open_record(ws, window[0].session or "")
+            if record is None or not last:
                 bounds.append(None)
                 continue
             start, mark = record.get("head"), record.get("reflog")

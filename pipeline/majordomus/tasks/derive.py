@@ -38,6 +38,7 @@ from majordomus.evidence import episodes
 from majordomus.knowledge.review import lock_path
 from majordomus.outbox import staging as outbox
 from majordomus.store import records
+from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import engine
 
@@ -269,18 +270,21 @@ def _shown(ws: Workspace, path: Path) -> str:
         return str(path)
 
 
-def derive(ws: Workspace, episode: str, dry_run: bool = False) -> table.Outcome:
+def derive(ws: Workspace, episode: str, dry_run: bool = False, window: list[Line] | None = None,
+           record: dict[str, Any] | None = None) -> table.Outcome:
     """Derive `episode` through doit, then append `knowledge.derived` (even when nothing changed).
 
     A dry run renders every draft and compares it with the file on disk; it writes nothing,
-    not even the ledger line.
+    not even the ledger line. `window` and `record` (the episode's ledger window and open record):
+    as a boundary read them once for all its steps; read here when not given.
     """
     started = time.perf_counter()
-    window = ws.ledger.window(episode)
+    if window is None:
+        window = ws.ledger.window(episode)
     if not window:
         raise FatalError(f"no ledger line is stamped with episode {episode!r}: "
                          "`majordomus history --event session.opened` lists the episodes", UNKNOWN)
-    the_plan = table.plan(ws, episode, outbox.candidates_dir(ws), window)
+    the_plan = table.plan(ws, episode, outbox.candidates_dir(ws), window, record)
     planned = time.perf_counter()
     for number, why in the_plan.skipped:
         say(f"majordomus: skipped ledger line {number}: {why}")
