@@ -123,14 +123,20 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
             gitmerge.ensure(ws.root)
         except (OSError, git.GitError):
             pass  # a merge of records falls back to git's text merge, as before
+    retain(ws)
+    return Closed(episode, path, outcome, error, drained, drain_error, late,
+                  (git_error,) if git_error else ())
+
+
+def retain(ws: Workspace) -> None:
+    """The ledger's retention cap, as a boundary enforces it: a trim only when one is due (over the
+    cap by a margin, `Ledger.trim_due`: nothing read), never a rewrite on each close."""
     limit = ws.policy["ledger.retention_lines"]
-    if limit:
+    if limit and ws.ledger.trim_due(limit):
         # an episode still open has not been derived: its window is never trimmed
         removed = ws.ledger.trim(limit, open_episodes=episodes.open_episodes(ws))
         if removed:
             ws.ledger.append("ledger.trimmed", None, removed=removed, kept=limit)
-    return Closed(episode, path, outcome, error, drained, drain_error, late,
-                  (git_error,) if git_error else ())
 
 
 def interrupted_close(window: list[Line]) -> Line | None:
