@@ -12,9 +12,13 @@ decides whether a record is up to date. `derive:<episode>` is bookkeeping: it al
 say what the renders did, so a re-run over unchanged evidence writes nothing, says so, and
 leaves its line in the ledger.
 
-A run that would change nothing (the evidence file holds this evidence, every record the bytes
-the writer renders) is told without doit (`settled`): doit, whose import alone costs several
-times an interpreter's start, runs only when a record or the evidence changes.
+doit, whose import alone costs several times an interpreter's start, runs only where its
+up-to-date check has something to decide. The two runs where it has not are told without it, under
+the dep file's lock, by the same actions in doit's order: a run that would change nothing
+(`settled`: the evidence file holds this evidence, every record the bytes the writer renders, so
+every task is up to date), and an episode's first derivation here (`first`: no evidence file and
+no draft's file yet, so every task would run). The end hook's close is mostly the second; the
+dep file learns those renders at the next run doit makes, whose actions find them written.
 """
 from __future__ import annotations
 
@@ -212,6 +216,32 @@ def settled(ws: Workspace, plan: Plan) -> Outcome | None:
         return state.outcomes[plan.episode]
 
 
+def first(ws: Workspace, plan: Plan) -> Outcome | None:
+    """The outcome of an episode's first derivation here, told without doit: with no evidence file
+    and no file at any draft's path, doit's check has nothing to compare (a missing target runs)
+    and would run every action, so they run here, in its order: the evidence, each render, the
+    bookkeeping. None when any of those files exists: doit decides then. Under the dep file's lock,
+    as a run."""
+    with ws.lock(engine.lock_path(ws.dep_file)):
+        if os.path.lexists(evidence_path(ws, plan.episode)) or any(os.path.lexists(d.path) for d in plan.drafts):
+            return None
+        state = RunState()
+        try:
+            write_evidence(ws, plan)
+            for draft in plan.drafts:
+                write_record(ws, draft, state)
+            finish_derivation(ws, plan, state)
+        except Busy:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one line with the cause, as a failed doit run says it
+            raise FatalError(explain(ws, exc, _rerun([plan]))) from exc
+        return state.outcomes[plan.episode]
+
+
+def _rerun(plans: list[Plan]) -> str:
+    return "`majordomus knowledge derive" + "".join(f" --episode {p.episode}" for p in plans[:1]) + "`"
+
+
 def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
     state = RunState()
     code, report, text = engine.run_quietly(creators(ws, plans, state),
@@ -220,7 +250,7 @@ def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
     if state.busy is not None:
         raise state.busy
     if code != 0:
-        rerun = "`majordomus knowledge derive" + "".join(f" --episode {p.episode}" for p in plans[:1]) + "`"
+        rerun = _rerun(plans)
         if state.failure is not None:
             raise FatalError(explain(ws, state.failure, rerun))
         why = engine.cause(text) or f"doit exit {code}"
@@ -303,7 +333,8 @@ def derive(ws: Workspace, episode: str, dry_run: bool = False, window: list[Line
             (outcome.unchanged if same else outcome.written).append(draft.path)
     else:
         swept = sum(sweep_tmp(folder) for folder in {ws.candidates, outbox.candidates_dir(ws)})
-        outcome = settled(ws, the_plan) or run(ws, [the_plan])[episode]  # doit only when something changes
+        # doit only where its check has something to decide
+        outcome = settled(ws, the_plan) or first(ws, the_plan) or run(ws, [the_plan])[episode]
     for path in outcome.edited:
         say(f"majordomus: left {ws.rel(path)} alone: it was edited by hand "
             "(delete it to derive it again)")
