@@ -12,9 +12,8 @@ closed is a span of its own, opened and closed by that late end, never an error.
 from __future__ import annotations
 
 from contextlib import nullcontext
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.base import git
 from majordomus.base.errors import UNKNOWN, FatalError
@@ -38,8 +37,7 @@ class NotOpen(FatalError):
     """The episode is not open (the sweep's race with another close: nothing to do)."""
 
 
-@dataclass(frozen=True)
-class Closed:
+class Closed(NamedTuple):
     episode: str
     session_record: Path
     derivation: Outcome | None

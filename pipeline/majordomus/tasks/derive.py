@@ -27,7 +27,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,24 +38,26 @@ from majordomus.base.resources import data_dir
 from majordomus.derive import handedit, table
 from majordomus.derive.table import Draft, Outcome, Plan
 from majordomus.evidence import episodes
-from majordomus.knowledge.review import lock_path
 from majordomus.outbox import staging as outbox
 from majordomus.store import records
+from majordomus.store.records import lock_path
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import engine
 
 
-@dataclass
 class RunState:
     """What this run's actions did, shared by the render and derive actions of one doit run."""
 
-    written: set[str] = field(default_factory=set)
-    edited: set[str] = field(default_factory=set)  # changed by a person: left alone
-    acted: set[str] = field(default_factory=set)  # promoted or rejected since the plan
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
-    busy: Busy | None = None  # a lock an action could not get in time (doit reports it as a failure)
-    failure: BaseException | None = None  # what an action raised: the cause a failed run names
+    __slots__ = ("written", "edited", "acted", "outcomes", "busy", "failure")
+
+    def __init__(self) -> None:
+        self.written: set[str] = set()
+        self.edited: set[str] = set()  # changed by a person: left alone
+        self.acted: set[str] = set()  # promoted or rejected since the plan
+        self.outcomes: dict[str, Outcome] = {}
+        self.busy: Busy | None = None  # a lock an action could not get in time (doit reports it as a failure)
+        self.failure: BaseException | None = None  # what an action raised: the cause a failed run names
 
 
 def _recorded(action: Callable[..., dict[str, Any]], state: RunState) -> Callable[..., dict[str, Any]]:
