@@ -331,3 +331,22 @@ def test_a_close_trims_the_ledger_only_when_it_is_over_the_cap_by_its_margin(rep
     assert ledger.stat().st_ino != inode
     assert lines[-1]["event"] == "ledger.trimmed" and len(lines) == 301, len(lines)
     assert [line["event"] for line in lines if line["session"] == "e2"][-1] == "session.closed"
+
+
+def test_a_boundary_sweeps_the_marks_of_boundaries_killed_before_renaming_them(repo: Repo) -> None:
+    """A boundary killed between creating its pending mark and renaming it into place leaves
+    `.tmp.<episode>.<pid>`; the next boundary removes it once that process is gone, and leaves the
+    one of a process still running."""
+    pending = repo.root / ".ai/local/state/pending"
+    pending.mkdir(parents=True, exist_ok=True)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    alive = subprocess.Popen(["sleep", "30"])
+    try:
+        (pending / f".tmp.e0.{gone.pid}").write_bytes(b"")
+        (pending / f".tmp.e9.{alive.pid}").write_bytes(b"")
+        start(repo, "e1")
+        assert sorted(p.name for p in pending.iterdir()) == [f".tmp.e9.{alive.pid}"]
+    finally:
+        alive.kill()
+        alive.wait()
