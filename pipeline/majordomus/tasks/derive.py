@@ -226,13 +226,14 @@ def first(ws: Workspace, plan: Plan) -> Outcome | None:
     with ws.lock(engine.lock_path(ws.dep_file)):
         if os.path.lexists(evidence_path(ws, plan.episode)) or any(os.path.lexists(d.path) for d in plan.drafts):
             return None
+        engine.refuse_links(ws.dep_file, ws.root)  # what a run refuses (a link where the dep file goes), this refuses
         state = RunState()
         try:
             write_evidence(ws, plan)
             for draft in plan.drafts:
                 write_record(ws, draft, state)
             finish_derivation(ws, plan, state)
-        except Busy:
+        except FatalError:  # a refusal or a busy lock, as it is
             raise
         except Exception as exc:  # noqa: BLE001 - one line with the cause, as a failed doit run says it
             raise FatalError(explain(ws, exc, _rerun([plan]))) from exc
