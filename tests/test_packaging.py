@@ -45,7 +45,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_wheel_installs_and_runs_from_elsewhere(tmp_path: Path, installed: tuple[Path, Path]) -> None:
     wheel, site = installed
     names = zipfile.ZipFile(wheel).namelist()
-    for expected in ("majordomus/_data/templates/session-record.md.j2",
+    for expected in ("majordomus/_data/templates/opening-snapshot.md.tmpl",
                      "majordomus/_data/templates/hooks/majordomus-session-end",
                      "majordomus/_data/templates/skills/majordomus/SKILL.md",
                      "majordomus/_data/ai-skeleton/repo/policy.yaml",

@@ -8,6 +8,10 @@ from conftest import Repo
 def test_edit_is_reported_and_counted_while_the_dep_file_is_current(episode: Repo) -> None:
     episode.mj("decision", "add", "Tabs are refused in the parser", check=True)
     episode.mj("knowledge", "derive", check=True)
+    # the first derivation ran without doit; with its evidence file gone (derived state) the next
+    # run is doit's, and its dep file now holds the render as up to date
+    (episode.root / ".ai/local/state/evidence/e1.json").unlink()
+    assert "nothing changed" in episode.mj("knowledge", "derive", check=True).stdout
     (path,) = episode.candidates()
     edited = path.read_text(encoding="utf-8").replace("Tabs are refused in the parser\n",
                                                       "Tabs are refused by the parser and the formatter\n")

@@ -35,9 +35,12 @@ def test_eight_end_hooks_at_once(repo: Repo) -> None:
         assert path.read_text().count("\n---\n") == 1  # whole: closing front matter present
     leftovers = [p for p in (repo.root / ".ai").rglob(".tmp.*")]
     assert leftovers == []
-    with sqlite3.connect(repo.root / ".ai/local/state/doit.sqlite3") as db:
-        (count,) = db.execute("select count(*) from doit").fetchone()
-    assert count >= 24 + 8
+    # an episode's first derivation runs without doit (tasks/derive.py `first`): its dep file,
+    # where one exists, is whole
+    dep = repo.root / ".ai/local/state/doit.sqlite3"
+    if dep.exists():
+        with sqlite3.connect(dep) as db:
+            assert db.execute("pragma integrity_check").fetchone() == ("ok",)
     # and every record is up to date afterwards: re-deriving any episode changes nothing
     for ep in episodes[:2]:
         assert "nothing changed" in repo.mj("knowledge", "derive", "--episode", ep, check=True).stdout

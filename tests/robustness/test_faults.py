@@ -177,10 +177,15 @@ def test_a_committed_policy_cache_never_wins_over_the_policy(tmp_path: Path) -> 
 # --- doit's dep file -----------------------------------------------------------------------------
 
 def _derive_twice(repo: Repo) -> None:
+    """Two derivations, the second through doit (the first of an episode needs no dep file), and a
+    decision left to derive."""
     repo.mj("session", "start", "--id", "e1", check=True)
     repo.mj("decision", "add", "the first decision", "--why", "a dep file", check=True)
     repo.mj("knowledge", "derive", "--episode", "e1", check=True)
-    repo.mj("decision", "add", "the second decision", "--why", "after the damage", check=True)
+    repo.mj("decision", "add", "the second decision", "--why", "a dep file", check=True)
+    repo.mj("knowledge", "derive", "--episode", "e1", check=True)
+    assert (repo.root / DEP_FILE).exists()
+    repo.mj("decision", "add", "the third decision", "--why", "after the damage", check=True)
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage"])
@@ -216,7 +221,7 @@ def test_a_locked_dep_file_is_waited_for_and_named_not_called_corrupted(repo: Re
     derive = repo.mj("knowledge", "derive", "--episode", "e1")
     assert derive.returncode == 0, derive.stderr
     assert "wrote 1" in derive.stdout or "nothing changed" in derive.stdout, derive.stdout
-    assert len(repo.candidates()) + len(list((repo.root / ".ai/local/state/outbox/candidates").glob("*.md"))) == 2
+    assert len(repo.candidates()) + len(list((repo.root / ".ai/local/state/outbox/candidates").glob("*.md"))) == 3
 
 
 # --- the start hook, step by step ---------------------------------------------------------------

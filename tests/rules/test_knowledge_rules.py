@@ -97,7 +97,7 @@ def test_wiring_is_read_from_the_close_paths_own_source() -> None:
     assert wiring.check()[0] is None
     assert wiring.check()[1].name == "end.py"
 
-    unwired = WIRED.replace("outcome = derive_on_close(ws, episode)", "outcome = None")
+    unwired = WIRED.replace("outcome = derive_on_close(ws, episode, window, record)", "outcome = None")
     assert "never calls derive_on_close" in (wiring.check_source(unwired) or "")
 
     # A flag or a comment naming the deriver is not a call.
@@ -115,7 +115,7 @@ def test_wiring_is_read_from_the_close_paths_own_source() -> None:
     reordered = "".join(lines[:at] + block + lines[at:])
     assert "appends session.closed" in (wiring.check_source(reordered) or "")
 
-    hollow = WIRED.replace("return derive.derive(ws, episode)", "return None")
+    hollow = WIRED.replace("return derive.derive(ws, episode, window=window, record=record)", "return None")
     assert "never calls the deriver" in (wiring.check_source(hollow) or "")
     assert "defines no close_episode" in (wiring.check_source("x = 1\n") or "")
 

@@ -27,8 +27,8 @@ def unwired_copy(tmp_path: Path) -> dict[str, str]:
         (src / data).symlink_to(PROJECT / data)
     end = src / "pipeline/majordomus/session/end.py"
     text = end.read_text(encoding="utf-8")
-    assert "outcome = derive_on_close(ws, episode)" in text
-    end.write_text(text.replace("outcome = derive_on_close(ws, episode)", "outcome = None"), encoding="utf-8")
+    assert "outcome = derive_on_close(ws, episode, window, record)" in text
+    end.write_text(text.replace("outcome = derive_on_close(ws, episode, window, record)", "outcome = None"), encoding="utf-8")
     return dict(os.environ, PYTHONPATH=str(src / "pipeline"))
 
 

@@ -299,3 +299,54 @@ def test_a_tracked_record_grown_on_the_trunk_drains_over_it(tmp_path: Path) -> N
     assert data["kept"] == [] and data["moved"], data
     assert "  - span: 2\n" in session_record(repo, "e1").read_text(encoding="utf-8")
     assert all(deleted == 0 for _, deleted, _ in numstat(repo))
+
+
+def test_a_close_trims_the_ledger_only_when_it_is_over_the_cap_by_its_margin(repo: Repo) -> None:
+    """Retention without a rewrite on every close: a ledger over `ledger.retention_lines` by less
+    than a tenth of it is left as it is (same file); past that margin the close trims it to the cap
+    and says so in the ledger."""
+    policy = repo.root / ".ai/repo/policy.yaml"
+    policy.write_text(policy.read_text(encoding="utf-8").replace("retention_lines: 50000", "retention_lines: 300"),
+                      encoding="utf-8")
+    ledger = repo.root / ".ai/local/ledger.jsonl"
+
+    def old_lines(count: int) -> None:
+        with open(ledger, "a", encoding="utf-8") as handle:
+            for n in range(count):
+                handle.write(json.dumps({"ts": "2026-03-04T05:06:07Z", "event": "checkpoint.recorded",
+                                         "session": "old", "note": str(n)}) + "\n")
+
+    start(repo, "e1")
+    old_lines(300 - len(ledger.read_text(encoding="utf-8").splitlines()) + 20)  # 320 lines, the cap 300
+    inode = ledger.stat().st_ino
+    end(repo, "e1")
+    lines = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines()]
+    assert ledger.stat().st_ino == inode and len(lines) > 300
+    assert not any(line["event"] == "ledger.trimmed" for line in lines)
+
+    start(repo, "e2")
+    old_lines(20)
+    end(repo, "e2")
+    lines = [json.loads(line) for line in ledger.read_text(encoding="utf-8").splitlines()]
+    assert ledger.stat().st_ino != inode
+    assert lines[-1]["event"] == "ledger.trimmed" and len(lines) == 301, len(lines)
+    assert [line["event"] for line in lines if line["session"] == "e2"][-1] == "session.closed"
+
+
+def test_a_boundary_sweeps_the_marks_of_boundaries_killed_before_renaming_them(repo: Repo) -> None:
+    """A boundary killed between creating its pending mark and renaming it into place leaves
+    `.tmp.<episode>.<pid>`; the next boundary removes it once that process is gone, and leaves the
+    one of a process still running."""
+    pending = repo.root / ".ai/local/state/pending"
+    pending.mkdir(parents=True, exist_ok=True)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    alive = subprocess.Popen(["sleep", "30"])
+    try:
+        (pending / f".tmp.e0.{gone.pid}").write_bytes(b"")
+        (pending / f".tmp.e9.{alive.pid}").write_bytes(b"")
+        start(repo, "e1")
+        assert sorted(p.name for p in pending.iterdir()) == [f".tmp.e9.{alive.pid}"]
+    finally:
+        alive.kill()
+        alive.wait()

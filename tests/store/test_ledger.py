@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -75,6 +76,76 @@ def test_retention_keeps_the_newest_lines(tmp_path: Path) -> None:
     assert ledger.trim(4) == 6
     assert [l.get("note") for l in ledger.read().lines] == ["6", "7", "8", "9"]
     assert ledger.trim(4) == 0
+
+
+def test_a_trim_is_due_only_past_the_cap_by_its_margin(tmp_path: Path) -> None:
+    """A boundary rewrites the ledger once it is over the cap by a tenth, down to the cap; lines of
+    an open episode that hold it above the cap move the next trim's threshold up, so a long open
+    episode never makes every close rewrite the file."""
+    ledger = Ledger(tmp_path)
+    for n in range(110):
+        ledger.append("checkpoint.recorded", "old", note=str(n))
+    assert not ledger.trim_due(100)  # 110 lines: over the cap of 100 by no more than its tenth
+    ledger.append("checkpoint.recorded", "old", note="110")
+    assert ledger.trim_due(100)
+    assert ledger.trim(100) == 11 and ledger.count() == 100
+    assert not ledger.trim_due(100)
+    for n in range(200):
+        ledger.append("checkpoint.recorded", "open", note=str(n))
+    assert ledger.trim_due(100)
+    assert ledger.trim(100, open_episodes=["open"]) == 100  # only "old" lines go: 200 stay
+    assert ledger.count() == 200 and not ledger.trim_due(100)
+    for n in range(10):
+        ledger.append("checkpoint.recorded", "later", note=str(n))
+    assert not ledger.trim_due(100)  # 210: over what the trim left by no more than the margin
+    ledger.append("checkpoint.recorded", "later", note="10")
+    assert ledger.trim_due(100)
+    ledger.index_path.unlink()  # the index (and the floor it kept) is derived: rebuilt, due again
+    assert Ledger(tmp_path).trim_due(100)
+
+
+def _append_numbered(local: str, writer: int, count: int) -> None:
+    ledger = Ledger(Path(local))
+    for n in range(count):
+        ledger.append("checkpoint.recorded", f"w{writer}", note=f"{writer}.{n}")
+
+
+def _trim_often(local: str, keep: int, done: Any, out: str) -> None:
+    """Trim to `keep` again and again until the writers are `done`, then once more."""
+    ledger = Ledger(Path(local))
+    removed, trims = 0, 0
+    while not done.is_set():
+        got = ledger.trim(keep)
+        removed, trims = removed + got, trims + (1 if got else 0)
+    removed += ledger.trim(keep)
+    Path(out).write_text(f"{removed} {trims}")
+
+
+def test_appends_during_trims_lose_nothing(tmp_path: Path) -> None:
+    """Four processes append while another trims the ledger again and again: every line appended
+    is either still there or among those a trim counted as removed, each writer's lines that
+    remain are the newest ones it wrote, in order, and every line is whole."""
+    ctx = multiprocessing.get_context("spawn")
+    out = tmp_path / "removed"
+    done = ctx.Event()
+    writers = [ctx.Process(target=_append_numbered, args=(str(tmp_path), w, 300)) for w in range(4)]
+    trimmer = ctx.Process(target=_trim_often, args=(str(tmp_path), 150, done, str(out)))
+    for p in [trimmer, *writers]:
+        p.start()
+    for p in writers:
+        p.join(120)
+        assert p.exitcode == 0
+    done.set()
+    trimmer.join(120)
+    assert trimmer.exitcode == 0
+    removed, trims = map(int, out.read_text().split())
+    assert trims >= 2, "the trims did not run while the writers appended"
+    lines = [json.loads(raw) for raw in (tmp_path / "ledger.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 150 and len(lines) + removed == 4 * 300
+    for w in range(4):
+        mine = [int(line["note"].split(".")[1]) for line in lines if line["session"] == f"w{w}"]
+        assert mine == list(range(300 - len(mine), 300))
+    assert Ledger(tmp_path).count() == len(lines)
 
 
 # `Ledger.reversed_lines`: the ledger newest first, read from its end in blocks.

@@ -33,6 +33,8 @@ def _escaped(match: re.Match[str]) -> str:
 
 def escape(text: str) -> str:
     """`text` with its control characters escaped; newlines and tabs kept."""
+    if text.isascii() and text.replace("\n", "").replace("\t", "").isprintable():
+        return text  # printable ASCII: nothing to escape, no pattern compiled
     return re.sub(_CONTROL, _escaped, text)
 
 

@@ -128,6 +128,8 @@ def scalar(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     text = json.dumps(str(value), ensure_ascii=False)
+    if text.isascii() and text.isprintable():  # nothing to escape: the pattern is not even compiled
+        return text
     global _UNSAFE
     if _UNSAFE is None:
         _UNSAFE = re.compile(_UNSAFE_CLASS)

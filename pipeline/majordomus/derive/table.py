@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.base import fsio, git
 from majordomus.base.credentials import credential_in
@@ -39,9 +38,9 @@ from majordomus.store.workspace import Workspace
 __all__ = ["LESSON_OUTCOMES", "Draft", "Plan", "Row", "plan", "record_id"]
 
 
-@dataclass(frozen=True)
-class Draft:
-    """One record the table asks for, before it is rendered."""
+class Draft(NamedTuple):
+    """One record the table asks for, before it is rendered. (NamedTuple and plain classes here:
+    the close path, a hook's, pays no `dataclasses` import.)"""
 
     id: str
     episode: str
@@ -72,18 +71,31 @@ class Draft:
         return meta
 
 
-@dataclass
 class Plan:
-    episode: str
-    drafts: list[Draft] = field(default_factory=list)
-    skipped: list[tuple[int, str]] = field(default_factory=list)  # (ledger line, why)
-    kept: list[str] = field(default_factory=list)  # ids promoted or superseded: left alone
-    evidence: int = 0
-    provenance: str | None = None  # why commits that may be the episode's are not cited
-    inputs: list[dict[str, Any]] = field(default_factory=list)  # the lines drafted from, as read
-    commits: tuple[str, ...] = ()  # the commits every draft cites
-    relations: tuple[str, ...] = ()  # the paths they relate to
-    tasks: dict[str, Any] = field(default_factory=dict)  # what each task adds (scope, commits, verification)
+    """What the table derives from one episode."""
+
+    __slots__ = ("episode", "drafts", "skipped", "kept", "evidence", "provenance", "inputs", "commits",
+                 "relations", "tasks")
+
+    def __init__(self, episode: str) -> None:
+        self.episode = episode
+        self.drafts: list[Draft] = []
+        self.skipped: list[tuple[int, str]] = []  # (ledger line, why)
+        self.kept: list[str] = []  # ids promoted or superseded: left alone
+        self.evidence = 0
+        self.provenance: str | None = None  # why commits that may be the episode's are not cited
+        self.inputs: list[dict[str, Any]] = []  # the lines drafted from, as read
+        self.commits: tuple[str, ...] = ()  # the commits every draft cites
+        self.relations: tuple[str, ...] = ()  # the paths they relate to
+        self.tasks: dict[str, Any] = {}  # what each task adds (scope, commits, verification)
+
+    def with_drafts(self, drafts: list[Draft]) -> Plan:
+        """This plan with `drafts` instead of its own."""
+        other = Plan(self.episode)
+        for name in self.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.drafts = drafts
+        return other
 
     def evidence_json(self) -> bytes:
         """The episode's evidence as the table read it: the ledger lines it drafted from (with
@@ -103,10 +115,12 @@ def record_id(episode: str, *source: str) -> str:
     return f"{episode}-{hashlib.sha256(blob.encode('utf-8')).hexdigest()[:12]}"
 
 
-def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = None) -> Plan:
+def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = None,
+         record: dict[str, Any] | None = None) -> Plan:
     """What the table derives from `episode` into the folder `target` (the tracked candidates,
     or the outbox on the trunk: the caller routes); one pass over the ledger, one git call per
-    span that has evidence."""
+    span that has evidence. `window` and `record` (the episode's open record): as the caller
+    read them, so a boundary reads each once."""
 
     if window is None:
         window = ws.ledger.window(episode)
@@ -138,7 +152,7 @@ def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = 
         return result
     tasks = _tasks(ws, window, {r.task for _, r in rows if r.task}, spellings)
     span_of = {l.number: i for i, span in enumerate(spans(window)) for l in span.lines}
-    bounds = span_bounds(ws, window)
+    bounds = span_bounds(ws, window, record)
     rows = _shaped_by_span(rows, tasks, spellings, span_of, bounds)
     result.tasks = {t: {"scope": i.scope, "tracked": i.tracked_scope, "commits": [list(c) for c in i.commits],
                         "verify": i.verify, "head": i.head} for t, i in sorted(tasks.items())}
@@ -204,7 +218,7 @@ def _in_words(ws: Workspace, drafts: list[Draft]) -> list[Draft]:
         words = git.commit_words(ws.root, shas)
     except (OSError, git.GitError):
         return drafts
-    return [replace(d, commits=tuple((s, *words[s]) for r in d.derived_from if r.startswith("commit:")
+    return [d._replace(commits=tuple((s, *words[s]) for r in d.derived_from if r.startswith("commit:")
                                      and (s := r[len("commit:"):]) in words)) for d in drafts]
 
 
@@ -281,17 +295,22 @@ def _tasks(ws: Workspace, window: list[Line], wanted: set[str], spellings: tuple
     return {t: i._replace(tracked_scope=i.scope in known) for t, i in found.items()}
 
 
-@dataclass
 class Outcome:
-    episode: str
-    written: list[Path] = field(default_factory=list)
-    unchanged: list[Path] = field(default_factory=list)
-    skipped: list[tuple[int, str]] = field(default_factory=list)
-    kept: list[str] = field(default_factory=list)
-    dry_run: bool = False
-    drafts: list[Draft] = field(default_factory=list)
-    edited: list[Path] = field(default_factory=list)  # edited by hand: left alone
-    provenance: str | None = None  # why commits that may be the episode's are not cited
+    """What a derivation of one episode did (or, dry, would do)."""
+
+    __slots__ = ("episode", "written", "unchanged", "skipped", "kept", "dry_run", "drafts", "edited", "provenance")
+
+    def __init__(self, episode: str, skipped: list[tuple[int, str]] | None = None, kept: list[str] | None = None,
+                 dry_run: bool = False, drafts: list[Draft] | None = None, provenance: str | None = None) -> None:
+        self.episode = episode
+        self.written: list[Path] = []
+        self.unchanged: list[Path] = []
+        self.skipped = skipped if skipped is not None else []
+        self.kept = kept if kept is not None else []
+        self.dry_run = dry_run
+        self.drafts = drafts if drafts is not None else []
+        self.edited: list[Path] = []  # edited by hand: left alone
+        self.provenance = provenance  # why commits that may be the episode's are not cited
 
     def summary(self, ws: Workspace) -> str:
         text = self._summary(ws)

@@ -6,8 +6,7 @@ record, kept only when this checkout's HEAD reflog says the episode made them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.base import fsio, git
 from majordomus.base.ids import ID_PATTERN
@@ -39,8 +38,7 @@ def task_reason(ws: Workspace, task: str, fallback: str) -> str:
     return reason if reason is not None else fallback
 
 
-@dataclass(frozen=True)
-class Commits:
+class Commits(NamedTuple):
     """The episode's commits that touched a watched path, and the paths they leave behind."""
 
     shas: tuple[str, ...]
@@ -48,8 +46,7 @@ class Commits:
     note: str | None = None  # why commits that may be the episode's are not cited (said, not silent)
 
 
-@dataclass(frozen=True)
-class Bounds:
+class Bounds(NamedTuple):
     """Where a span's commits are looked for: from the head it opened on (with HEAD's reflog
     position then) to the head it closed on (HEAD while it is open)."""
 
@@ -58,9 +55,10 @@ class Bounds:
     end: str
 
 
-def span_bounds(ws: Workspace, window: list[Line]) -> list[Bounds | None]:
+def span_bounds(ws: Workspace, window: list[Line], record: dict[str, Any] | None = None) -> list[Bounds | None]:
     """The bounds of each span of the episode (`episodes.spans`), first to last; None for a span
-    whose opening is unknown (the ledger trimmed it and no open record says): no commits.
+    whose opening is unknown (the ledger trimmed it and no open record says): no commits. `record`:
+    the episode's open record as the caller read it (the close path), else it is read when needed.
 
     Each span has its own bounds, so a record derived from one span cites that span's commits
     only, and a later span's commits never change what an earlier span's records cite.
@@ -74,8 +72,9 @@ def span_bounds(ws: Workspace, window: list[Line]) -> list[Bounds | None]:
             start, mark = span.opened.get("head"), span.opened.get("reflog")
         else:  # the opening line is gone (retention): the open record knows the current span's
 
-            record = open_record(ws, window[0].session or "") if last and window else None
-            if record is None:
+            if record is None and last and window:
+                record = open_record(ws, window[0].session or "")
+            if record is None or not last:
                 bounds.append(None)
                 continue
             start, mark = record.get("head"), record.get("reflog")
@@ -154,8 +153,7 @@ def episode_commits(ws: Workspace, window: list[Line]) -> Commits:
     return Commits(tuple(shas), tuple(sorted(paths)), "; ".join(notes) or None)
 
 
-@dataclass(frozen=True)
-class TaskSpan:
+class TaskSpan(NamedTuple):
     """Where a task ran in git: the head and HEAD's reflog position it started at, the head it
     finished at (None while it is active: HEAD)."""
 

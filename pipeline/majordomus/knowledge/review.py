@@ -34,7 +34,7 @@ from majordomus.knowledge import reviews
 from majordomus.store import anchors as anchoring
 from majordomus.store import gitmerge, records
 from majordomus.store.ledger import utc_now
-from majordomus.store.records import CLASSES, quick_status
+from majordomus.store.records import CLASSES, lock_path, quick_status
 from majordomus.store.workspace import Workspace
 
 LISTING = "`majordomus knowledge candidates` lists the candidates"
@@ -50,11 +50,6 @@ class Act:
     status: str  # the record's status after the act (candidate when reviewers disagree)
     staged: str | None = None  # None: staged; else why it could not be
     cls: str | None = None  # the record's class after the act
-
-
-def lock_path(ws: Workspace) -> Path:
-    """The lock every writer of a record holds: the acts and the deriver's `write_record`."""
-    return ws.state / "knowledge.lock"
 
 
 def reviewer(ws: Workspace) -> str:

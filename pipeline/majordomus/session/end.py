@@ -12,9 +12,8 @@ closed is a span of its own, opened and closed by that late end, never an error.
 from __future__ import annotations
 
 from contextlib import nullcontext
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.base import git
 from majordomus.base.errors import UNKNOWN, FatalError
@@ -38,8 +37,7 @@ class NotOpen(FatalError):
     """The episode is not open (the sweep's race with another close: nothing to do)."""
 
 
-@dataclass(frozen=True)
-class Closed:
+class Closed(NamedTuple):
     episode: str
     session_record: Path
     derivation: Outcome | None
@@ -85,7 +83,10 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
     refs, git_error = ws.refs_or_unknown()
     head = refs.head
     began = utc_now()  # the record's close time: when the close began, before the derivation
-    recorded = None if late else interrupted_close(ws, episode)
+    # one read of the episode's ledger window, handed to every step that needs it: the interrupted
+    # close, the derivation's plan and span bounds, the session record's earlier spans
+    window = ws.ledger.window(episode)
+    recorded = None if late else interrupted_close(window)
     if recorded is not None:  # a close killed after its ledger line: finish that one, add no other
         reason = str(recorded.get("reason") or reason)
         head = git.Head(recorded.get("branch"), recorded.get("head"))
@@ -96,12 +97,13 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
     # boundary, and no other boundary runs it meanwhile
     with pending.held(ws, episode) if deriving else nullcontext():
         if recorded is not None:
-            path = _publish_closed(ws, record, episode, reason, head, recorded.ts)
+            path = _publish_closed(ws, record, episode, reason, head, recorded.ts, window)
         elif end_first:
-            path = _record_close(ws, record, episode, reason, head, by, detail, began)
+            path = _record_close(ws, record, episode, reason, head, by, detail, began, window)
+            window = ws.ledger.window(episode)  # the derivation reads the close it follows
         if deriving:
             try:
-                outcome = derive_on_close(ws, episode)
+                outcome = derive_on_close(ws, episode, window, record)
             except Exception as exc:  # noqa: BLE001 - reported by the caller; the close goes on
                 error = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
     drained, drain_error = None, None
@@ -113,54 +115,62 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
         # stamped now, after the derivation it follows: its ts is never earlier than knowledge.derived's
         ws.ledger.append("session.closed", episode, episode=episode, reason=reason,
                          branch=head.branch, head=head.sha, by=by, **(detail or {}))
-        path = _publish_closed(ws, record, episode, reason, head, began)
+        path = _publish_closed(ws, record, episode, reason, head, began, window)
     if git_error is None:
         try:  # a clone whose first act is an agent's session: the merge driver, before any pull
             gitmerge.ensure(ws.root)
         except (OSError, git.GitError):
             pass  # a merge of records falls back to git's text merge, as before
-    limit = ws.policy["ledger.retention_lines"]
-    if limit:
-        # an episode still open has not been derived: its window is never trimmed
-        removed = ws.ledger.trim(limit, open_episodes=episodes.open_episodes(ws))
-        if removed:
-            ws.ledger.append("ledger.trimmed", None, removed=removed, kept=limit)
+    retain(ws)
     return Closed(episode, path, outcome, error, drained, drain_error, late,
                   (git_error,) if git_error else ())
 
 
-def interrupted_close(ws: Workspace, episode: str) -> Line | None:
-    """The `session.closed` line of `episode`'s current span when the ledger has one while the
-    episode is still open: a close killed between its ledger line and its session record."""
-    spans = episodes.spans(ws.ledger.window(episode))
+def retain(ws: Workspace) -> None:
+    """The ledger's retention cap, as a boundary enforces it: a trim only when one is due (over the
+    cap by a margin, `Ledger.trim_due`: nothing read), never a rewrite on each close."""
+    limit = ws.policy["ledger.retention_lines"]
+    if limit and ws.ledger.trim_due(limit):
+        # an episode still open has not been derived: its window is never trimmed
+        removed = ws.ledger.trim(limit, open_episodes=episodes.open_episodes(ws))
+        if removed:
+            ws.ledger.append("ledger.trimmed", None, removed=removed, kept=limit)
+
+
+def interrupted_close(window: list[Line]) -> Line | None:
+    """The `session.closed` line of the current span of the episode whose ledger window is
+    `window` when the ledger has one while the episode is still open: a close killed between its
+    ledger line and its session record."""
+    spans = episodes.spans(window)
     return spans[-1].closed if spans and spans[-1].opened is not None else None
 
 
 def _record_close(ws: Workspace, record: dict[str, Any], episode: str, reason: str, head: Any,
-                  by: str, detail: dict[str, Any] | None, began: str) -> Path:
+                  by: str, detail: dict[str, Any] | None, began: str, window: list[Line]) -> Path:
     """The end, recorded before the derivation (an agent that kills a slow end hook): the ledger's
     `session.closed` first, then the session record; the derivation follows it."""
     ws.ledger.append("session.closed", episode, episode=episode, reason=reason,
                      branch=head.branch, head=head.sha, by=by, end_first=True, **(detail or {}))
-    return _publish_closed(ws, record, episode, reason, head, began)
+    return _publish_closed(ws, record, episode, reason, head, began, window)
 
 
 def _publish_closed(ws: Workspace, record: dict[str, Any], episode: str, reason: str, head: Any,
-                    closed: str) -> Path:
+                    closed: str, window: list[Line]) -> Path:
     """After the ledger says closed (the close began at `closed`): the session record gains the span, then the
     episode stops being open (a kill between the two leaves it open: the orphan sweep or a retried
     end closes it again, and the record gains the span then)."""
-    path = publish_session_record(ws, record, closed, reason, head.sha, head.branch)
+    path = publish_session_record(ws, record, closed, reason, head.sha, head.branch, window)
     remove(episodes.open_dir(ws) / f"{episode}.json", root=ws.root)
     episodes.forget_current(ws, episode)
     return path
 
 
-def derive_on_close(ws: Workspace, episode: str) -> Outcome:
-    """The deriver, as the close path calls it (named so the wiring can be checked). A lock held
-    past the wait leaves the derivation to the next boundary."""
+def derive_on_close(ws: Workspace, episode: str, window: list[Line], record: dict[str, Any]) -> Outcome:
+    """The deriver, as the close path calls it (named so the wiring can be checked), on the window
+    and open record the close read. A lock held past the wait leaves the derivation to the next
+    boundary."""
     with pending.kept_on_busy(ws, episode):
-        return derive.derive(ws, episode)
+        return derive.derive(ws, episode, window=window, record=record)
 
 
 def drain_on_close(ws: Workspace) -> Drained | None:
@@ -202,9 +212,11 @@ def session_record_dir(ws: Workspace) -> Path:
 
 
 def publish_session_record(ws: Workspace, record: dict[str, Any], closed: str, reason: str,
-                           head_close: str | None, branch_close: str | None) -> Path:
+                           head_close: str | None, branch_close: str | None,
+                           window: list[Line] | None = None) -> Path:
     """Write the session record with the span `record` opened, closed now, after the spans it
-    already lists. With no published record, the earlier spans come from the ledger window."""
+    already lists. With no published record, the earlier spans come from the ledger window (the
+    close's, or read here)."""
     episode = record["episode"]
     span = sessionrecord.Span(record.get("opened"), record.get("source"), record.get("branch"),
                               record.get("head"), closed, reason, head_close, branch_close)
@@ -215,7 +227,7 @@ def publish_session_record(ws: Workspace, record: dict[str, Any], closed: str, r
         text = sessionrecord.add_span(found[1], episode, span, record.get("forked_from"),
                                       number - 1 if isinstance(number, int) and number > 1 else None)
     else:
-        earlier, forked_from = spans_from_ledger(ws, episode)
+        earlier, forked_from = spans_from_ledger(ws.ledger.window(episode) if window is None else window)
         forked_from = forked_from or record.get("forked_from")
         text = sessionrecord.render(episode, [*earlier, span], forked_from)
     path = folder / f"{episode}.md"
@@ -225,13 +237,14 @@ def publish_session_record(ws: Workspace, record: dict[str, Any], closed: str, r
     return path
 
 
-def spans_from_ledger(ws: Workspace, episode: str) -> tuple[list[sessionrecord.Span], str | None]:
-    """The closed spans of `episode` the ledger window holds before the current (newest) one, and the
+def spans_from_ledger(window: list[Line]) -> tuple[list[sessionrecord.Span], str | None]:
+    """The closed spans an episode's ledger window holds before the current (newest) one, and the
     episode it forked from: for a record that was never published in this checkout."""
     earlier = []
     forked_from = None
-    # the newest span is the one closing now (its session.closed is already in the ledger)
-    for span in episodes.spans(ws.ledger.window(episode))[:-1]:
+    # the newest span is the one closing now (its session.closed, when the ledger has it already,
+    # belongs to it: the window read before the close holds the same spans)
+    for span in episodes.spans(window)[:-1]:
         o, c = span.opened, span.closed
         if o is not None and forked_from is None and isinstance(o.get("forked_from"), str):
             forked_from = o.get("forked_from")

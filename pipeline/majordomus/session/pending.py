@@ -89,9 +89,29 @@ def waiting(ws: Workspace) -> list[str]:
     return _episodes.derivations_waiting(ws)
 
 
+def sweep_dead(ws: Workspace) -> None:
+    """Remove the temporary marks (`.tmp.<episode>.<pid>`) of boundaries killed between creating
+    their mark and renaming it into place: those whose process is gone (a live one is mid-way)."""
+    try:
+        names = os.listdir(folder(ws))
+    except OSError:
+        return
+    for name in names:
+        pid = name.rpartition(".")[2]
+        if not name.startswith(TMP_PREFIX) or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            remove(folder(ws) / name, root=ws.root)
+        except OSError:
+            pass  # alive under another user, or not ours to tell: left
+
+
 def pick_up(ws: Workspace) -> list[str]:
     """Run the waiting derivations; what failed, one line each (a lock still held is no failure:
     that one waits for the next boundary). A derivation that failed again stays marked."""
+    sweep_dead(ws)
     problems: list[str] = []
     episodes = [e for e in waiting(ws) if e not in _MARKED_HERE]
     _MARKED_HERE.clear()

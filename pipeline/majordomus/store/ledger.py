@@ -14,6 +14,12 @@ of truth. It knows how many lines the ledger has, where each episode's first lin
 episode's newest `session.opened` is, and where the newest `handover.recorded` is: an episode's
 window is read from its first line on, the retention cap is checked without reading the file,
 and the start briefing reads a handful of lines.
+
+The retention cap (`ledger.retention_lines`) is enforced by a trim that runs when it is worth it
+(`trim_due`): once the ledger is over the cap by a tenth of it (`SLACK`), it is rewritten down to
+the cap in one streamed pass, so a boundary pays for a rewrite once every cap/10 lines appended,
+never on each close. Lines of an episode still open are kept; the line count a trim leaves (which
+they may hold above the cap) is the floor the next trim waits to be passed by the same margin.
 """
 from __future__ import annotations
 
@@ -81,6 +87,7 @@ _SESSION_KEY = b'"session"'
 BATCH = 4096  # lines parsed in one `json.loads` by the readers of matching lines
 FEW = 64  # new episodes in one block up to which each first line is found by its own search
 _OPENED = b'"session.opened"'
+SLACK = 10  # a trim is due once the ledger is over the cap (or the last trim's floor) by 1/SLACK of it
 _HANDOVER = b'"handover.recorded"'
 
 
@@ -112,12 +119,14 @@ class LedgerIndex:
     episode is looked up: the start hook mostly needs the header."""
 
 
-    __slots__ = ("dev", "ino", "size", "lines", "check", "handover", "saved", "fresh", "scanned", "_known")
+    __slots__ = ("dev", "ino", "size", "lines", "check", "handover", "floor", "saved", "fresh", "scanned",
+                 "_known")
 
     def __init__(self, dev: int, ino: int, size: int = 0, lines: int = 0, check: str = "",
-                 handover: int = -1, saved: bytes = b"{}") -> None:
+                 handover: int = -1, saved: bytes = b"{}", floor: int = 0) -> None:
         self.dev, self.ino, self.size, self.lines, self.check = dev, ino, size, lines, check
         self.handover = handover
+        self.floor = floor  # the lines the last trim left (0: unknown, the index was rebuilt)
         self.saved = saved  # the saved episodes map, as JSON text until it is needed
         self.fresh: dict[str, list[int]] = {}  # episodes seen past the saved map
         self.scanned = 0  # bytes scanned past what was loaded (not saved yet)
@@ -147,7 +156,7 @@ class LedgerIndex:
 
     def header(self) -> dict[str, Any]:
         return {"v": 1, "dev": self.dev, "ino": self.ino, "size": self.size, "lines": self.lines,
-                "check": self.check, "handover": self.handover}
+                "check": self.check, "handover": self.handover, "floor": self.floor}
 
 
 class ReadResult:
@@ -493,7 +502,7 @@ class Ledger:
                 if len(saved) > INDEX_LIMIT:
                     return None  # not an index of ours: rebuilt from the ledger
             index = LedgerIndex(st.st_dev, st.st_ino, head["size"], int(head["lines"]), str(head["check"]),
-                                int(head["handover"]), saved)
+                                int(head["handover"]), saved, int(head.get("floor", 0)))
         except (OSError, ValueError, KeyError, TypeError):
             return None
         if self._check(index.size) != index.check:
@@ -522,10 +531,22 @@ class Ledger:
         except OSError:
             pass  # an index that cannot be written costs time, not correctness
 
+    def trim_due(self, keep: int) -> bool:
+        """Whether a boundary should trim the ledger to `keep` lines now: it is over `keep` (or over
+        what the last trim left, when open episodes' lines held it above `keep`) by a tenth of
+        `keep`. From the index: nothing of the file is read."""
+        if keep <= 0:
+            return False
+        index = self.index()
+        return self.count() > max(keep, index.floor) + keep // SLACK
+
     def trim(self, keep: int, open_episodes: Iterable[str] = ()) -> int:
         """Drop the oldest lines beyond `keep`, except the lines of `open_episodes`: an episode
         still open has not been derived yet, and its window is its evidence. Returns how many
-        lines were removed. Under the cap (the index knows the count) the file is not read."""
+        lines were removed. Under the cap (the index knows the count) the file is not read.
+
+        Under the ledger's lock, which every append holds: an append waits for the rewrite and
+        lands in the new file, so none is lost. A boundary calls it only when `trim_due`."""
 
         if keep <= 0 or self.count() <= keep:
             return 0
@@ -541,7 +562,9 @@ class Ledger:
             removed = [0]
             atomic_write(self.path, self._trimmed(excess, needles, keep_sessions, removed), root=self.root)
             self._index = None
-            self.index()  # the rewritten ledger, indexed now (it is `keep` lines), so no reader rebuilds it
+            index = self.index()  # the rewritten ledger, indexed now, so no reader rebuilds it
+            index.floor = self.count()  # what the next trim waits to be passed by the margin
+            self._save(index)
         return removed[0]
 
     def _trimmed(self, excess: int, needles: list[bytes], sessions: set[str],

@@ -12,11 +12,14 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from majordomus.base import fsio, yamlio
 from majordomus.base.fsio import read_regular
 from majordomus.store import allowlist, frontmatter
+
+if TYPE_CHECKING:
+    from majordomus.store.workspace import Workspace
 
 KIND = "knowledge/v1"
 CLASSES = ("fact", "convention", "constraint", "memory", "lesson")
@@ -195,6 +198,11 @@ def quick_status(path: Path) -> str | None:
     meta = front(path)
     status = meta.get("status") if meta is not None else None
     return status if isinstance(status, str) else None
+
+
+def lock_path(ws: Workspace) -> Path:
+    """The lock every writer of a record holds: the review acts and the deriver's `write_record`."""
+    return ws.state / "knowledge.lock"
 
 
 # The one writer: every record's text, derived or acted on, is composed here, in knowledge/v1's

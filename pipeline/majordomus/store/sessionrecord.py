@@ -6,8 +6,11 @@ of `later_spans` and one body line. A later span's close *adds* its lines to the
 (text in, text out: nothing above is re-rendered), so the lines a commit holds never change and
 `git diff` of a resumed episode's record shows additions only.
 
-Pure text and one template: the close path (session/end.py) decides where the record lives, the
-drain (outbox/staging.py) uses `extends` to tell a grown record from a conflicting one.
+Pure text, composed here (the hook path: no template engine to import, as the opening snapshot
+and the knowledge records' writer): every free-text scalar through `yamlio.scalar`, so a quotation
+mark never cuts a record, and the body's words on one line. The close path (session/end.py)
+decides where the record lives, the drain (outbox/staging.py) uses `extends` to tell a grown
+record from a conflicting one.
 """
 from __future__ import annotations
 
@@ -15,9 +18,8 @@ import re
 from typing import Any, NamedTuple
 
 from majordomus.base import credentials
-from majordomus.store import templates
+from majordomus.base.yamlio import scalar
 
-TEMPLATE = "session-record.md.j2"
 LATER = "later_spans:\n"
 _ITEM = re.compile(r"^  - span: ", re.M)
 _OPENED = re.compile(r"^(?:    )?opened: (.*)$", re.M)
@@ -38,29 +40,53 @@ class Span(NamedTuple):
 
 
 def render(episode: str, spans: list[Span], forked_from: str | None = None) -> str:
-    """The whole record of `episode` with `spans` (at least one), first to last."""
-    return _render("record", episode=episode, first=spans[0], later=spans[1:], forked_from=forked_from)
+    """The whole record of `episode` with `spans` (at least one), first to last: the first span's
+    keys at the top level, every later span one item of `later_spans` and one body line."""
+    first, later = _screened(spans[0]), [_screened(s) for s in spans[1:]]
+    front = ["---", f"id: {scalar(episode)}", "kind: session/v1", f"branch: {scalar(first.branch)}"]
+    if forked_from:
+        front.append(f"forked_from: {scalar(forked_from)}")
+    front += [f"{key}: {scalar(getattr(first, key))}"
+              for key in ("opened", "closed", "source", "reason", "head_open", "head_close")]
+    if first.branch_close and first.branch_close != first.branch:
+        front.append(f"branch_close: {scalar(first.branch_close)}")
+    text = "\n".join(front) + "\n"
+    if later:
+        text += LATER + "".join(_item(s, n) for n, s in enumerate(later, 2))
+    return (text + "---\n" + f"Episode {episode} opened {_words(first)}.\n"
+            + "".join(_line(s, n) for n, s in enumerate(later, 2)))
 
 
-def _render(part: str, **context: Any) -> str:
-    base: dict[str, Any] = {"part": part, "episode": None, "first": None, "later": [],
-                            "forked_from": None, "span": None, "number": None}
-    base.update(context)
-    for key in ("first", "span"):
-        if isinstance(base[key], Span):
-            base[key] = _screened(base[key])
-    base["later"] = [_screened(s) for s in base["later"]]
-    return templates.render(TEMPLATE, base)
+def _item(span: Span, number: int) -> str:
+    """One later span's item of `later_spans` (already screened)."""
+    lines = [f"  - span: {number}"] + [f"    {key}: {scalar(getattr(span, key))}" for key in
+                                       ("opened", "source", "branch", "head_open", "closed", "reason", "head_close")]
+    if span.branch_close and span.branch_close != span.branch:
+        lines.append(f"    branch_close: {scalar(span.branch_close)}")
+    return "\n".join(lines) + "\n"
 
 
-def _screened(span: Span) -> dict[str, Any]:
+def _line(span: Span, number: int) -> str:
+    """One later span's body line (already screened)."""
+    return f"Span {number} opened {_words(span)}.\n"
+
+
+def _words(span: Span) -> str:
+    return (f"{_oneline(span.opened)} ({_oneline(span.source)}) on {_oneline(span.branch or 'a detached head')} "
+            f"and closed {_oneline(span.closed)} ({_oneline(span.reason)})")
+
+
+def _oneline(value: Any) -> str:
+    """Free text on one line of prose."""
+    return " ".join(str(value).split())
+
+
+def _screened(span: Span) -> Span:
     """The span's values as a tracked record may carry them: the texts that come from outside (a
     branch name, a hook payload's source and close reason) withheld when they carry a
     credential. The ledger, which stays local, keeps them as they were."""
-    values = span._asdict()
-    for key in ("source", "branch", "branch_close", "reason"):
-        values[key] = credentials.withheld(values[key])
-    return values
+    return span._replace(**{key: credentials.withheld(getattr(span, key))
+                            for key in ("source", "branch", "branch_close", "reason")})
 
 
 def _split(text: str) -> tuple[str, str] | None:
@@ -112,7 +138,7 @@ def add_span(text: str, episode: str, span: Span, forked_from: str | None = None
     if listed is not None:
         again = count > listed
     else:
-        again = bool(opened) and opened[-1] == templates.environment().filters["yaml"](span.opened)
+        again = bool(opened) and opened[-1] == scalar(span.opened)
     if again:
         if count == 1:
             return render(episode, [span], forked_from)
@@ -125,9 +151,8 @@ def add_span(text: str, episode: str, span: Span, forked_from: str | None = None
         front += LATER
     if body and not body.endswith("\n"):
         body += "\n"
-    item = _render("item", span=span, number=number)
-    line = _render("line", span=span, number=number)
-    return "---\n" + front + item + "---\n" + body + line
+    screened = _screened(span)
+    return "---\n" + front + _item(screened, number) + "---\n" + body + _line(screened, number)
 
 
 def extends(old: str, new: str) -> bool:

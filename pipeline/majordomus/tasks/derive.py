@@ -12,9 +12,13 @@ decides whether a record is up to date. `derive:<episode>` is bookkeeping: it al
 say what the renders did, so a re-run over unchanged evidence writes nothing, says so, and
 leaves its line in the ledger.
 
-A run that would change nothing (the evidence file holds this evidence, every record the bytes
-the writer renders) is told without doit (`settled`): doit, whose import alone costs several
-times an interpreter's start, runs only when a record or the evidence changes.
+doit, whose import alone costs several times an interpreter's start, runs only where its
+up-to-date check has something to decide. The two runs where it has not are told without it, under
+the dep file's lock, by the same actions in doit's order: a run that would change nothing
+(`settled`: the evidence file holds this evidence, every record the bytes the writer renders, so
+every task is up to date), and an episode's first derivation here (`first`: no evidence file and
+no draft's file yet, so every task would run). The end hook's close is mostly the second; the
+dep file learns those renders at the next run doit makes, whose actions find them written.
 """
 from __future__ import annotations
 
@@ -23,7 +27,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,23 +38,26 @@ from majordomus.base.resources import data_dir
 from majordomus.derive import handedit, table
 from majordomus.derive.table import Draft, Outcome, Plan
 from majordomus.evidence import episodes
-from majordomus.knowledge.review import lock_path
 from majordomus.outbox import staging as outbox
 from majordomus.store import records
+from majordomus.store.records import lock_path
+from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import engine
 
 
-@dataclass
 class RunState:
     """What this run's actions did, shared by the render and derive actions of one doit run."""
 
-    written: set[str] = field(default_factory=set)
-    edited: set[str] = field(default_factory=set)  # changed by a person: left alone
-    acted: set[str] = field(default_factory=set)  # promoted or rejected since the plan
-    outcomes: dict[str, Outcome] = field(default_factory=dict)
-    busy: Busy | None = None  # a lock an action could not get in time (doit reports it as a failure)
-    failure: BaseException | None = None  # what an action raised: the cause a failed run names
+    __slots__ = ("written", "edited", "acted", "outcomes", "busy", "failure")
+
+    def __init__(self) -> None:
+        self.written: set[str] = set()
+        self.edited: set[str] = set()  # changed by a person: left alone
+        self.acted: set[str] = set()  # promoted or rejected since the plan
+        self.outcomes: dict[str, Outcome] = {}
+        self.busy: Busy | None = None  # a lock an action could not get in time (doit reports it as a failure)
+        self.failure: BaseException | None = None  # what an action raised: the cause a failed run names
 
 
 def _recorded(action: Callable[..., dict[str, Any]], state: RunState) -> Callable[..., dict[str, Any]]:
@@ -211,6 +217,33 @@ def settled(ws: Workspace, plan: Plan) -> Outcome | None:
         return state.outcomes[plan.episode]
 
 
+def first(ws: Workspace, plan: Plan) -> Outcome | None:
+    """The outcome of an episode's first derivation here, told without doit: with no evidence file
+    and no file at any draft's path, doit's check has nothing to compare (a missing target runs)
+    and would run every action, so they run here, in its order: the evidence, each render, the
+    bookkeeping. None when any of those files exists: doit decides then. Under the dep file's lock,
+    as a run."""
+    with ws.lock(engine.lock_path(ws.dep_file)):
+        if os.path.lexists(evidence_path(ws, plan.episode)) or any(os.path.lexists(d.path) for d in plan.drafts):
+            return None
+        engine.refuse_links(ws.dep_file, ws.root)  # what a run refuses (a link where the dep file goes), this refuses
+        state = RunState()
+        try:
+            write_evidence(ws, plan)
+            for draft in plan.drafts:
+                write_record(ws, draft, state)
+            finish_derivation(ws, plan, state)
+        except FatalError:  # a refusal or a busy lock, as it is
+            raise
+        except Exception as exc:  # noqa: BLE001 - one line with the cause, as a failed doit run says it
+            raise FatalError(explain(ws, exc, _rerun([plan]))) from exc
+        return state.outcomes[plan.episode]
+
+
+def _rerun(plans: list[Plan]) -> str:
+    return "`majordomus knowledge derive" + "".join(f" --episode {p.episode}" for p in plans[:1]) + "`"
+
+
 def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
     state = RunState()
     code, report, text = engine.run_quietly(creators(ws, plans, state),
@@ -219,7 +252,7 @@ def run(ws: Workspace, plans: list[Plan]) -> dict[str, Outcome]:
     if state.busy is not None:
         raise state.busy
     if code != 0:
-        rerun = "`majordomus knowledge derive" + "".join(f" --episode {p.episode}" for p in plans[:1]) + "`"
+        rerun = _rerun(plans)
         if state.failure is not None:
             raise FatalError(explain(ws, state.failure, rerun))
         why = engine.cause(text) or f"doit exit {code}"
@@ -269,18 +302,21 @@ def _shown(ws: Workspace, path: Path) -> str:
         return str(path)
 
 
-def derive(ws: Workspace, episode: str, dry_run: bool = False) -> table.Outcome:
+def derive(ws: Workspace, episode: str, dry_run: bool = False, window: list[Line] | None = None,
+           record: dict[str, Any] | None = None) -> table.Outcome:
     """Derive `episode` through doit, then append `knowledge.derived` (even when nothing changed).
 
     A dry run renders every draft and compares it with the file on disk; it writes nothing,
-    not even the ledger line.
+    not even the ledger line. `window` and `record` (the episode's ledger window and open record):
+    as a boundary read them once for all its steps; read here when not given.
     """
     started = time.perf_counter()
-    window = ws.ledger.window(episode)
+    if window is None:
+        window = ws.ledger.window(episode)
     if not window:
         raise FatalError(f"no ledger line is stamped with episode {episode!r}: "
                          "`majordomus history --event session.opened` lists the episodes", UNKNOWN)
-    the_plan = table.plan(ws, episode, outbox.candidates_dir(ws), window)
+    the_plan = table.plan(ws, episode, outbox.candidates_dir(ws), window, record)
     planned = time.perf_counter()
     for number, why in the_plan.skipped:
         say(f"majordomus: skipped ledger line {number}: {why}")
@@ -299,7 +335,8 @@ def derive(ws: Workspace, episode: str, dry_run: bool = False) -> table.Outcome:
             (outcome.unchanged if same else outcome.written).append(draft.path)
     else:
         swept = sum(sweep_tmp(folder) for folder in {ws.candidates, outbox.candidates_dir(ws)})
-        outcome = settled(ws, the_plan) or run(ws, [the_plan])[episode]  # doit only when something changes
+        # doit only where its check has something to decide
+        outcome = settled(ws, the_plan) or first(ws, the_plan) or run(ws, [the_plan])[episode]
     for path in outcome.edited:
         say(f"majordomus: left {ws.rel(path)} alone: it was edited by hand "
             "(delete it to derive it again)")

@@ -11,7 +11,6 @@ up to date while neither file changes, so a re-run reports it without re-examini
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from majordomus.base import fsio
@@ -25,17 +24,20 @@ from majordomus.tasks import engine as doitrun
 from majordomus.tasks.derive import seed_contract
 
 
-@dataclass
 class Drained:
-    """What one drain did; paths relative to the root."""
+    """What one drain did; paths relative to the root. (A plain class: the close path, a hook's,
+    pays no `dataclasses` import.)"""
 
-    moved: list[str] = field(default_factory=list)  # tracked paths written this run
-    same: list[str] = field(default_factory=list)  # outbox paths dropped: tracked with these bytes
-    settled: list[str] = field(default_factory=list)  # outbox paths dropped: promoted or rejected
-    kept: list[tuple[str, str]] = field(default_factory=list)  # (outbox, tracked) differing
-    refused: str | None = None  # why nothing was drained here (the trunk, a detached HEAD)
-    examined: int = 0  # move tasks that ran (the rest were up to date)
-    where: str = ".ai/local/state/outbox"
+    __slots__ = ("moved", "same", "settled", "kept", "refused", "examined", "where")
+
+    def __init__(self, refused: str | None = None) -> None:
+        self.moved: list[str] = []  # tracked paths written this run
+        self.same: list[str] = []  # outbox paths dropped: tracked with these bytes
+        self.settled: list[str] = []  # outbox paths dropped: promoted or rejected
+        self.kept: list[tuple[str, str]] = []  # (outbox, tracked) differing
+        self.refused = refused  # why nothing was drained here (the trunk, a detached HEAD)
+        self.examined = 0  # move tasks that ran (the rest were up to date)
+        self.where = ".ai/local/state/outbox"
 
     @property
     def nothing_changed(self) -> bool:
@@ -144,7 +146,7 @@ def unclaimed(ws: Workspace, plans: list[Plan]) -> list[Plan]:
     if not items or outbox.refusal(ws) is not None:
         return list(plans)
     claimed = {i.dst for i in items}
-    return [replace(p, drafts=[d for d in p.drafts if d.path not in claimed]) for p in plans]
+    return [p.with_drafts([d for d in p.drafts if d.path not in claimed]) for p in plans]
 
 
 def run(ws: Workspace) -> Drained:

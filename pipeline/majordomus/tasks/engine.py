@@ -177,7 +177,7 @@ def main(namespace: dict[str, Any], argv: list[str], dep_file: Path, wait_s: flo
     _plugins_listed_once()
     root = root if root is not None else dep_file.parent
     with locked(lock_path(dep_file), wait_s, root=root):
-        _refuse_links(dep_file, root)
+        refuse_links(dep_file, root)
         _DIGESTS.clear()
         code: int = DoitMain(ModuleTaskLoader(namespace), config_filenames=()).run(argv)
         if code and argv[:1] == ["run"]:
@@ -214,7 +214,7 @@ def run(creators: dict[str, Callable[..., Any]], selection: list[str], dep_file:
     return code, report
 
 
-def _refuse_links(dep_file: Path, root: Path) -> None:
+def refuse_links(dep_file: Path, root: Path) -> None:
     """sqlite follows symbolic links: the dep file and its journals must be real files of ours."""
     folder = open_folder(root, dep_file.parent)
     try:
