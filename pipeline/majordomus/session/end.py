@@ -20,6 +20,7 @@ from majordomus.base import git
 from majordomus.base.errors import UNKNOWN, FatalError
 from majordomus.base.fsio import atomic_write, remove
 from majordomus.base.ids import check_id
+from majordomus.context import prebuilt
 from majordomus.derive.table import Outcome
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
@@ -125,6 +126,8 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
         removed = ws.ledger.trim(limit, open_episodes=episodes.open_episodes(ws))
         if removed:
             ws.ledger.append("ledger.trimmed", None, removed=removed, kept=limit)
+    if not sweep:  # the next start's briefing, composed now (a sweep's start composes its own)
+        prebuilt.refresh(ws)
     return Closed(episode, path, outcome, error, drained, drain_error, late,
                   (git_error,) if git_error else ())
 
