@@ -128,6 +128,45 @@ def refs(root: Path) -> Refs:
     return Refs(current, where, frozenset(names))
 
 
+def refs_of(root: Path, state: Status) -> Refs | None:
+    """`refs`' answer from a `status` and the remotes' HEAD files, without another process: what a
+    start that asked git its status knows of the trunk. None when the refs are not kept as files
+    (the reftable backend) or cannot be read: then `refs` asks git."""
+    heads = remote_heads(root)
+    if heads is None:
+        return None
+    names = {target[len(f"refs/remotes/{remote}/"):] for remote, target in heads
+             if target is not None and target.startswith(f"refs/remotes/{remote}/")}
+    current = state.head.branch if state.head.sha is not None else None
+    return Refs(current, Head(state.head.branch, state.head.sha), frozenset(n for n in names if n))
+
+
+def remote_heads(root: Path) -> list[tuple[str, str | None]] | None:
+    """(remote, the ref its HEAD names, None when it names none) of each remote folder, read from
+    the files, without a process. None when the refs are not kept as files (the reftable backend)
+    or cannot be read."""
+    common = common_dir(root)
+    if common is None or (common / "reftable").exists():
+        return None
+    try:
+        listed = sorted(os.listdir(common / "refs" / "remotes"))
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return None
+    found: list[tuple[str, str | None]] = []
+    for remote in listed:
+        try:
+            text = read_regular(common / "refs" / "remotes" / remote / "HEAD", 4096).decode("utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            found.append((remote, None))
+            continue
+        except (OSError, UnicodeDecodeError):
+            return None
+        found.append((remote, text[len("ref: "):].strip() if text.startswith("ref: refs/remotes/") else None))
+    return found
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -193,26 +232,15 @@ def trunk_ref_files(root: Path) -> list[Path] | None:
     folders, each `refs/remotes/<remote>/HEAD` and the ref it names (and that ref's folder). None
     when the refs are not kept as files (the reftable backend) or cannot be read."""
     common = common_dir(root)
-    if common is None or (common / "reftable").exists():
+    heads = remote_heads(root)
+    if common is None or heads is None:
         return None
     remotes = common / "refs" / "remotes"
     found = [common / "packed-refs", common / "refs", remotes]
-    try:
-        names = sorted(os.listdir(remotes))
-    except FileNotFoundError:
-        return found
-    except OSError:
-        return None
-    for name in names:
-        folder = remotes / name
-        found += [folder, folder / "HEAD"]
-        try:
-            text = read_regular(folder / "HEAD", 4096).decode("utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if text.startswith("ref: refs/remotes/"):
-            target = common / text[len("ref: "):].strip()
-            found += [target.parent, target]
+    for remote, target in heads:
+        found += [remotes / remote, remotes / remote / "HEAD"]
+        if target is not None:
+            found += [(common / target).parent, common / target]
     return found
 
 

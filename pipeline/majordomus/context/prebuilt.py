@@ -204,21 +204,21 @@ class Prepared:
 
 
 def prepare(ws: Workspace, status: git.Status | None = None) -> Prepared | None:
-    """Ask git (the paths of HEAD's own commits; the status too unless the caller has it) and
-    stamp the sources. None when this checkout's briefing cannot be prebuilt (git cannot be
+    """Ask git for its status (unless the caller has it; the paths of HEAD's own commits are asked
+    for later, only when a record relates to a path) and stamp the sources. None when this checkout's briefing cannot be prebuilt (git cannot be
     asked, the root is not the repository's top, the refs are not files, too much is untracked)."""
     if not (ws.root / ".git").exists():
         return None  # git's paths are relative to another folder than the root's
-    own: frozenset[str] | None = None
     if status is None:
-        status, own = git.worktree(ws.root)
-        if status is None:
+        try:
+            status = git.status(ws.root)
+        except (OSError, git.GitError):
             return None
     ledger = _ledger_at(ws)
     sources = _sources(ws, sorted(p for p in status.paths if _in_repo(p)))
     if ledger is None or sources is None:
         return None
-    return Prepared(ws.root, status, own, sources, [_stamp(p) for p in sources], ledger)
+    return Prepared(ws.root, status, None, sources, [_stamp(p) for p in sources], ledger)
 
 
 def save(ws: Workspace, prepared: Prepared, text: str, seen: Seen, episode: str = "") -> bool:

@@ -122,6 +122,10 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
         facts: git.Status | None = git.status(ws.root)
     except (OSError, git.GitError):
         facts = None  # the open asks again, and says why it could not
+    if facts is not None and facts.head.sha is not None:
+        known = git.refs_of(ws.root, facts)  # the drain's trunk question, answered from the refs' files
+        if known is not None:
+            ws.know_refs(known)
     opened = open_episode(ws, episode, source=source, by=by, agent=agent, forked_from=forked_from,
                           errors=errors, head=facts.head if facts is not None else None)
     drained, drain_error = None, None
