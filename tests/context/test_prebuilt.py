@@ -95,6 +95,10 @@ def test_an_unchanged_start_prints_the_prebuilt_text_and_its_own_writes_keep_it(
     assert MARK in first and first.startswith("# Majordomus briefing: episode e1 (startup)\n")
     second = start(store, "e2", "resume")  # e1's session.opened, open record and snapshot change nothing
     assert MARK in second and second.startswith("# Majordomus briefing: episode e2 (resume)\n")
+    # a re-derivation that wrote nothing, and a decision: lines the briefing never reads
+    ledger_line(store, "knowledge.derived", episode="e0", written=0, unchanged=1, skipped=0, paths=[])
+    ledger_line(store, "decision.recorded", task=None, text="keep b pure", why="tests")
+    assert MARK in start(store, "e3")
 
 
 def test_the_boundary_builds_what_a_fresh_composition_prints(store: Repo) -> None:

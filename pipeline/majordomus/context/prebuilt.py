@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,12 +44,15 @@ LIMIT = 1 << 24  # bytes the prebuilt file may hold
 TAIL_LIMIT = 1 << 18  # ledger bytes appended since the build a check reads, at most
 CHECK = 64  # ledger bytes before the built length that must still be there
 WALK_LIMIT = 5_000  # files of an untracked folder under .ai/repo stamped, at most
+SETTLE_S = 0.06  # how long a boundary waits for its own writes' stats to vouch for them, at most
 CEILING_ROOM = 200  # `blocks.fit`'s room for the closing note: a text within it was never cut
 # Ledger events the briefing never reads (the opening of an episode no candidate names
 # included): appended after the build, they leave it true. Any other event fails the check.
+# `knowledge.derived` and `outbox.drained` say what was written and moved: the files themselves
+# are the briefing's inputs (stamped), not these lines.
 IRRELEVANT = frozenset({"session.opened", "session.resumed", "session.closed", "session.refused",
                         "session.reminded", "decision.recorded", "checkpoint.recorded",
-                        "provider.event.failed"})
+                        "provider.event.failed", "knowledge.derived", "outbox.drained"})
 OPENINGS = frozenset({"session.opened", "session.resumed"})
 
 
@@ -203,10 +207,13 @@ class Prepared:
         return self.status.paths | self.own
 
 
-def prepare(ws: Workspace, status: git.Status | None = None) -> Prepared | None:
+def prepare(ws: Workspace, status: git.Status | None = None, settle: bool = False) -> Prepared | None:
     """Ask git for its status (unless the caller has it; the paths of HEAD's own commits are asked
-    for later, only when a record relates to a path) and stamp the sources. None when this checkout's briefing cannot be prebuilt (git cannot be
-    asked, the root is not the repository's top, the refs are not files, too much is untracked)."""
+    for later, only when a record relates to a path) and stamp the sources. `settle` (a boundary,
+    not a start): when a source changed too recently for its stat to vouch for it, wait the few
+    milliseconds until it can (SETTLE_S at most), so the next start compares stats, not digests.
+    None when this checkout's briefing cannot be prebuilt (git cannot be asked, the root is not
+    the repository's top, the refs are not files, too much is untracked)."""
     if not (ws.root / ".git").exists():
         return None  # git's paths are relative to another folder than the root's
     if status is None:
@@ -218,7 +225,22 @@ def prepare(ws: Workspace, status: git.Status | None = None) -> Prepared | None:
     sources = _sources(ws, sorted(p for p in status.paths if _in_repo(p)))
     if ledger is None or sources is None:
         return None
+    if settle:
+        _settle(sources)
     return Prepared(ws.root, status, None, sources, [_stamp(p) for p in sources], ledger)
+
+
+def _settle(sources: list[Path]) -> None:
+    """Sleep until every source's stat can vouch for it (`filecache.settled`), when that is
+    within SETTLE_S: on a file system that keeps whole seconds, the digests vouch instead."""
+    now = time.time_ns()
+    recent = [st.st_ctime_ns for st in map(filecache.lstat, sources)
+              if st is not None and not filecache.settled(st, now)]
+    if not recent or any(ctime % 1_000_000_000 == 0 for ctime in recent):
+        return
+    wait = (max(recent) + filecache.FINE_NS - now) / 1e9
+    if 0 < wait <= SETTLE_S:
+        time.sleep(wait + 0.001)
 
 
 def save(ws: Workspace, prepared: Prepared, text: str, seen: Seen, episode: str = "") -> bool:
@@ -259,7 +281,7 @@ def refresh(ws: Workspace) -> bool:
     """Compose the briefing for the next start and keep it (a boundary's last step). Whether one
     was kept; never raises for a failure of its own (the next start composes)."""
     try:
-        prepared = prepare(ws)
+        prepared = prepare(ws, settle=True)
         if prepared is None:
             _forget(ws)
             return False
