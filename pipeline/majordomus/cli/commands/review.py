@@ -85,19 +85,25 @@ def _told(ws: Workspace, act: review.Act, what: str) -> None:
 
 def _each(ws: Workspace, ids: list[str], do: Callable[[str], review.Act], what: str) -> int:
     """Act on each id; a refusal of one is said and the others go on; the worst exit is returned.
-    The next start's briefing is composed after the acts (`context/prebuilt.py`)."""
+    The next start's briefing is composed after the acts (`context/prebuilt.py`), when one was done:
+    a refused act writes nothing."""
     worst = OK
+    acted = False
     try:
         for rid in ids:
             try:
-                _told(ws, do(rid), what)
+                act = do(rid)
             except FatalError as exc:
                 if len(ids) == 1:
                     raise
                 say(f"{rid}: {exc.message}")
                 worst = max(worst, exc.code)
+                continue
+            acted = True
+            _told(ws, act, what)
     finally:
-        prebuilt.refresh(ws)
+        if acted:
+            prebuilt.refresh(ws)
     return worst
 
 
