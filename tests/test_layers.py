@@ -48,6 +48,8 @@ HOOK_PATHS_LAZY = {
     ("session/pending.py", "majordomus.tasks"),  # the derivation, only when one waits
     ("session/start.py", "majordomus.store"),  # the session record's text, only for a resume
     ("context/briefing.py", "majordomus.knowledge"),  # currency, only when a record is verified
+    ("session/start.py", "majordomus.context"),  # the briefing's readers, only when the prebuilt text is stale
+    ("context/prebuilt.py", "majordomus.context"),  # the same, only at a boundary's build
     # not a hook path: `generate --check` compares files and reads no repository
     ("cli/commands/generate.py", "majordomus.store.workspace"),
     # the MCP server's first answers import nothing a tool call needs; each reader imports its own

@@ -1,7 +1,8 @@
 """One git process per boundary: the close asks git once for HEAD and the trunk (the record's
 place, the derivation's folder and the drain all route by that answer), and for the episode's
-commits only when HEAD moved since the open; a re-derivation that changes nothing runs neither a
-second git process nor doit."""
+commits only when HEAD moved since the open; then the next start's briefing is prebuilt, after
+one `git status`; a re-derivation that changes nothing runs neither a second git process nor
+doit."""
 from __future__ import annotations
 
 import subprocess
@@ -25,7 +26,8 @@ def test_a_close_with_nothing_committed_runs_one_git_process(episode: Repo, tmp_
     trace = tmp_path / "trace"
     proc = episode.hook("session-end", {"session_id": "e1", "reason": "other"}, env={"GIT_TRACE": str(trace)})
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
-    assert _git_processes(trace) == ["for-each-ref"]
+    # the close's one, then the next start's briefing, prebuilt (docs/CONTEXT.md): its status
+    assert _git_processes(trace) == ["for-each-ref", "status"]
     (derived,) = episode.events("knowledge.derived")
     assert derived["written"] == 3 and len(episode.candidates()) == 3
     (closed,) = episode.events("session.closed")

@@ -128,6 +128,45 @@ def refs(root: Path) -> Refs:
     return Refs(current, where, frozenset(names))
 
 
+def refs_of(root: Path, state: Status) -> Refs | None:
+    """`refs`' answer from a `status` and the remotes' HEAD files, without another process: what a
+    start that asked git its status knows of the trunk. None when the refs are not kept as files
+    (the reftable backend) or cannot be read: then `refs` asks git."""
+    heads = remote_heads(root)
+    if heads is None:
+        return None
+    names = {target[len(f"refs/remotes/{remote}/"):] for remote, target in heads
+             if target is not None and target.startswith(f"refs/remotes/{remote}/")}
+    current = state.head.branch if state.head.sha is not None else None
+    return Refs(current, Head(state.head.branch, state.head.sha), frozenset(n for n in names if n))
+
+
+def remote_heads(root: Path) -> list[tuple[str, str | None]] | None:
+    """(remote, the ref its HEAD names, None when it names none) of each remote folder, read from
+    the files, without a process. None when the refs are not kept as files (the reftable backend)
+    or cannot be read."""
+    common = common_dir(root)
+    if common is None or (common / "reftable").exists():
+        return None
+    try:
+        listed = sorted(os.listdir(common / "refs" / "remotes"))
+    except FileNotFoundError:
+        return []
+    except OSError:
+        return None
+    found: list[tuple[str, str | None]] = []
+    for remote in listed:
+        try:
+            text = read_regular(common / "refs" / "remotes" / remote / "HEAD", 4096).decode("utf-8")
+        except (FileNotFoundError, NotADirectoryError):
+            found.append((remote, None))
+            continue
+        except (OSError, UnicodeDecodeError):
+            return None
+        found.append((remote, text[len("ref: "):].strip() if text.startswith("ref: refs/remotes/") else None))
+    return found
+
+
 def _size(path: Path) -> int:
     try:
         return path.stat().st_size
@@ -150,12 +189,12 @@ def tracked(root: Path, *paths: str) -> list[str] | None:
     return [p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p]
 
 
-def index_file(root: Path) -> Path | None:
-    """This checkout's index file, found without running git: `.git/index`, or, when `.git` is a
-    file (a linked worktree, a submodule), the index of the folder its `gitdir:` names."""
+def git_dir(root: Path) -> Path | None:
+    """This checkout's git folder, found without running git: `.git`, or, when `.git` is a file (a
+    linked worktree, a submodule), the folder its `gitdir:` names; None when neither is there."""
     dot = root / ".git"
     if dot.is_dir():
-        return dot / "index"
+        return dot
     try:
         text = read_regular(dot, 4096).decode("utf-8")
     except (OSError, UnicodeDecodeError):
@@ -163,7 +202,46 @@ def index_file(root: Path) -> Path | None:
     if not text.startswith("gitdir: "):
         return None
     gitdir = Path(text[len("gitdir: "):].strip())
-    return (gitdir if gitdir.is_absolute() else root / gitdir) / "index"
+    return gitdir if gitdir.is_absolute() else root / gitdir
+
+
+def common_dir(root: Path) -> Path | None:
+    """The folder the checkout's refs and objects are in: the git folder, or for a linked worktree
+    the one its `commondir` file names. Without running git."""
+    where = git_dir(root)
+    if where is None:
+        return None
+    try:
+        common = read_regular(where / "commondir", 4096).decode("utf-8").strip()
+    except FileNotFoundError:
+        return where
+    except (OSError, UnicodeDecodeError):
+        return None
+    return Path(common) if Path(common).is_absolute() else where / common
+
+
+def index_file(root: Path) -> Path | None:
+    """This checkout's index file, found without running git (`git_dir`'s `index`)."""
+    where = git_dir(root)
+    return where / "index" if where is not None else None
+
+
+def trunk_ref_files(root: Path) -> list[Path] | None:
+    """The files and folders whose stat changes when a remote's default branch (what `changed_paths`
+    differs from) is set, removed or moved, read without running git: `packed-refs`, the remotes'
+    folders, each `refs/remotes/<remote>/HEAD` and the ref it names (and that ref's folder). None
+    when the refs are not kept as files (the reftable backend) or cannot be read."""
+    common = common_dir(root)
+    heads = remote_heads(root)
+    if common is None or heads is None:
+        return None
+    remotes = common / "refs" / "remotes"
+    found = [common / "packed-refs", common / "refs", remotes]
+    for remote, target in heads:
+        found += [remotes / remote, remotes / remote / "HEAD"]
+        if target is not None:
+            found += [(common / target).parent, common / target]
+    return found
 
 
 def tracked_under(root: Path, folder: str) -> list[str] | None:
@@ -197,36 +275,84 @@ def commits_since(root: Path, sha: str | None) -> int | None:
 
 
 BRANCH_COMMITS = 200  # how far back `changed_paths` reads a branch's own commits
+# The one question a start asks git: HEAD's commit and branch, and every path the working tree or
+# the index changed (untracked folders named with their `/`), without counting commits against
+# an upstream.
+STATUS = ("status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--untracked-files=normal")
+_TRUNKS = ("for-each-ref", "--format=%(refname)", "refs/remotes/*/HEAD")
+_BRANCH_LOG = ("log", "--format=", "--name-only", "-z", f"-n{BRANCH_COMMITS}", "HEAD", "--not",
+               "--glob=refs/remotes/*/HEAD")
+
+
+class Status(NamedTuple):
+    """What `STATUS` says: HEAD (`reflog` from the file, without a process) and the changed paths."""
+
+    head: Head
+    paths: frozenset[str]
+
+
+def parse_status(root: Path, out: str) -> Status:
+    """`STATUS`'s output (-z: no path is quoted). A rename or copy names its source too."""
+    sha: str | None = None
+    name: str | None = None
+    found: set[str] = set()
+    entries = out.split("\0")
+    i = 0
+    while i < len(entries):
+        entry = entries[i]
+        i += 1
+        if entry.startswith("# branch.oid "):
+            sha = entry[len("# branch.oid "):].strip()
+            sha = None if sha == "(initial)" else sha
+        elif entry.startswith("# branch.head "):
+            name = entry[len("# branch.head "):]
+            if name == "(detached)":  # a branch may be named so: HEAD's file tells
+                name = branch(root)
+        elif entry[:2] in ("1 ", "u "):
+            found.add(entry.split(" ", 8 if entry[0] == "1" else 10)[-1])
+        elif entry[:2] == "2 ":
+            found.add(entry.split(" ", 9)[-1])
+            if i < len(entries) and entries[i]:
+                found.add(entries[i])
+            i += 1
+        elif entry[:2] == "? ":
+            found.add(entry[2:])
+    where = git_dir(root)
+    reflog = _size(where / "logs" / "HEAD") if where is not None and sha is not None else 0
+    return Status(Head(name, sha, reflog), frozenset(found))
+
+
+def status(root: Path) -> Status:
+    """HEAD and the changed paths, in one git process (`STATUS`); GitError when git cannot say."""
+    return parse_status(root, run(root, "-c", "core.quotePath=false", *STATUS))
+
+
+def worktree(root: Path) -> tuple[Status | None, frozenset[str]]:
+    """`status` (None when git could not say) and the paths of HEAD's own commits (those no
+    remote default branch holds, the newest BRANCH_COMMITS; none without a remote default branch),
+    in one batch of three git processes."""
+    said, remotes, log = run_many(root, STATUS, _TRUNKS, _BRANCH_LOG)
+    return (parse_status(root, said[1]) if said[0] == 0 else None), _own(remotes, log)
+
+
+def worktree_own(root: Path) -> frozenset[str]:
+    """`worktree`'s second set alone (the caller has the status): one batch of two processes."""
+    return _own(*run_many(root, _TRUNKS, _BRANCH_LOG))
+
+
+def _own(remotes: tuple[int, str], log: tuple[int, str]) -> frozenset[str]:
+    if remotes[0] == 0 and remotes[1].strip() and log[0] == 0:
+        return frozenset(p.strip("\n") for p in log[1].split("\0") if p.strip("\n"))
+    return frozenset()
 
 
 def changed_paths(root: Path) -> frozenset[str]:
-    """Paths this branch or the working tree changed, in one batch of three git processes: the
-    working tree's status, the remotes' default branches, and the files of HEAD's own commits
-    (those no remote default branch holds, the newest BRANCH_COMMITS). Without a remote default
-    branch there is no trunk to differ from, and only the working tree counts. An untracked
-    folder is named with its trailing `/`."""
-    trunk = ("for-each-ref", "--format=%(refname)", "refs/remotes/*/HEAD")
-    status, remotes, log = run_many(
-        root, ("status", "--porcelain=v1", "-z", "--untracked-files=normal"), trunk,
-        ("log", "--format=", "--name-only", "-z", f"-n{BRANCH_COMMITS}", "HEAD", "--not",
-         "--glob=refs/remotes/*/HEAD"))
-    found: set[str] = set()
-    if status[0] == 0:
-        entries = status[1].split("\0")
-        i = 0
-        while i < len(entries):
-            entry = entries[i]
-            i += 1
-            if len(entry) < 4:
-                continue
-            found.add(entry[3:])
-            if "R" in entry[:2] or "C" in entry[:2]:  # a rename or copy names its source next
-                if i < len(entries) and entries[i]:
-                    found.add(entries[i])
-                i += 1
-    if remotes[0] == 0 and remotes[1].strip() and log[0] == 0:
-        found.update(p.strip("\n") for p in log[1].split("\0") if p.strip("\n"))
-    return frozenset(found)
+    """Paths this branch or the working tree changed (`worktree`'s two sets), in one batch of
+    three git processes: the working tree's status, the remotes' default branches, and the files
+    of HEAD's own commits. Without a remote default branch there is no trunk to differ from, and
+    only the working tree counts. An untracked folder is named with its trailing `/`."""
+    state, own = worktree(root)
+    return (state.paths if state is not None else frozenset()) | own
 
 
 def run_many(root: Path, *commands: tuple[str, ...]) -> list[tuple[int, str]]:

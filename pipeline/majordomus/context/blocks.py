@@ -14,8 +14,20 @@ from __future__ import annotations
 
 from majordomus.base.output import line as one_line
 
+CEILING = 10_000  # Claude Code cuts hook context above this to a short preview
 ITEM_CHARS = 300  # one list item, at most
 LINE_CHARS = 1_000  # one fixed line (a task title, a handover's Next Action), at most
+
+
+def heading(episode: str, source: str) -> str:
+    """The start briefing's heading: the one line that names the episode and how it started."""
+    return f"Majordomus briefing: episode {episode} ({source})"
+
+
+def client_chars(text: str) -> int:
+    """`text`'s length as Claude Code counts it: a JavaScript string's, in UTF-16 code units (a
+    character outside the Basic Multilingual Plane, an emoji, counts twice)."""
+    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
 
 
 def single(text: str) -> str:

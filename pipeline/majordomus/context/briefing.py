@@ -19,11 +19,12 @@ branch only when the caller does not already know it.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from majordomus.base import git
 from majordomus.context import working as session_context
-from majordomus.context.blocks import Block, clip, fit, single
+from majordomus.context.blocks import CEILING, Block, clip, client_chars, fit, heading, single
 from majordomus.context.working import last_handover
 from majordomus.derive.text import same_finding
 from majordomus.evidence import work
@@ -35,7 +36,6 @@ from majordomus.store.workspace import Workspace
 if TYPE_CHECKING:
     from majordomus.knowledge.verdict import Currency
 
-CEILING = 10_000  # Claude Code cuts hook context above this to a short preview
 ALL_OF_IT = "majordomus context"
 TITLE_CHARS = 160  # one record's title in a list line, at most
 REASON_CHARS = 140  # a verified record's reason beside its title, at most
@@ -45,6 +45,26 @@ RECORDING = ("Recorded as the work goes: `majordomus decision add \"TEXT\" --why
              "add|resolve`, `majordomus finish --verify CMD` (or `--outcome blocked|failed|no_match --reason "
              "\"…\"`); `majordomus session context` is this episode so far.")
 STALE = "majordomus knowledge stale"
+
+
+Changed = Callable[[], frozenset[str]]  # the paths changed, asked of git when a record relates to one
+
+
+class Seen:
+    """What a composition read that a prebuilt text's check must know (`context/prebuilt.py`): the
+    paths the verified records relate to (a changed path among them reorders them), the episodes
+    the candidates name (the episode at work places its own), whether a record's currency was
+    unknown to this clone (a fetch may make it known), whether `.ai/local/` was foreign, whether
+    the character ceiling cut the text."""
+
+    __slots__ = ("targets", "episodes", "volatile", "foreign", "cut")
+
+    def __init__(self) -> None:
+        self.targets: set[str] = set()
+        self.episodes: set[str] = set()
+        self.volatile = False
+        self.foreign = False
+        self.cut = False
 
 
 class Scan:
@@ -75,14 +95,15 @@ def _title(text: str) -> str:
     return clip(text or "(untitled)", TITLE_CHARS)
 
 
-def _knows(ws: Workspace) -> list[Block]:
+def _knows(ws: Workspace, changed: Changed | None = None, seen: Seen | None = None) -> list[Block]:
     """The verified records, one line each with the reason they hold, in the order an agent should
     meet them: the current ones (and those whose currency this clone cannot tell, marked) first,
     then those that may be stale or are disputed, each marked with what changed and the command that
     re-verifies it. No id on a current record: no act of the agent's needs one (search finds a
     record whole); a stale one names its id in the command that re-verifies it."""
     records = known.verified(ws.curated, ws)
-    changed = git.changed_paths(ws.root) if any(r.paths for r in records) else frozenset()
+    paths = frozenset() if not any(r.paths for r in records) else \
+        git.changed_paths(ws.root) if changed is None else changed()
     states: dict[str, Currency] = {}
     problem = ""
     try:
@@ -92,12 +113,16 @@ def _knows(ws: Workspace) -> list[Block]:
             states = currency.of(ws, records)
     except Exception as exc:  # noqa: BLE001 - the records are still worth reading; say why unmarked
         states, problem = {}, f"(whether they are current could not be judged: {single(str(exc))})"
+    if seen is not None:
+        seen.targets.update(p for r in records for p in r.paths)
+        seen.volatile = seen.volatile or bool(problem) or any(
+            states[r.id].state == "unknown" for r in records if r.verified_at and r.id in states)
     fresh: list[str] = []
     stale: list[str] = []
     # No list shows more lines than the budget: the stale records past it are counted by its cut
     # line, so their reasons (a few string operations each, thousands in a large store) are not made.
     said = int(ws.policy["session.briefing_budget_lines"]) + 1
-    for r in known.ordered(records, changed):
+    for r in known.ordered(records, paths):
         state = states.get(r.id)
         because = f" (because {clip(r.reason, REASON_CHARS)})" if r.reason else ""
         if state is not None and (state.stale or state.dispute is not None):
@@ -127,7 +152,7 @@ def _where(branch: str | None, here: str | None) -> str:
 
 
 def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None] | None,
-                episode: str | None = None, compacted: bool = False) -> list[Block]:
+                episode: str | None = None, compacted: bool = False, seen: Seen | None = None) -> list[Block]:
     """The review queue as it is in this tree (the candidates folder and the outbox), newest
     evidence first, counted by where each one's work was; an unattributed candidate is named on
     its own line, outside the line budget, because somebody still has to review it. `episode`:
@@ -138,6 +163,8 @@ def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]
     staged = candidates.waiting(ws, folder=ws.outbox / "candidates", ledger_branches=opened, current=at_work) \
         if (ws.outbox / "candidates").is_dir() else []
     outboxed = {c.id for c in staged}
+    if seen is not None:
+        seen.episodes.update(c.episode for c in queue + staged if c.episode)
     queue = candidates.by_time(queue + [c for c in staged if c.id not in {q.id for q in queue}], newest_first=True)
     own = [c for c in queue if compacted and c.episode == episode]
     shown = [c for c in queue if c not in own]
@@ -197,17 +224,23 @@ def _task_line(task: dict[str, Any]) -> str:
 
 
 def sections(ws: Workspace, episode: str, source: str, branch: str | None = None,
-             found: Scan | None = None) -> list[Block]:
+             found: Scan | None = None, changed: Changed | None = None,
+             seen: Seen | None = None) -> list[Block]:
     """The briefing's blocks, unbounded. A section with nothing in it is one word of the closing
-    "Nothing yet" line, not a heading of its own."""
+    "Nothing yet" line, not a heading of its own. `changed`: the paths this branch and the working
+    tree changed, as the caller asks git for them (else asked here), called only when a record
+    relates to a path;
+    `seen` collects what a prebuilt text's check needs."""
 
     foreign = ws.foreign_local()  # .ai/local tracked by git: its task, questions, handover are not ours
+    if seen is not None:
+        seen.foreign = bool(foreign)
     found = found or scan(ws, episode if source == "compact" and not foreign else None)
     head = [RECORDING]
     broken = ws.policy.summary(ws.rel(ws.policy_path))
     if broken:  # one line; the rest of the briefing stands, on defaults
         head.append(f"Policy: {broken}.")
-    out = [Block(f"Majordomus briefing: episode {episode} ({source})", 1, head)]
+    out = [Block(heading(episode, source), 1, head)]
     if foreign:
         out.append(Block("Local state not read", 2, [foreign]))
     task = None if foreign else work.active_task(ws)
@@ -225,7 +258,7 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
     elif branch is None:
         branch = git.branch(ws.root)
     empty: list[str] = []
-    knows = _knows(ws)
+    knows = _knows(ws, changed, seen)
     if any(b.items for b in knows):
         out += knows
     else:
@@ -240,7 +273,7 @@ def sections(ws: Workspace, episode: str, source: str, branch: str | None = None
                          None, "open questions", "majordomus question list"))
     else:
         empty.append("no open question")
-    queue = _candidates(ws, branch, found.opened_branches, episode, source == "compact")
+    queue = _candidates(ws, branch, found.opened_branches, episode, source == "compact", seen)
     if queue:
         out += queue
     else:
@@ -260,17 +293,14 @@ TRIMMED = ("\n(trimmed to stay under 10,000 characters, the most Claude Code pas
            "repository context whole)\n")
 
 
-def compose(ws: Workspace, episode: str, source: str = "startup", branch: str | None = None) -> str:
+def compose(ws: Workspace, episode: str, source: str = "startup", branch: str | None = None,
+            changed: Changed | None = None, seen: Seen | None = None) -> str:
     """The briefing text: never over CEILING characters, whatever the budget."""
     budget = int(ws.policy["session.briefing_budget_lines"])
-    text, ceiling_cut = fit(sections(ws, episode, source, branch), budget, CEILING)
+    text, ceiling_cut = fit(sections(ws, episode, source, branch, changed=changed, seen=seen), budget, CEILING)
+    if seen is not None:
+        seen.cut = ceiling_cut
     return capped(text + TRIMMED if ceiling_cut else text)
-
-
-def client_chars(text: str) -> int:
-    """`text`'s length as Claude Code counts it: a JavaScript string's, in UTF-16 code units (a
-    character outside the Basic Multilingual Plane, an emoji, counts twice)."""
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
 
 
 def capped(text: str, ceiling: int = CEILING) -> str:

@@ -9,7 +9,7 @@ every model turn, compressing or not; this is what keeps it from a checkpoint pe
 from __future__ import annotations
 
 from majordomus.base import git
-from majordomus.context import snapshot
+from majordomus.context import prebuilt, snapshot
 from majordomus.evidence import episodes, work
 from majordomus.session import pending
 from majordomus.session.start import open_episode
@@ -60,5 +60,6 @@ def compact(ws: Workspace, episode: str, trigger: str, agent: str | None = None)
     if ws.policy.on("session.knowledge_on_compact"):
         with pending.kept_on_busy(ws, episode):
             derive.derive(ws, episode)
+    prebuilt.refresh(ws)  # the next start's briefing (this episode's own compact start composes)
     if failure is not None:
         raise failure

@@ -19,6 +19,7 @@ from majordomus.base import git
 from majordomus.base.errors import UNKNOWN, FatalError
 from majordomus.base.fsio import atomic_write, remove
 from majordomus.base.ids import check_id
+from majordomus.context import prebuilt
 from majordomus.derive.table import Outcome
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
@@ -122,6 +123,8 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
         except (OSError, git.GitError):
             pass  # a merge of records falls back to git's text merge, as before
     retain(ws)
+    if not sweep:  # the next start's briefing, composed now (a sweep's start composes its own)
+        prebuilt.refresh(ws)
     return Closed(episode, path, outcome, error, drained, drain_error, late,
                   (git_error,) if git_error else ())
 

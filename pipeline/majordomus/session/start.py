@@ -15,7 +15,8 @@ from majordomus.base import git
 from majordomus.base.errors import FatalError
 from majordomus.base.ids import check_id
 from majordomus.base.output import escape
-from majordomus.context import briefing, snapshot
+from majordomus.context import prebuilt, snapshot
+from majordomus.context.blocks import CEILING, client_chars
 from majordomus.evidence import episodes
 from majordomus.outbox import staging as outbox
 from majordomus.store.workspace import Workspace
@@ -36,10 +37,11 @@ class Opened(NamedTuple):
 @episodes.serialised()
 def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
                  agent: str | None = None, forked_from: str | None = None,
-                 errors: list[str] | None = None) -> Opened:
+                 errors: list[str] | None = None, head: git.Head | None = None) -> Opened:
     """Open `episode` (or resume it when it is open already), recording it in the ledger, with
     the agent whose hook opened it. Without git (not on PATH, a broken repository) the episode
-    still opens, with no branch or head, and why goes to `errors`.
+    still opens, with no branch or head, and why goes to `errors`. `head`: HEAD as the caller
+    asked git for it (the start's one status), else asked here.
 
     `forked_from`: the episode this one was forked from, when the caller knows it.
     """
@@ -50,7 +52,7 @@ def open_episode(ws: Workspace, episode: str, source: str = "startup", by: str =
         episodes.write_current(ws, episode)
         return Opened(episode, True, existing, ())
     try:
-        head = git.head(ws.root)
+        head = head or git.head(ws.root)
     except (OSError, git.GitError) as exc:
         head = git.Head(None, None)
         _note(errors, "git", exc)
@@ -103,7 +105,12 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
           agent: str | None = None, forked_from: str | None = None) -> Started:
     """Sweep orphans, open, drain, snapshot, brief: what every session start does, whoever calls
     it. Each step after the open fails alone (git missing, a full disk, a broken record): the
-    others still run, and `Started.errors` says what failed."""
+    others still run, and `Started.errors` says what failed.
+
+    Git is asked once, after the sweep (which may write records) and before the open: HEAD for the
+    ledger and the paths changed for the briefing. The briefing prebuilt at the last boundary is
+    printed when its inputs are unchanged (`context/prebuilt.py`); else it is composed, and kept
+    for the next start."""
     errors: list[str] = []
     try:
         orphans, orphan_errors = sweep_orphans(ws, episode, by)
@@ -111,8 +118,16 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
         orphans, orphan_errors = (), ()
         _note(errors, "orphan sweep", exc)
     errors.extend(orphan_errors)
+    try:
+        facts: git.Status | None = git.status(ws.root)
+    except (OSError, git.GitError):
+        facts = None  # the open asks again, and says why it could not
+    if facts is not None and facts.head.sha is not None:
+        known = git.refs_of(ws.root, facts)  # the drain's trunk question, answered from the refs' files
+        if known is not None:
+            ws.know_refs(known)
     opened = open_episode(ws, episode, source=source, by=by, agent=agent, forked_from=forked_from,
-                          errors=errors)
+                          errors=errors, head=facts.head if facts is not None else None)
     drained, drain_error = None, None
     try:  # a branch episode carries what trunk episodes left in the outbox; never at the briefing's cost
         drained = drain_at_boundary(ws)
@@ -123,16 +138,46 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
             snapshot.write_opening(ws, opened.episode, opened.record, opened.others_open)
         except Exception as exc:  # noqa: BLE001 - the snapshot fails alone
             _note(errors, "opening snapshot", exc)
-    # A fresh open has just asked git for the branch: the briefing does not ask again.
+    if drained is not None:
+        facts = None  # the drain moved records into the tree: git's answer is out of date
+    text = None
     try:
-        text = briefing.compose(ws, episode, source,
-                                branch=None if opened.resumed else opened.record.get("branch"))
+        text = prebuilt.reuse(ws, episode, source, facts) if facts is not None else None
+    except Exception as exc:  # noqa: BLE001 - a prebuilt text that cannot be checked is composed
+        _note(errors, "prebuilt briefing", exc)
+    if text is not None and client_chars(escape(text)) <= CEILING:
+        return Started(opened, escape(text), drained, drain_error, tuple(errors), orphans)
+    return Started(opened, _composed(ws, episode, source, facts, errors), drained, drain_error,
+                   tuple(errors), orphans)
+
+
+def _composed(ws: Workspace, episode: str, source: str, facts: git.Status | None, errors: list[str]) -> str:
+    """The briefing composed now, as the client reads it (control characters escaped, then
+    capped), and kept for the next start when it can serve one."""
+    from majordomus.context import briefing  # the records' readers: only a start that composes loads them
+
+    try:
+        prepared = prebuilt.prepare(ws, facts) if source != "compact" else None
+    except Exception as exc:  # noqa: BLE001 - the briefing is composed all the same
+        prepared = None
+        _note(errors, "prebuilt briefing", exc)
+    seen = briefing.Seen()
+    try:
+        if prepared is not None:
+            text = briefing.compose(ws, episode, source, branch=prepared.status.head.branch,
+                                    changed=prepared.changed, seen=seen)
+            try:
+                prebuilt.save(ws, prepared, text, seen, episode)
+            except Exception as exc:  # noqa: BLE001 - kept or not, the text stands
+                _note(errors, "prebuilt briefing", exc)
+        else:
+            text = briefing.compose(ws, episode, source,
+                                    branch=facts.head.branch if facts is not None else None)
     except Exception as exc:  # noqa: BLE001 - the episode is open; say so even without a briefing
         why = _note(errors, "briefing", exc)
         text = (f"# Majordomus briefing: episode {episode} ({source})\n\nThe briefing could not be "
                 f"composed ({why}); `majordomus context` shows the repository context.\n")
-    # the final text, as the client reads it: control characters escaped, then capped
-    return Started(opened, briefing.capped(escape(text)), drained, drain_error, tuple(errors), orphans)
+    return briefing.capped(escape(text))
 
 
 def drain_at_boundary(ws: Workspace) -> Drained | None:

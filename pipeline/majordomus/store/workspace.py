@@ -146,6 +146,11 @@ class Workspace:
             self._refs = git.refs(self.root)
         return self._refs
 
+    def know_refs(self, refs: git.Refs) -> None:
+        """What the caller learnt of HEAD and the trunk from a git answer of its own (the start's
+        status): `refs` asks no second time."""
+        self._refs = refs
+
     def refs_or_unknown(self) -> tuple[git.Refs, str | None]:
         """`refs`, or when git cannot be run (not on PATH, a broken repository) `git.UNKNOWN` and
         why: a close goes on without a branch or head, and routes what it writes to the outbox."""

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from majordomus.base.errors import BLOCKING, OK, FatalError
 from majordomus.base.output import emit_json, say, show
 from majordomus.cli.commands import Subparsers
+from majordomus.context import prebuilt
 from majordomus.knowledge import integrity, review
 from majordomus.store import anchors
 from majordomus.store import index as store_index
@@ -84,16 +85,26 @@ def _told(ws: Workspace, act: review.Act, what: str) -> None:
 
 
 def _each(ws: Workspace, ids: list[str], do: Callable[[str], review.Act], what: str) -> int:
-    """Act on each id; a refusal of one is said and the others go on; the worst exit is returned."""
+    """Act on each id; a refusal of one is said and the others go on; the worst exit is returned.
+    The next start's briefing is composed after the acts (`context/prebuilt.py`), when one was done:
+    a refused act writes nothing."""
     worst = OK
-    for rid in ids:
-        try:
-            _told(ws, do(rid), what)
-        except FatalError as exc:
-            if len(ids) == 1:
-                raise
-            say(f"{rid}: {exc.message}")
-            worst = max(worst, exc.code)
+    acted = False
+    try:
+        for rid in ids:
+            try:
+                act = do(rid)
+            except FatalError as exc:
+                if len(ids) == 1:
+                    raise
+                say(f"{rid}: {exc.message}")
+                worst = max(worst, exc.code)
+                continue
+            acted = True
+            _told(ws, act, what)
+    finally:
+        if acted:
+            prebuilt.refresh(ws)
     return worst
 
 
@@ -131,6 +142,7 @@ def dispute(rid: str, reason: str) -> int:
     """`knowledge dispute ID --reason "…"`."""
     ws = open_workspace()
     act = review.dispute(ws, rid, reason)
+    prebuilt.refresh(ws)
     say(f"{rid} disputed by {act.by}: every reader marks it until a person runs `majordomus knowledge "
         f"reverify {rid} < evidence` or `majordomus knowledge retire {rid} --reason …`")
     return OK

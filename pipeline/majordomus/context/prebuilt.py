@@ -1,0 +1,329 @@
+"""The start briefing, built ahead of time: composed where its inputs change (the close and the
+compaction boundaries, the review acts, a start that had to compose), printed by the next start
+after a check of its inputs that costs a few `stat`s and the start's one git process.
+
+The briefing is a function of the ledger, the records, the policy, the local state (the active
+task, the open questions, the outbox) and git (HEAD, the branch, the paths changed). The prebuilt
+text, `.ai/local/state/briefing.prebuilt.json`, keeps beside it what it was built from:
+
+- the `filecache.stamp` of each file and folder read (the policy, the task and questions files,
+  the record folders, the outbox and each file in it, the remote default branches' refs); a stamp
+  too recent to vouch for itself is kept as a digest of the folder's names or the file's bytes;
+- git: HEAD's commit and branch, the working tree's changed paths under `.ai/repo/` (each of those
+  files stamped: an edit of one that was already changed shows in its stamp, an edit of any
+  other in git's status), and the changed paths a verified record relates to (they order them);
+- the ledger: its device, inode, length and the bytes before its end. What was appended since is
+  read: a line the briefing reads (a task, a question, a handover, a dispute, a review act, any
+  event not known to be irrelevant) makes the check fail; a `session.opened` only when it opens
+  an episode a candidate names;
+- the episodes the candidates name: the episode at work places its own candidates on this branch.
+
+Any difference, a missing or unreadable file, a text the ceiling cut, a `compact` start (its
+working context comes first): the start composes as before. The sources stay the truth: deleting
+the file changes no output, only time.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from majordomus.base import fsio, git
+from majordomus.context.blocks import CEILING, client_chars, heading, single
+from majordomus.store import filecache
+from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from majordomus.context.briefing import Seen
+
+FILE = "briefing.prebuilt.json"
+VERSION = 1
+LIMIT = 1 << 24  # bytes the prebuilt file may hold
+TAIL_LIMIT = 1 << 18  # ledger bytes appended since the build a check reads, at most
+CHECK = 64  # ledger bytes before the built length that must still be there
+WALK_LIMIT = 5_000  # files of an untracked folder under .ai/repo stamped, at most
+SETTLE_S = 0.06  # how long a boundary waits for its own writes' stats to vouch for them, at most
+CEILING_ROOM = 200  # `blocks.fit`'s room for the closing note: a text within it was never cut
+# Ledger events the briefing never reads (the opening of an episode no candidate names
+# included): appended after the build, they leave it true. Any other event fails the check.
+# `knowledge.derived` and `outbox.drained` say what was written and moved: the files themselves
+# are the briefing's inputs (stamped), not these lines.
+IRRELEVANT = frozenset({"session.opened", "session.resumed", "session.closed", "session.refused",
+                        "session.reminded", "decision.recorded", "checkpoint.recorded",
+                        "provider.event.failed", "knowledge.derived", "outbox.drained"})
+OPENINGS = frozenset({"session.opened", "session.resumed"})
+
+
+def path(ws: Workspace) -> Path:
+    return ws.state / FILE
+
+
+def _in_repo(p: str) -> bool:
+    """A changed path git states that is `.ai/repo/` or under it (or a folder holding it)."""
+    return p.startswith(".ai/repo/") or ".ai/repo/".startswith(p)
+
+
+def relevant(paths: frozenset[str], targets: list[str] | set[str]) -> list[str]:
+    """Those of `paths` a record relating to one of `targets` is ordered by (`known.relates`)."""
+    wanted = {t.rstrip("/") for t in targets}
+    if not wanted:
+        return []
+    found = []
+    for p in paths:
+        parts = p.rstrip("/").split("/")
+        if any("/".join(parts[:n]) in wanted for n in range(1, len(parts) + 1)) \
+                or (p.endswith("/") and any(t.startswith(p) for t in wanted)):
+            found.append(p)
+    return sorted(found)
+
+
+# --- what a stamp vouches for ---------------------------------------------------------------
+
+def _content(where: Path) -> str | None:
+    """A digest of a folder's names or a file's bytes: what vouches for a source that changed
+    too recently for its stat to (`filecache.stamp`'s `[]`). None when nothing is there."""
+    try:
+        if os.path.isdir(where) and not os.path.islink(where):
+            data = "\0".join(sorted(os.listdir(where))).encode("utf-8", "surrogateescape")
+        else:
+            data = fsio.read_regular(where, LIMIT)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return "?"  # unreadable: a later read that succeeds differs
+    return filecache.content_digest(data)
+
+
+def _stamp(where: Path) -> Any:
+    kept = filecache.stamp(where)
+    return ["d", _content(where)] if kept == [] else kept
+
+
+def _unchanged(kept: Any, where: Path) -> bool:
+    if isinstance(kept, list) and kept[:1] == ["d"]:
+        return bool(kept[1] != "?" and _content(where) == kept[1])
+    return filecache.unchanged(kept, where)
+
+
+def _sources(ws: Workspace, repo_paths: list[str]) -> list[Path] | None:
+    """Every file and folder whose stamp the check compares; None when there are too many to
+    stamp (an untracked `.ai/repo/` of thousands of files: its starts compose)."""
+    found = [ws.policy_path, ws.state / "task.json", ws.state / "questions.json", ws.curated,
+             ws.candidates, ws.sessions, ws.outbox / "candidates", ws.outbox / "sessions"]
+    for folder in (ws.outbox / "candidates", ws.outbox / "sessions"):
+        try:
+            found += [folder / name for name in sorted(os.listdir(folder))]
+        except OSError:
+            pass
+    refs = git.trunk_ref_files(ws.root)
+    if refs is None:
+        return None
+    found += refs
+    for rel in repo_paths:
+        where = ws.root / rel
+        found.append(where)
+        if rel.endswith("/"):  # an untracked folder: each file in it (not .ai/local's)
+            for top, dirs, files in os.walk(where):
+                dirs[:] = sorted(d for d in dirs if Path(top, d) != ws.local)
+                found += [Path(top, d) for d in dirs] + [Path(top, f) for f in sorted(files)]
+                if len(found) > WALK_LIMIT:
+                    return None
+    return found
+
+
+def _ledger_at(ws: Workspace) -> list[Any] | None:
+    """[device, inode, length, the CHECK bytes before the end (hex)] of the ledger now."""
+    try:
+        fd = fsio.open_regular(ws.ledger.path)
+    except FileNotFoundError:
+        return [0, 0, 0, ""]
+    except OSError:
+        return None
+    with open(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        handle.seek(max(st.st_size - CHECK, 0))
+        tail = handle.read(CHECK)
+    return [st.st_dev, st.st_ino, st.st_size, tail.hex()]
+
+
+def _ledger_unchanged(ws: Workspace, kept: Any, episodes: str) -> bool:
+    """Whether the ledger is the one built from, with nothing appended since that the briefing
+    reads (IRRELEVANT)."""
+    if not (isinstance(kept, list) and len(kept) == 4):
+        return False
+    dev, ino, size, check = kept
+    try:
+        fd = fsio.open_regular(ws.ledger.path)
+    except FileNotFoundError:
+        return bool(size == 0)
+    except OSError:
+        return False
+    with open(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if (st.st_dev, st.st_ino) != (dev, ino) and size != 0 or st.st_size < size \
+                or st.st_size - size > TAIL_LIMIT:
+            return False
+        start = max(size - CHECK, 0)
+        handle.seek(start)
+        data = handle.read(st.st_size - start + 1)
+    if data[: size - start].hex() != check:
+        return False
+    appended = data[size - start:]
+    if appended and not appended.endswith(b"\n"):
+        return False  # a line being written: the next start reads it whole
+    for raw in appended.splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            return False
+        event = line.get("event") if isinstance(line, dict) else None
+        if event not in IRRELEVANT:
+            return False
+        if event in OPENINGS and f" {line.get('episode') or line.get('session')} " in episodes:
+            return False
+    return True
+
+
+# --- build and reuse -----------------------------------------------------------------------
+
+class Prepared:
+    """What a build knows before it composes: git's answers and the stamps, taken before the
+    sources are read, so a change while it composes shows at the next check."""
+
+    __slots__ = ("root", "status", "own", "sources", "stamps", "ledger")
+
+    def __init__(self, root: Path, status: git.Status, own: frozenset[str] | None, sources: list[Path],
+                 stamps: list[Any], ledger: list[Any]) -> None:
+        self.root, self.status, self.own = root, status, own
+        self.sources, self.stamps, self.ledger = sources, stamps, ledger
+
+    def changed(self) -> frozenset[str]:
+        """The paths this branch and the working tree changed; the branch's commits are asked
+        for on first use (only a record that relates to a path needs them)."""
+        if self.own is None:
+            self.own = git.worktree_own(self.root)
+        return self.status.paths | self.own
+
+
+def prepare(ws: Workspace, status: git.Status | None = None, settle: bool = False) -> Prepared | None:
+    """Ask git for its status (unless the caller has it; the paths of HEAD's own commits are asked
+    for later, only when a record relates to a path) and stamp the sources. `settle` (a boundary,
+    not a start): when a source changed too recently for its stat to vouch for it, wait the few
+    milliseconds until it can (SETTLE_S at most), so the next start compares stats, not digests.
+    None when this checkout's briefing cannot be prebuilt (git cannot be asked, the root is not
+    the repository's top, the refs are not files, too much is untracked)."""
+    if not (ws.root / ".git").exists():
+        return None  # git's paths are relative to another folder than the root's
+    if status is None:
+        try:
+            status = git.status(ws.root)
+        except (OSError, git.GitError):
+            return None
+    ledger = _ledger_at(ws)
+    sources = _sources(ws, sorted(p for p in status.paths if _in_repo(p)))
+    if ledger is None or sources is None:
+        return None
+    if settle:
+        _settle(sources)
+    return Prepared(ws.root, status, None, sources, [_stamp(p) for p in sources], ledger)
+
+
+def _settle(sources: list[Path]) -> None:
+    """Sleep until every source's stat can vouch for it (`filecache.settled`), when that is
+    within SETTLE_S: on a file system that keeps whole seconds, the digests vouch instead."""
+    now = time.time_ns()
+    recent = [st.st_ctime_ns for st in map(filecache.lstat, sources)
+              if st is not None and not filecache.settled(st, now)]
+    if not recent or any(ctime % 1_000_000_000 == 0 for ctime in recent):
+        return
+    wait = (max(recent) + filecache.FINE_NS - now) / 1e9
+    if 0 < wait <= SETTLE_S:
+        time.sleep(wait + 0.001)
+
+
+def save(ws: Workspace, prepared: Prepared, text: str, seen: Seen, episode: str = "") -> bool:
+    """Keep `text` (composed for `episode`, "" for none, after `prepare`) for the next start;
+    False (and nothing kept) when it could not serve another episode's start."""
+    if seen.foreign or seen.volatile or seen.cut or (episode and episode in seen.episodes):
+        _forget(ws)
+        return False
+    first, _, body = text.partition("\n")
+    status = prepared.status
+    changed = prepared.changed() if seen.targets else frozenset()  # asks for the branch's own paths
+    record = {
+        "v": VERSION, "body": body,
+        "head": status.head.sha, "branch": status.head.branch,
+        "repo": sorted(p for p in status.paths if _in_repo(p)),
+        "targets": sorted(seen.targets),
+        "own": relevant(prepared.own or frozenset(), seen.targets),
+        "relevant": relevant(changed, seen.targets),
+        "sources": [ws.rel(p) for p in prepared.sources], "stamps": prepared.stamps,
+        "ledger": prepared.ledger, "episodes": " " + " ".join(sorted(seen.episodes)) + " ",
+    }
+    try:
+        fsio.atomic_write(path(ws), json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n",
+                          root=ws.root)
+    except OSError:
+        return False  # a prebuilt text that cannot be kept costs the next start time, not its answer
+    return True
+
+
+def _forget(ws: Workspace) -> None:
+    try:
+        os.unlink(path(ws))
+    except OSError:
+        pass
+
+
+def refresh(ws: Workspace) -> bool:
+    """Compose the briefing for the next start and keep it (a boundary's last step). Whether one
+    was kept; never raises for a failure of its own (the next start composes)."""
+    try:
+        prepared = prepare(ws, settle=True)
+        if prepared is None:
+            _forget(ws)
+            return False
+        from majordomus.context import briefing
+
+        seen = briefing.Seen()
+        text = briefing.compose(ws, "", "startup", branch=prepared.status.head.branch,
+                                changed=prepared.changed, seen=seen)
+        return save(ws, prepared, text, seen)
+    except Exception:  # noqa: BLE001 - a boundary never fails for its prebuilt briefing
+        _forget(ws)
+        return False
+
+
+def reuse(ws: Workspace, episode: str, source: str, status: git.Status) -> str | None:
+    """The prebuilt briefing for `episode`'s start, when every input is as it was built from
+    (`status`: git's answer at this start); None when anything differs: the caller composes."""
+    if source == "compact":
+        return None
+    try:
+        record = json.loads(fsio.read_regular(path(ws), LIMIT))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(record, dict) or record.get("v") != VERSION:
+        return None
+    try:
+        if record["head"] != status.head.sha or record["branch"] != status.head.branch \
+                or record["repo"] != sorted(p for p in status.paths if _in_repo(p)) \
+                or f" {episode} " in record["episodes"]:
+            return None
+        targets = record["targets"]
+        if targets and sorted(set(relevant(status.paths, targets)) | set(record["own"])) != record["relevant"]:
+            return None
+        sources, stamps = record["sources"], record["stamps"]
+        if len(sources) != len(stamps) or not all(_unchanged(kept, ws.root / rel)
+                                                  for rel, kept in zip(sources, stamps)):
+            return None
+        if not _ledger_unchanged(ws, record["ledger"], record["episodes"]) or ws.foreign_local():
+            return None
+        text = f"# {single(heading(episode, source))}\n" + record["body"]
+    except (KeyError, TypeError, AttributeError):
+        return None  # not a file this module wrote
+    # within the room `fit` leaves, nothing was cut for this heading either, and the client's
+    # count leaves `capped` nothing to cut: the text a fresh composition would give
+    return text if len(text) <= CEILING - CEILING_ROOM and client_chars(text) <= CEILING else None

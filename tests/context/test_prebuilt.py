@@ -1,0 +1,247 @@
+"""The prebuilt briefing: a boundary composes it, the next start prints it when its inputs are
+unchanged, and never when one changed. Each test plants a marker in the prebuilt text: a start
+that prints the marker reused it; after each input's change, the start must print exactly what a
+fresh composition prints, and no marker."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import Repo, published
+from kbstore import curated
+from majordomus.base.output import escape
+from majordomus.context import briefing, prebuilt
+from majordomus.store.workspace import Workspace
+
+MARK = "PREBUILT-MARKER"
+CANDIDATE = """---
+id: {rid}
+kind: knowledge/v1
+class: convention
+status: candidate
+epistemics: decided
+title: "{title}"
+date: "2026-01-02"
+provenance:
+  origin: extracted
+  derived_from:
+    - "session:{episode}"
+---
+{title}
+"""
+
+
+def start(repo: Repo, episode: str, source: str = "startup") -> str:
+    proc = repo.hook("session-start", {"session_id": episode, "source": source})
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    return proc.stdout.decode("utf-8")
+
+
+def end(repo: Repo, episode: str) -> None:
+    proc = repo.hook("session-end", {"session_id": episode, "reason": "other"})
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+
+
+def fresh(repo: Repo, episode: str, source: str = "startup") -> str:
+    """What a start composes, as the hook prints it (after the start's own writes)."""
+    return briefing.capped(escape(briefing.compose(Workspace(repo.root), episode, source)))
+
+
+def plant(repo: Repo) -> None:
+    """Mark the prebuilt text, so that a start that prints it shows it reused it."""
+    path = repo.root / ".ai/local/state" / prebuilt.FILE
+    record = json.loads(path.read_text(encoding="utf-8"))
+    record["body"] = MARK + "\n" + record["body"]
+    path.write_text(json.dumps(record), encoding="utf-8")
+
+
+def ledger_line(repo: Repo, event: str, **data: object) -> None:
+    Workspace(repo.root).ledger.append(event, None, **data)
+
+
+def candidate(repo: Repo, rid: str, episode: str, title: str = "A waiting candidate") -> Path:
+    path = repo.root / ".ai/repo/knowledge/candidates" / f"{rid}.md"
+    path.write_text(CANDIDATE.format(rid=rid, episode=episode, title=title), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Repo:
+    """A published repository with two verified conventions relating to files, one candidate, a
+    closed episode (its end built the prebuilt text), all committed and pushed."""
+    repo = published(tmp_path)
+    (repo.root / "src").mkdir()
+    (repo.root / "src/a.py").write_text("a = 1\n", encoding="utf-8")
+    (repo.root / "src/b.py").write_text("b = 1\n", encoding="utf-8")
+    curated(repo, "kb-a", "convention", "Module a keeps its state in one place", date="2026-01-01",
+            relates=("src/a.py",))
+    curated(repo, "kb-b", "convention", "Module b is pure", date="2026-01-02", relates=("src/b.py",))
+    candidate(repo, "e0-c1", "e0")
+    repo.git("add", "-A")
+    repo.commit("records")
+    repo.git("push", "-q", "origin", "main")  # so no path is this branch's own change yet
+    start(repo, "e0")
+    end(repo, "e0")
+    assert (repo.root / ".ai/local/state" / prebuilt.FILE).is_file()
+    return repo
+
+
+def test_an_unchanged_start_prints_the_prebuilt_text_and_its_own_writes_keep_it(store: Repo) -> None:
+    plant(store)
+    first = start(store, "e1")
+    assert MARK in first and first.startswith("# Majordomus briefing: episode e1 (startup)\n")
+    second = start(store, "e2", "resume")  # e1's session.opened, open record and snapshot change nothing
+    assert MARK in second and second.startswith("# Majordomus briefing: episode e2 (resume)\n")
+    # a re-derivation that wrote nothing, and a decision: lines the briefing never reads
+    ledger_line(store, "knowledge.derived", episode="e0", written=0, unchanged=1, skipped=0, paths=[])
+    ledger_line(store, "decision.recorded", task=None, text="keep b pure", why="tests")
+    assert MARK in start(store, "e3")
+
+
+def test_the_boundary_builds_what_a_fresh_composition_prints(store: Repo) -> None:
+    assert start(store, "e1") == fresh(store, "e1")
+
+
+def _commit(repo: Repo) -> None:
+    repo.commit("moves HEAD", {"src/c.py": "c = 1\n"})
+
+
+def _record_added(repo: Repo) -> None:
+    candidate(repo, "e7-new", "e7", "A new candidate")
+
+
+def _record_edited(repo: Repo) -> None:  # in place: the folder's stat does not change, git's status does
+    path = repo.root / ".ai/repo/knowledge/curated/kb-b.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("Module b is pure", "Module b is impure"),
+                    encoding="utf-8")
+
+
+def _record_rejected(repo: Repo) -> None:
+    path = repo.root / ".ai/repo/knowledge/candidates/e0-c1.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("status: candidate", "status: superseded"),
+                    encoding="utf-8")
+
+
+def _record_promoted(repo: Repo) -> None:
+    curated(repo, "kb-c", "convention", "A third convention", date="2026-01-03")
+
+
+def _policy(repo: Repo) -> None:
+    path = repo.root / ".ai/repo/policy.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "\n# a comment changes no key\n", encoding="utf-8")
+    path.write_text(path.read_text(encoding="utf-8").replace("# a comment changes no key", "knobs: 1"),
+                    encoding="utf-8")
+
+
+def _branch(repo: Repo) -> None:
+    repo.git("checkout", "-q", "-b", "topic")
+
+
+def _ordering(repo: Repo) -> None:  # kb-a (older) now relates to a changed path: it comes first
+    (repo.root / "src/a.py").write_text("a = 2\n", encoding="utf-8")
+
+
+def _task(repo: Repo) -> None:
+    repo.mj("start", "A task", "--scope", "src", check=True)
+
+
+def _question(repo: Repo) -> None:
+    repo.mj("question", "add", "Is b pure?", check=True)
+
+
+def _handover(repo: Repo) -> None:
+    ledger_line(repo, "handover.recorded", task=None, next="Finish module b")
+
+
+def _task_finished(repo: Repo) -> None:
+    ledger_line(repo, "task.finished", task="t-1", title="Finish module b", outcome="completed")
+
+
+def _dispute(repo: Repo) -> None:
+    ledger_line(repo, "knowledge.disputed", id="kb-b", reason="b writes files", by="tester")
+
+
+def _outbox(repo: Repo) -> None:
+    folder = repo.root / ".ai/local/state/outbox/candidates"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "e8-out.md").write_text(CANDIDATE.format(rid="e8-out", episode="e8", title="From the outbox"),
+                                      encoding="utf-8")
+
+
+def _foreign(repo: Repo) -> None:
+    repo.git("add", "-f", ".ai/local/ledger.jsonl")
+
+
+def _ledger_rewritten(repo: Repo) -> None:  # same length, other bytes (the retention cap's rewrite)
+    path = repo.root / ".ai/local/ledger.jsonl"
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b'"reason":"other"', b'"reason":"OTHER"'))
+    ledger_line(repo, "handover.recorded", task=None, next="Start over")
+
+
+def _resume_of_a_candidate_episode(repo: Repo) -> None:
+    ledger_line(repo, "session.opened", episode="e0", source="resume", branch="elsewhere", head=None)
+
+
+def _trunk_moved(repo: Repo) -> None:  # a branch commit touching src/a.py, then the trunk moves past it
+    repo.git("checkout", "-q", "-b", "topic")
+    repo.commit("a on topic", {"src/a.py": "a = 3\n"})
+    start(repo, "e5")
+    end(repo, "e5")
+    plant(repo)
+    repo.git("push", "-q", "origin", "topic:main")
+    repo.git("fetch", "-q", "origin")
+
+
+CHANGES: dict[str, Callable[[Repo], None]] = {
+    "HEAD moved": _commit, "record added": _record_added, "record edited in place": _record_edited,
+    "record rejected": _record_rejected, "record promoted": _record_promoted, "policy": _policy,
+    "branch switched": _branch, "working tree reorders": _ordering, "task started": _task,
+    "question opened": _question, "handover": _handover, "task finished": _task_finished,
+    "dispute": _dispute, "outbox": _outbox, "foreign .ai/local": _foreign, "ledger rewritten": _ledger_rewritten,
+    "a candidate's episode reopened": _resume_of_a_candidate_episode, "trunk moved": _trunk_moved,
+}
+
+
+@pytest.mark.parametrize("change", sorted(CHANGES))
+def test_a_changed_input_is_never_printed_stale(store: Repo, change: str) -> None:
+    plant(store)
+    CHANGES[change](store)
+    text = start(store, "e9")
+    assert MARK not in text
+    assert text == fresh(store, "e9")
+
+
+def test_a_record_edited_twice_while_changed_is_seen_by_its_stamp(store: Repo) -> None:
+    _record_edited(store)
+    start(store, "e1")  # composes, and keeps it with kb-b changed in the tree
+    plant(store)
+    assert MARK in start(store, "e2")
+    path = store.root / ".ai/repo/knowledge/curated/kb-b.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("impure", "unclear"), encoding="utf-8")
+    text = start(store, "e3")
+    assert MARK not in text and "Module b is unclear" in text
+    assert text == fresh(store, "e3")
+
+
+def test_the_episode_a_candidate_names_and_a_compact_start_compose(store: Repo) -> None:
+    plant(store)
+    assert MARK not in start(store, "e0", "resume")  # e0's candidate is this branch's work
+    assert MARK not in start(store, "e1", "compact")  # its working context comes first
+
+
+def test_deleting_it_changes_no_output(store: Repo) -> None:
+    (store.root / ".ai/local/state" / prebuilt.FILE).unlink()
+    assert start(store, "e1") == fresh(store, "e1")
+
+
+def test_the_start_asks_git_once(store: Repo, tmp_path: Path) -> None:
+    trace = tmp_path / "trace"
+    proc = store.hook("session-start", {"session_id": "e1", "source": "startup"}, env={"GIT_TRACE": str(trace)})
+    assert proc.returncode == 0 and proc.stderr == b""
+    calls = [line.split("built-in: git ", 1)[1] for line in trace.read_text().splitlines()
+             if "trace: built-in: git " in line]
+    assert len(calls) == 1 and "status --porcelain=v2" in calls[0], calls
