@@ -11,8 +11,8 @@ import calendar
 import re
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from majordomus.base import git
 from majordomus.base.fsio import read_regular
@@ -27,8 +27,7 @@ _STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z", re.ASCII)
 _DATE = re.compile(r"^date:\s*\"?(\d{4}-\d{2}-\d{2})\"?\s*$", re.M)
 
 
-@dataclass(frozen=True)
-class Age:
+class Age(NamedTuple):  # no dataclass on the reader paths (docs/PERFORMANCE.md, imports)
     since: float  # epoch seconds the queue entry dates from
     source: str  # ledger | commit | date
     detail: str  # which line, commit or date
