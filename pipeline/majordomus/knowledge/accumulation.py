@@ -7,7 +7,6 @@ most, one pass over the ledger lines the caller hands in.
 """
 from __future__ import annotations
 
-import calendar
 import re
 import time
 from collections.abc import Iterable
@@ -36,6 +35,8 @@ class Age(NamedTuple):  # no dataclass on the reader paths (docs/PERFORMANCE.md,
 def epoch(ts: str, fmt: str = STAMP) -> float | None:
     """Epoch seconds of `ts` read with `fmt`, or None. A ledger stamp of the usual shape is read
     without `strptime` (~10 µs a call, once per candidate in a queue); any other, by it."""
+    import calendar  # with datetime, ~2 ms a reader with no queue would pay for nothing
+
     plain = _STAMP.fullmatch(ts) if fmt == STAMP and isinstance(ts, str) else None
     if plain is not None:
         y, mo, d, h, mi, s = map(int, plain.groups())
