@@ -7,9 +7,10 @@ import importlib
 import subprocess
 import sys
 
-from conftest import Repo
+from conftest import Repo, make_repo
 from majordomus.cli.commands.knowledge import VERBS
 from majordomus.cli.main import COMMANDS, build_parser
+from rules_helpers import write_candidate
 
 
 def test_the_command_table_is_what_each_module_declares() -> None:
@@ -46,7 +47,10 @@ def test_the_verb_table_is_what_the_knowledge_parser_declares() -> None:
     for verb in VERBS:  # each verb alone: declared by its own module, with that module's other verbs
         alone = _verbs(build_parser("knowledge", verb))
         assert verb in alone
-        assert set(alone) == {v for v, where in VERBS.items() if where == VERBS[verb]}
+        if VERBS[verb] == VERBS["candidates"]:  # a reader: its own verb alone (the readers' fixed cost)
+            assert alone == [verb]
+        else:
+            assert set(alone) == {v for v, where in VERBS.items() if where == VERBS[verb]}
 
 
 def test_a_knowledge_verb_imports_its_own_module_only(repo: Repo) -> None:
@@ -62,3 +66,27 @@ def test_a_knowledge_verb_imports_its_own_module_only(repo: Repo) -> None:
     assert "shutil" not in openapi  # argparse's formatter is told the width (shutil brings bz2, lzma)
     assert {"majordomus.cli.commands.export", "majordomus.cli.commands.reviewing"} <= _imported(repo, "knowledge", "--help")
     assert "doit" not in _imported(repo, "drain")  # an empty outbox: no task to run, doit not loaded
+
+
+# What a reader's command line has no use for (issue 31, docs/PERFORMANCE.md "imports"): the
+# dataclasses machinery (`dataclasses` brings `inspect`, `ast`, `dis`, `tokenize`), YAML, templates,
+# doit and the hooks. And what only some of its runs need: a git process (`subprocess`, which
+# brings `signal`), and dates (`calendar`) for a queue that has entries.
+NOT_A_READERS = {"dataclasses", "inspect", "ast", "yaml", "jinja2", "doit", "majordomus.hooks"}
+SOME_RUNS = {"subprocess", "signal", "calendar"}
+
+
+def test_the_candidates_reader_imports_only_what_it_uses(repo: Repo) -> None:
+    rid = "e1a2b3c4-0000-4000-a000-000000000001-0123456789ab"
+    write_candidate(repo, rid, date="2020-01-01")
+    repo.git("add", "--", ".ai")
+    repo.commit("a candidate")
+    assert rid in repo.mj("knowledge", "candidates", check=True).stdout
+    queue = _imported(repo, "knowledge", "candidates")
+    assert {"majordomus.readers.cli", "majordomus.knowledge.agenda"} <= queue  # it read the queue
+    assert not NOT_A_READERS & queue, NOT_A_READERS & queue
+    empty = make_repo(repo.root.parent / "empty")  # nothing to date, no git to ask
+    assert "no candidates await review" in empty.mj("knowledge", "candidates", check=True).stderr
+    nothing = _imported(empty, "knowledge", "candidates")
+    assert "majordomus.readers.cli" in nothing
+    assert not (NOT_A_READERS | SOME_RUNS) & nothing, (NOT_A_READERS | SOME_RUNS) & nothing

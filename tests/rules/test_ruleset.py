@@ -267,3 +267,27 @@ def test_a_folder_named_like_a_record_is_not_read_as_one(repo: Repo) -> None:
     (repo.root / ".ai/repo/knowledge/candidates/e1-000000000001.md").mkdir()
     code, data = run_json(repo, "doctor")
     assert code == 0 and data["findings"] == [], data
+
+
+def test_the_rule_set_is_kept_by_stat_and_an_edited_rule_is_read_again(repo: Repo) -> None:
+    """The parsed rule files are kept in `.ai/local/state/rules.cache.json` (doctor need not import
+    YAML); a file edited in place is parsed again, and deleting the cache changes no output."""
+    import time
+
+    time.sleep(0.1)  # past the file system's tick since init wrote the rules: their stats can vouch
+    first = repo.mj("rules", "list", "--json", check=True).stdout
+    cache = repo.root / ".ai/local/state/rules.cache.json"
+    kept = json.loads(cache.read_text(encoding="utf-8"))["folders"][VENDOR]
+    assert sorted(kept) == [f"{r}.yaml" for r in STANDARD]
+    rule = repo.root / VENDOR / "majordomus.knowledge-stale.yaml"
+    text = rule.read_text(encoding="utf-8")
+    old = yaml.safe_load(text)["message"]
+    with open(rule, "r+", encoding="utf-8") as handle:  # in place: same inode, as an editor may
+        handle.write(text.replace(old, "an edited message", 1))
+        handle.truncate()
+    edited = json.loads(repo.mj("rules", "list", "--json", check=True).stdout)
+    assert {r["id"]: r["message"] for r in edited["rules"]}["majordomus.knowledge-stale"] == "an edited message"
+    time.sleep(0.1)
+    again = repo.mj("rules", "list", "--json", check=True).stdout
+    cache.unlink()
+    assert repo.mj("rules", "list", "--json", check=True).stdout == again != first

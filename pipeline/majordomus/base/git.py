@@ -11,7 +11,6 @@ from __future__ import annotations
 import mmap
 import os
 import re
-import subprocess
 import time
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -43,6 +42,8 @@ def environment() -> dict[str, str]:
 
 
 def run(root: Path, *args: str, check: bool = True, input: str | None = None) -> str:
+    import subprocess  # here, not at the top: ~5 ms (threading, selectors) that only a run
+    # of git needs, and many readers ask git nothing (their answers are cached)
     env = environment()
     proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
                           encoding="utf-8", errors="replace", env=env, input=input)
@@ -182,6 +183,7 @@ def toplevel(path: Path) -> Path | None:
 def tracked(root: Path, *paths: str) -> list[str] | None:
     """The files git's index holds under `paths` (literal paths, no glob), in one git call; None
     when git cannot say."""
+    import subprocess
     proc = subprocess.run(["git", "--literal-pathspecs", "ls-files", "-z", "--", *paths], cwd=root,
                           capture_output=True, env=environment())
     if proc.returncode != 0:
@@ -358,6 +360,7 @@ def changed_paths(root: Path) -> frozenset[str]:
 def run_many(root: Path, *commands: tuple[str, ...]) -> list[tuple[int, str]]:
     """Several read-only git commands started together and awaited together: one batch, so a
     reader that needs two answers pays for one process's latency. Returns (code, stdout) each."""
+    import subprocess
     env = environment()
     procs = [subprocess.Popen(["git", "-c", "core.quotePath=false", *args], cwd=root, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
@@ -466,6 +469,7 @@ def subjects(root: Path, shas: list[str]) -> dict[str, str]:
 def identity(root: Path) -> str | None:
     """Who acts here: the author name git would sign a commit with (`git var GIT_AUTHOR_IDENT`:
     the environment's, else `user.name`), or None when git knows none."""
+    import subprocess
     proc = subprocess.run(["git", "var", "GIT_AUTHOR_IDENT"], cwd=root, capture_output=True, text=True,
                           encoding="utf-8", errors="replace", env=environment())
     name = proc.stdout.rsplit("<", 1)[0].strip() if proc.returncode == 0 and "<" in proc.stdout else ""
@@ -484,6 +488,7 @@ def stage(root: Path, added: list[str], removed: list[str]) -> None:
 def files_of(root: Path, shas: list[str]) -> dict[str, list[str]]:
     """The paths each commit of `shas` touched (its first parent's diff; renames as the new
     name), in one `git show`; a sha this clone does not have is left out."""
+    import subprocess
     if not shas:
         return {}
     proc = subprocess.run(["git", "-c", "core.quotePath=false", "show", "--no-renames", "--name-only",
@@ -498,6 +503,7 @@ def files_of(root: Path, shas: list[str]) -> dict[str, list[str]]:
 
 
 def config_get(root: Path, key: str) -> str | None:
+    import subprocess
     proc = subprocess.run(["git", "config", "--get", key], cwd=root, capture_output=True, text=True,
                           encoding="utf-8", errors="replace", env=environment())
     return proc.stdout.strip() if proc.returncode == 0 else None
@@ -623,6 +629,7 @@ def history(root: Path, base: str, head: str = "HEAD") -> list[Logged] | None:
 
 def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
     """Whether commit `ancestor` is in the history of `descendant` (False when either is missing)."""
+    import subprocess
     proc = subprocess.run(["git", "merge-base", "--is-ancestor", ancestor, descendant], cwd=root,
                           capture_output=True, env=environment())
     return proc.returncode == 0

@@ -7,12 +7,11 @@ most, one pass over the ledger lines the caller hands in.
 """
 from __future__ import annotations
 
-import calendar
 import re
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from majordomus.base import git
 from majordomus.base.fsio import read_regular
@@ -27,8 +26,7 @@ _STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z", re.ASCII)
 _DATE = re.compile(r"^date:\s*\"?(\d{4}-\d{2}-\d{2})\"?\s*$", re.M)
 
 
-@dataclass(frozen=True)
-class Age:
+class Age(NamedTuple):  # no dataclass on the reader paths (docs/PERFORMANCE.md, imports)
     since: float  # epoch seconds the queue entry dates from
     source: str  # ledger | commit | date
     detail: str  # which line, commit or date
@@ -37,6 +35,8 @@ class Age:
 def epoch(ts: str, fmt: str = STAMP) -> float | None:
     """Epoch seconds of `ts` read with `fmt`, or None. A ledger stamp of the usual shape is read
     without `strptime` (~10 µs a call, once per candidate in a queue); any other, by it."""
+    import calendar  # with datetime, ~2 ms a reader with no queue would pay for nothing
+
     plain = _STAMP.fullmatch(ts) if fmt == STAMP and isinstance(ts, str) else None
     if plain is not None:
         y, mo, d, h, mi, s = map(int, plain.groups())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from majordomus.knowledge import accumulation
 from majordomus.knowledge.accumulation import Age
@@ -19,8 +19,7 @@ from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
 
-@dataclass(frozen=True)
-class Waiting:
+class Waiting(NamedTuple):  # no dataclass on the reader paths (docs/PERFORMANCE.md, imports)
     """One candidate of the queue, with how long it has waited and whether it is this branch's."""
 
     candidate: Candidate

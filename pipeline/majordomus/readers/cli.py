@@ -24,9 +24,13 @@ if TYPE_CHECKING:
     import argparse
 
 
-def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
-    """Add every declared capability, then `edges`, to the `knowledge` verbs."""
+def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]", only: str | None = None) -> None:
+    """Add every declared capability, then `edges`, to the `knowledge` verbs; with `only`, that
+    verb alone (a reader's command line builds its own parser, not its neighbours': each costs
+    argparse a parser, a formatter and its gettext look-ups)."""
     for cap in CAPABILITIES:
+        if only is not None and cap.verb != only:
+            continue
         p = verbs.add_parser(cap.verb, help=cap.summary, description=f"{cap.description} "
                              f"(the capability {cap.name}; also served by `majordomus serve` and `majordomus mcp`)")
         for param in cap.parameters:
@@ -42,6 +46,8 @@ def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]") -> N
                        "`majordomus openapi`)")
         p.set_defaults(handler=lambda a, cap=cap: run(cap, a))
 
+    if only is not None and only != "edges":
+        return
     e = verbs.add_parser("edges", help="the knowledge graph (derived_from, relates_to, superseded_by)",
                          description="Edges between records (knowledge:<id> on both sides) and to external "
                          "targets (session:, commit:, file:, ... resolved by `majordomus knowledge check`, "

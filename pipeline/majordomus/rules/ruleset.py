@@ -10,11 +10,13 @@ that cannot be read is a finding of `majordomus.rules`, never an exception: the 
 from __future__ import annotations
 
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from majordomus.base import fsio, yamlio
 from majordomus.base.findings import Finding
+from majordomus.store.filecache import FileCache, lstat
 from majordomus.store.workspace import Workspace
 
 MACHINERY = "majordomus.rules"  # the rule id of findings about the rule set itself
@@ -22,6 +24,11 @@ COMMANDS = ("check", "doctor", "watch")
 CLASSES = {"blocking": 10, "advisory": 11}  # class -> the exit code it means
 REQUIRED = ("id", "class", "validator", "dispatch", "category", "exit", "message")
 OPTIONAL = ("text",)
+# What each valid rule file held, kept by its stat (store/filecache.py): doctor, check and watch
+# read the rule set on every run, and YAML's import alone is ~15 ms of a doctor on an empty store.
+# Derived: without it every file is parsed again, and a file that changed is (its stat differs).
+CACHE = "rules.cache.json"
+_VERSION = 1
 RULE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+\Z")
 
 
@@ -68,11 +75,14 @@ def load(ws: Workspace) -> RuleSet:
     """The effective set: every `*.yaml` under vendor/ then project/, sorted by file name."""
     result = RuleSet()
     seen: dict[str, Path] = {}
+    cache = FileCache(ws.state / CACHE, _VERSION, ws.root)
     for origin, folder in (("vendor", vendor_dir(ws)), ("project", project_dir(ws))):
         if not folder.is_dir():
             continue
-        for path in sorted(folder.glob("*.yaml")):
-            rule = load_rule(ws, path, origin, result.problems)
+        paths = sorted(folder.glob("*.yaml"))
+        cache.keep_only(ws.rel(folder), {p.name for p in paths})
+        for path in paths:
+            rule = load_rule(ws, path, origin, result.problems, cache)
             if rule is None:
                 continue
             if rule.id in seen:
@@ -82,6 +92,7 @@ def load(ws: Workspace) -> RuleSet:
                 continue
             seen[rule.id] = path
             result.rules.append(rule)
+    cache.save()
     return result
 
 
@@ -90,16 +101,22 @@ def _problem(ws: Workspace, path: Path, fld: str | None, what: str, fix: str) ->
                    reproduce="majordomus rules list")
 
 
-def load_rule(ws: Workspace, path: Path, origin: str, problems: list[Finding]) -> Rule | None:
-    """One rule file, checked field by field; None (and a problem) when it is not a rule."""
+def load_rule(ws: Workspace, path: Path, origin: str, problems: list[Finding],
+              cache: FileCache | None = None) -> Rule | None:
+    """One rule file, checked field by field; None (and a problem) when it is not a rule. With
+    `cache`, a file whose stat is unchanged is not parsed again (only a valid rule is kept)."""
 
     fix = ("run `majordomus rules vendor update`" if origin == "vendor"
            else f"correct {ws.rel(path)} (docs/RULES.md gives the format)")
-    try:
-        data = yamlio.load(fsio.read_text(path), ws.rel(path))
-    except (OSError, UnicodeDecodeError, yamlio.YamlError) as exc:
-        problems.append(_problem(ws, path, None, f"rule file unreadable: {exc}", fix))
-        return None
+    st = lstat(path) if cache is not None else None
+    st = st if st is not None and stat.S_ISREG(st.st_mode) else None  # a link's own stat vouches for nothing
+    hit, data = cache.get(ws.rel(path.parent), path.name, st) if cache is not None and st is not None else (False, None)
+    if not hit:
+        try:
+            data = yamlio.load(fsio.read_text(path), ws.rel(path))
+        except (OSError, UnicodeDecodeError, yamlio.YamlError) as exc:
+            problems.append(_problem(ws, path, None, f"rule file unreadable: {exc}", fix))
+            return None
     if not isinstance(data, dict):
         problems.append(_problem(ws, path, None, "a rule file is a mapping of keys", fix))
         return None
@@ -135,6 +152,8 @@ def load_rule(ws: Workspace, path: Path, origin: str, problems: list[Finding]) -
     if bad:
         return None
     assert isinstance(rid, str) and isinstance(cls, str) and isinstance(dispatch, list)
+    if cache is not None and st is not None and not hit:  # checked: strings, a list of them, an int
+        cache.put(ws.rel(path.parent), path.name, st, data)
     return Rule(rid, cls, data["validator"].strip(), tuple(dict.fromkeys(str(d) for d in dispatch)),
                 data["category"].strip(), data["exit"], data["message"].strip(), path, origin,
                 data.get("text", "").strip())

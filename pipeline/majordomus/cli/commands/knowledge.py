@@ -31,5 +31,8 @@ def add_parsers(sub: Subparsers, verb: str | None = None) -> None:
     wanted = [VERBS[verb]] if verb in VERBS else list(dict.fromkeys(VERBS.values()))
     for where in wanted:
         module, _, declare = where.partition(":")
-        getattr(importlib.import_module(module), declare)(verbs)
+        if where == _READERS and verb in VERBS:  # a reader declares its own verb alone
+            getattr(importlib.import_module(module), declare)(verbs, verb)
+        else:
+            getattr(importlib.import_module(module), declare)(verbs)
     p.set_defaults(help_parser=p)
