@@ -260,8 +260,10 @@ def _indexed(db: sqlite3.Connection, ledger: Ledger, dated: Dated) -> Facts:
         return Facts(db, head, Delta())  # the usual case: nothing appended
     with store_index._transaction(db):
         head = _head(db)  # as another process may have left it meanwhile
+        st = os.stat(ledger.path)
         fresh = head is None or (head["dev"], head["ino"]) != (st.st_dev, st.st_ino)
-        if not fresh and (head["size"] > st.st_size or _digest(ledger, head["size"]) != head["check"]):
+        if head is not None and not fresh \
+                and (head["size"] > st.st_size or _digest(ledger, head["size"]) != head["check"]):
             print(f"majordomus: the ledger {ledger.path.name} was rewritten in place: read its facts "
                   "again from its start", file=sys.stderr)
             fresh = True
