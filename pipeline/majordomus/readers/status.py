@@ -40,13 +40,13 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
         by_status[status_of] += 1
         by_class[class_of] += 1
 
-    lines = ledger_lines(ws)
-    verdict = freshness.judge(ws, lines, now=now)
+    facts = accumulation.facts(ws)  # the ledger's facts, from the knowledge index: no pass over it
+    verdict = freshness.judge(ws, facts.freshness_lines(), now=now)
     paths = [e.path for e in listed.of("candidates") if e.readable]
     queue = candidates.waiting(ws, paths=paths)
     max_age = int(ws.policy["knowledge.candidate_max_age_minutes"])
     max_files = int(ws.policy["knowledge.candidates_max_files"])
-    measured = accumulation.review_ages(ws, [c.path for c in queue], lines)
+    measured = accumulation.review_ages(ws, [c.path for c in queue], found=facts)
     ages = sorted(((max(0.0, (now - age.since) / 60.0), c.id, age)
                    for c in queue if (age := measured.get(c.path)) is not None),
                   key=lambda a: (-a[0], a[1]))
