@@ -92,6 +92,12 @@ def test_the_facts_are_a_pass_over_the_ledger_after_appends_a_torn_line_a_trim_a
     assert "rewritten in place" in capfd.readouterr().err
     (ws.state / store_index.FILE).unlink()
     assert answered(ws) == truth(ws), "index deleted"
+    for suffix in ("", "-journal"):
+        (ws.state / f"{store_index.FILE}{suffix}").unlink(missing_ok=True)
+    (ws.state / store_index.FILE).mkdir()  # an index that cannot be opened: one pass, the same facts
+    store_index._OPEN.clear()
+    assert store_index.of(ws).db() is None
+    assert answered(ws) == truth(ws), "no index"
 
 
 def test_the_facts_are_read_once_and_extended(repo: Repo) -> None:
