@@ -1,5 +1,5 @@
 """`knowledge_base.status`: counts by status and class, the review queue and its age, the last
-derivation, and whether the writer is fresh — from the store git lists, the ledger (one pass),
+derivation, and whether the writer is fresh — from the store git lists, the ledger's facts (the knowledge index),
 the policy, and `pipeline.freshness.judge`, the judgement the rule knowledge-observed makes.
 
 Review age is the age of the queue entry, not of the evidence (seed 001), measured by
@@ -15,17 +15,11 @@ from typing import Any
 from majordomus.knowledge import accumulation, currency, freshness
 from majordomus.knowledge import queue as candidates
 from majordomus.store import listing as kstore
-from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
 
 def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
-
-
-def ledger_lines(ws: Workspace) -> list[Line]:
-    """The session.closed and knowledge.derived lines, in order."""
-    return ws.ledger.events("session.closed", "knowledge.derived")
 
 
 def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
