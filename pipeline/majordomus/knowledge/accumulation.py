@@ -134,23 +134,16 @@ def date_age(path: Path) -> Age | None:
     return Age(since, "date", f"the record's date {match.group(1)} (no ledger line or commit names it)")  # type: ignore[union-attr]
 
 
-def dated(ts: str) -> bool:
-    """Does a ledger line's `ts` date a queue entry (the ledger facts keep only such lines)."""
-    return epoch(ts) is not None
-
-
 def facts(ws: Workspace) -> store_facts.Facts:
     """The ledger's facts (store/facts.py), kept in the knowledge index and extended as it grows."""
-    return store_facts.of(ws, dated)
+    return store_facts.of(ws, epoch)
 
 
 def indexed_ages(ws: Workspace, names: Iterable[str], found: store_facts.Facts | None = None) -> dict[str, Age]:
     """`ledger_ages` of the whole ledger for `names`, from its facts: no pass over the ledger."""
     ages: dict[str, Age] = {}
-    for name, (ts, number) in (found or facts(ws)).ages(names).items():
-        since = epoch(ts)
-        if since is not None:
-            ages[name] = Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
+    for name, (ts, number, since) in (found or facts(ws)).ages(names).items():
+        ages[name] = Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
     return ages
 
 

@@ -33,17 +33,18 @@ from typing import Any
 from majordomus.store import index as store_index
 from majordomus.store.ledger import Ledger, Line, ReadResult
 
-VERSION = 1  # of these tables and of what a line adds to them: raise it when either changes
+VERSION = 2  # of these tables and of what a line adds to them: raise it when either changes
 KINDS = ("session", "opened", "task", "decision", "agent")
 _TABLES = ("derived", "ids", "closes", "derivations")
 _CREATE = (
-    "CREATE TABLE derived (name TEXT PRIMARY KEY, ts TEXT NOT NULL, number INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE derived (name TEXT PRIMARY KEY, ts TEXT NOT NULL, number INTEGER NOT NULL, since REAL NOT NULL) "
+    "WITHOUT ROWID",
     "CREATE TABLE ids (kind TEXT NOT NULL, id TEXT NOT NULL, PRIMARY KEY (kind, id)) WITHOUT ROWID",
     "CREATE TABLE closes (episode TEXT PRIMARY KEY, newest INTEGER NOT NULL, previous INTEGER NOT NULL) "
     "WITHOUT ROWID",
     "CREATE TABLE derivations (episode TEXT PRIMARY KEY, newest INTEGER NOT NULL) WITHOUT ROWID",
 )
-Dated = Callable[[str], bool]  # does a ledger `ts` date a queue entry (accumulation.epoch reads it)
+Dated = Callable[[str], "float | None"]  # the epoch a ledger `ts` dates a queue entry from (accumulation.epoch)
 
 
 def _key(value: Any) -> str | None:
@@ -58,7 +59,7 @@ class Delta:
                  "parsed", "malformed", "first_malformed")
 
     def __init__(self) -> None:
-        self.derived: dict[str, tuple[str, int]] = {}
+        self.derived: dict[str, tuple[str, int, float]] = {}
         self.ids: dict[str, set[str]] = {kind: set() for kind in KINDS}
         self.closes: dict[str, tuple[int, int]] = {}  # episode key -> (newest, the one before or 0)
         self.derivations: dict[str, int] = {}
@@ -95,10 +96,11 @@ class Delta:
                 self.derivations[key] = number
             self.last_derived = (number, obj)
             paths = obj.get("paths")
-            if isinstance(paths, list) and dated(obj["ts"]):
-                for rel in paths:
+            since = dated(obj["ts"]) if isinstance(paths, list) else None
+            if since is not None:
+                for rel in paths:  # type: ignore[union-attr]
                     if isinstance(rel, str) and "/candidates/" in rel:
-                        self.derived.setdefault(rel.rsplit("/", 1)[-1], (obj["ts"], number))
+                        self.derived.setdefault(rel.rsplit("/", 1)[-1], (obj["ts"], number, since))
 
 
 class Facts:
@@ -118,15 +120,16 @@ class Facts:
         found.malformed, found.first_malformed = self.malformed, self.first_malformed
         return found
 
-    def ages(self, names: Iterable[str]) -> dict[str, tuple[str, int]]:
-        """File name -> (ts, line number) of the oldest dated `knowledge.derived` line naming it."""
+    def ages(self, names: Iterable[str]) -> dict[str, tuple[str, int, float]]:
+        """File name -> (ts, line number, the epoch `dated` read) of the oldest dated
+        `knowledge.derived` line naming it."""
         wanted = sorted(set(names))
-        found: dict[str, tuple[str, int]] = {}
+        found: dict[str, tuple[str, int, float]] = {}
         if self.db is not None:
             for i in range(0, len(wanted), 500):
                 part = wanted[i:i + 500]
-                found.update((n, (ts, num)) for n, ts, num in self.db.execute(
-                    f"SELECT name, ts, number FROM derived WHERE name IN ({','.join('?' * len(part))})", part))
+                found.update((n, (ts, num, since)) for n, ts, num, since in self.db.execute(
+                    f"SELECT name, ts, number, since FROM derived WHERE name IN ({','.join('?' * len(part))})", part))
         for name in wanted:
             if name not in found and name in self.tail.derived:
                 found[name] = self.tail.derived[name]
@@ -289,8 +292,8 @@ def _digest(ledger: Ledger, size: int) -> str:
 
 def _keep(db: sqlite3.Connection, head: dict[str, Any], whole: Delta, end: int, ledger: Ledger) -> None:
     """Add `whole` (the lines up to byte `end`) to the kept facts and `head`."""
-    db.executemany("INSERT OR IGNORE INTO derived VALUES (?, ?, ?)",
-                   [(name, ts, number) for name, (ts, number) in whole.derived.items()])
+    db.executemany("INSERT OR IGNORE INTO derived VALUES (?, ?, ?, ?)",
+                   [(name, *found) for name, found in whole.derived.items()])
     db.executemany("INSERT OR IGNORE INTO ids VALUES (?, ?)",
                    [(kind, i) for kind in KINDS for i in whole.ids[kind]])
     db.executemany("INSERT INTO closes VALUES (?1, ?2, ?3) ON CONFLICT(episode) DO UPDATE SET "
