@@ -1,15 +1,17 @@
-"""Doctor reads the ledger once: the one streamed pass that counts malformed lines and gathers the
-facts references resolve against also keeps the lines of the events the validators read, numbered
-as the event reader numbers them, whatever blank, malformed or unstamped lines lie between."""
+"""Doctor reads the ledger's facts (kept in the knowledge index, store/facts.py), not the ledger: the
+malformed lines counted, the facts references resolve against, the freshness judgement's lines
+and the queue's ages are those the event reader finds, numbered as it numbers them, whatever
+blank, malformed or unstamped lines lie between."""
 from __future__ import annotations
 
 from conftest import Repo
 from rules_helpers import append_line
-from majordomus.rules.validators import EVENTS, Context
+from majordomus.knowledge import accumulation, freshness, references
+from majordomus.rules.validators import Context
 from majordomus.store.workspace import open_workspace
 
 
-def test_the_survey_keeps_the_validators_events_as_the_event_reader_reads_them(repo: Repo) -> None:
+def test_doctor_reads_the_facts_the_event_reader_finds(repo: Repo) -> None:
     ledger = repo.root / ".ai/local/ledger.jsonl"
     for k in range(3):
         append_line(repo, "session.opened", f"2025-01-0{k + 1}T00:00:00Z", f"e{k}", episode=f"e{k}")
@@ -21,11 +23,16 @@ def test_the_survey_keeps_the_validators_events_as_the_event_reader_reads_them(r
         append_line(repo, "session.closed", f"2025-01-0{k + 1}T00:03:00Z", f"e{k}", episode=f"e{k}",
                     note='"session.opened" in a value is not the event')
     ws = open_workspace(repo.root)
-    ctx = Context(ws)
-    read, facts = ctx.survey()
+    ctx = Context(ws, now=1.9e9)
+    read = ctx.ledger()
     assert (read.malformed, read.first_malformed) == (2, 8)  # the blank line is no line, not a malformed one
+    facts = references.indexed(ctx.facts())
     assert facts.opened == {"e0", "e1", "e2"} and facts.tasks == {"t0", "t1", "t2"}
-    for names in (EVENTS, ("session.closed", "knowledge.derived"), ("knowledge.derived",), ("session.opened",)):
-        assert ctx.events(*names) == ws.ledger.events(*names), names
-    assert [line.number for line in ctx.events("session.closed")] == [5, 10, 15]
-    assert ctx.events("task.started") == ws.ledger.events("task.started")  # outside EVENTS: read on its own
+    assert freshness.judge(ws, ctx.facts().freshness_lines(), now=ctx.now) \
+        == freshness.judge(ws, ws.ledger.events(*freshness.EVENTS), now=ctx.now)
+    names = {f"e{k}-a.md" for k in range(3)}
+    assert accumulation.indexed_ages(ws, names, ctx.facts()) \
+        == accumulation.ledger_ages(ws.ledger.events("knowledge.derived"))
+    assert [a.detail for a in accumulation.indexed_ages(ws, names).values()] == [
+        f"knowledge.derived at ledger line {n}, 2025-01-0{k + 1}T00:02:00Z" for k, n in enumerate((4, 9, 14))]
+    assert ctx.events("task.started") == ws.ledger.events("task.started")  # read on its own

@@ -16,6 +16,7 @@ from typing import NamedTuple
 from majordomus.base import git
 from majordomus.base.fsio import read_regular
 from majordomus.knowledge import queue
+from majordomus.store import facts as store_facts
 from majordomus.store import records as store_records
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
@@ -133,9 +134,26 @@ def date_age(path: Path) -> Age | None:
     return Age(since, "date", f"the record's date {match.group(1)} (no ledger line or commit names it)")  # type: ignore[union-attr]
 
 
-def review_ages(ws: Workspace, paths: list[Path], lines: Iterable[Line]) -> dict[Path, Age | None]:
-    """Each candidate's review age, from the strongest source that has one."""
-    from_ledger = ledger_ages(lines, {p.name for p in paths})
+def facts(ws: Workspace) -> store_facts.Facts:
+    """The ledger's facts (store/facts.py), kept in the knowledge index and extended as it grows."""
+    return store_facts.of(ws, epoch)
+
+
+def indexed_ages(ws: Workspace, names: Iterable[str], found: store_facts.Facts | None = None) -> dict[str, Age]:
+    """`ledger_ages` of the whole ledger for `names`, from its facts: no pass over the ledger."""
+    ages: dict[str, Age] = {}
+    for name, (ts, number, since) in (found or facts(ws)).ages(names).items():
+        ages[name] = Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
+    return ages
+
+
+def review_ages(ws: Workspace, paths: list[Path], lines: Iterable[Line] | None = None,
+                found: store_facts.Facts | None = None) -> dict[Path, Age | None]:
+    """Each candidate's review age, from the strongest source that has one. The ledger's part
+    from `lines` (its `knowledge.derived` lines) when given, else from its facts (`found`, or the
+    index's)."""
+    names = {p.name for p in paths}
+    from_ledger = ledger_ages(lines, names) if lines is not None else indexed_ages(ws, names, found)
     result: dict[Path, Age | None] = {p: from_ledger.get(p.name) for p in paths}
     if any(age is None for age in result.values()):
         from_git = commit_ages(ws)

@@ -32,17 +32,11 @@ class Waiting(NamedTuple):  # no dataclass on the reader paths (docs/PERFORMANCE
                 "age_detail": self.age.detail if self.age else None, "this_branch": self.here}
 
 
-FEW = 8  # queues up to this long read only the ledger lines that name their files
-
-
 def ordered(ws: Workspace, queue: list[Candidate], branch: str | None, lines: Iterable[Line] | None = None,
             now: float | None = None) -> list[Waiting]:
-    """`queue` in review order. `lines`: the `knowledge.derived` lines, when the caller has them."""
+    """`queue` in review order. `lines`: the `knowledge.derived` lines, when the caller has them;
+    else the ledger's facts are asked (the knowledge index: no pass over the ledger)."""
     now = time.time() if now is None else now
-    if lines is None and len(queue) <= FEW:  # only the lines that name one of these files
-        lines = ws.ledger.matching(*sorted({f'/{c.path.name}"' for c in queue}))
-    elif lines is None:
-        lines = ws.ledger.events("knowledge.derived")
     ages = accumulation.review_ages(ws, [c.path for c in queue], lines)
     found = []
     for c in queue:

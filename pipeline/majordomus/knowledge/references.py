@@ -1,7 +1,7 @@
 """References resolved in bulk, for the integrity validator.
 
-One streamed pass over the ledger (episodes seen and opened, tasks, tasks with a decision: given by
-the caller when it has made that pass, as doctor does for its own note), one listing of
+The ledger's facts (episodes seen and opened, tasks, tasks with a decision: kept in the knowledge
+index and extended as the ledger grows, store/facts.py), one listing of
 the tracked session records, one `git cat-file --batch-check` for every commit reference, one
 `git ls-files` for every file reference and, only for paths the tree no longer holds, one
 `git log --all`. `issue:` and `test:` are external: checked for form only, by the caller.
@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from majordomus.base import git
+from majordomus.knowledge import accumulation
+from majordomus.store.facts import Facts
 from majordomus.store.ledger import Line, ReadResult
 from majordomus.store.workspace import Workspace
 
@@ -47,6 +49,12 @@ class LedgerFacts:
             self.tasks.add(task)
             if event == "decision.recorded":
                 self.decisions.add(task)
+
+
+def indexed(found: Facts) -> LedgerFacts:
+    """The reference facts of the ledger's facts (store/facts.py, kept in the knowledge index)."""
+    return LedgerFacts(found.ids("session"), found.ids("opened"), found.ids("task"), found.ids("decision"),
+                       found.parsed)
 
 
 def ledger_facts(ws: Workspace, result: ReadResult | None = None,
@@ -146,7 +154,7 @@ class Resolver:
     def _ledger(self) -> tuple[set[str], set[str], set[str], set[str]]:
         """Episodes seen, episodes opened, tasks named, tasks with a decision: the facts given, else
         one streamed pass."""
-        facts = self.facts if self.facts is not None else ledger_facts(self.ws)
+        facts = self.facts if self.facts is not None else indexed(accumulation.facts(self.ws))
         self.ledger_lines = facts.lines
         return facts.sessions, facts.opened, facts.tasks, facts.decisions
 

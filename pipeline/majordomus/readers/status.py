@@ -1,5 +1,5 @@
 """`knowledge_base.status`: counts by status and class, the review queue and its age, the last
-derivation, and whether the writer is fresh — from the store git lists, the ledger (one pass),
+derivation, and whether the writer is fresh — from the store git lists, the ledger's facts (the knowledge index),
 the policy, and `pipeline.freshness.judge`, the judgement the rule knowledge-observed makes.
 
 Review age is the age of the queue entry, not of the evidence (seed 001), measured by
@@ -15,17 +15,11 @@ from typing import Any
 from majordomus.knowledge import accumulation, currency, freshness
 from majordomus.knowledge import queue as candidates
 from majordomus.store import listing as kstore
-from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
 
 def _iso(epoch: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(epoch))
-
-
-def ledger_lines(ws: Workspace) -> list[Line]:
-    """The session.closed and knowledge.derived lines, in order."""
-    return ws.ledger.events("session.closed", "knowledge.derived")
 
 
 def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
@@ -40,13 +34,13 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
         by_status[status_of] += 1
         by_class[class_of] += 1
 
-    lines = ledger_lines(ws)
-    verdict = freshness.judge(ws, lines, now=now)
+    facts = accumulation.facts(ws)  # the ledger's facts, from the knowledge index: no pass over it
+    verdict = freshness.judge(ws, facts.freshness_lines(), now=now)
     paths = [e.path for e in listed.of("candidates") if e.readable]
     queue = candidates.waiting(ws, paths=paths)
     max_age = int(ws.policy["knowledge.candidate_max_age_minutes"])
     max_files = int(ws.policy["knowledge.candidates_max_files"])
-    measured = accumulation.review_ages(ws, [c.path for c in queue], lines)
+    measured = accumulation.review_ages(ws, [c.path for c in queue], found=facts)
     ages = sorted(((max(0.0, (now - age.since) / 60.0), c.id, age)
                    for c in queue if (age := measured.get(c.path)) is not None),
                   key=lambda a: (-a[0], a[1]))

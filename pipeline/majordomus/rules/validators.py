@@ -16,11 +16,12 @@ from majordomus.evidence import episodes
 from majordomus.knowledge import accumulation as acc
 from majordomus.knowledge import currency, freshness, integrity
 from majordomus.knowledge.freshness import read_events
-from majordomus.knowledge.references import LedgerFacts, ledger_facts
+from majordomus.knowledge.references import indexed
 from majordomus.knowledge.verdict import fix
 from majordomus.rules import wiring
 from majordomus.rules.ruleset import Rule
 from majordomus.store import agents
+from majordomus.store.facts import Facts
 from majordomus.store.ledger import Line, ReadResult
 from majordomus.store.workspace import Workspace
 
@@ -35,37 +36,28 @@ class Verdict:
     detail: str | None = None  # what a clean judgement found, one line
 
 
-# The events the validators read (`Context.events`): kept by the one pass over the ledger.
-EVENTS = ("session.opened", "session.closed", "knowledge.derived")
-
-
 @dataclass
 class Context:
-    """What one run of the rules shares: the workspace, one streamed pass over the ledger (its
-    facts and its lines of `EVENTS`), the clock."""
+    """What one run of the rules shares: the workspace, the ledger's facts (kept in the knowledge
+    index and extended over what was appended since: no pass over the whole ledger), the clock."""
 
     ws: Workspace
     now: float = field(default_factory=time.time)
-    _survey: tuple[ReadResult, LedgerFacts] | None = None
+    _facts: Facts | None = None
 
-    def survey(self) -> tuple[ReadResult, LedgerFacts]:
-        """The one pass over the whole ledger, streamed: its malformed lines counted, the facts
-        references are resolved against, and the lines of `EVENTS` (the only lines kept)."""
-        if self._survey is None:
-            read = ReadResult(lines=[])
-            self._survey = (read, ledger_facts(self.ws, read, keep=EVENTS))
-        return self._survey
+    def facts(self) -> Facts:
+        """The ledger's facts (store/facts.py), read once a run."""
+        if self._facts is None:
+            self._facts = acc.facts(self.ws)
+        return self._facts
 
     def ledger(self) -> ReadResult:
-        """The malformed count of the whole ledger, and its lines of `EVENTS`."""
-        return self.survey()[0]
+        """The malformed lines of the whole ledger, counted (no lines kept)."""
+        return self.facts().result()
 
     def events(self, *names: str) -> list[Line]:
-        """The lines of `names` (of `EVENTS`: the survey's), in order; another name is read on its
-        own, from a substring pre-filter."""
-        if not set(names) <= set(EVENTS):
-            return read_events(self.ws, names)
-        return [line for line in self.ledger().lines if line.event in names]
+        """The lines of `names`, in order, read on their own (a substring pre-filter)."""
+        return read_events(self.ws, names)
 
 
 Validator = Callable[[Context, Rule], Verdict]
@@ -91,7 +83,7 @@ def knowledge_lifecycle(ctx: Context, rule: Rule) -> Verdict:
 
     ws, verdict = ctx.ws, Verdict()
     wired = ws.policy.on("session.knowledge_on_end")
-    judged = freshness.judge(ws, ctx.events("session.closed", "knowledge.derived"), now=ctx.now)
+    judged = freshness.judge(ws, ctx.facts().freshness_lines(), now=ctx.now)
     if wired:
         problem, source = wiring.check()
         if problem:
@@ -120,7 +112,7 @@ def knowledge_lifecycle(ctx: Context, rule: Rule) -> Verdict:
 def knowledge_integrity(ctx: Context, rule: Rule) -> Verdict:
     """majordomus.knowledge-integrity: the integrity validator of `knowledge check`."""
 
-    found = integrity.check(ctx.ws, ctx.survey()[1])
+    found = integrity.check(ctx.ws, indexed(ctx.facts()))
     return Verdict([replace(f, rule=rule.id, blocking=rule.blocking and f.blocking,
                             reproduce=f.reproduce or "majordomus knowledge check") for f in found],
                    detail=None if found else "every record is consistent")
@@ -149,7 +141,7 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
         verdict.findings.append(rule.finding(
             f"{len(waiting)} candidates await review, more than knowledge.candidates_max_files "
             f"({cap}): {named}", review, reproduce="majordomus knowledge candidates"))
-    ages = acc.review_ages(ws, waiting, ctx.events("knowledge.derived"))
+    ages = acc.review_ages(ws, waiting, found=ctx.facts())
     overdue = [(ctx.now - age.since, path, age.detail) for path in waiting
                if (age := ages.get(path)) is not None and (ctx.now - age.since) / 60.0 > max_age]
     if len(overdue) >= OVERDUE_AS_ONE:  # one finding for them all, the oldest named
@@ -227,7 +219,7 @@ def agent_hooks_fired(ctx: Context, rule: Rule) -> Verdict:
     that has never opened an episode in this checkout (its hooks are likely skipped, silently)."""
 
     ws, verdict = ctx.ws, Verdict()
-    fired = episodes.agents_seen(ws) | {line.get("agent") for line in ctx.events("session.opened")}
+    fired = episodes.agents_seen(ws) | ctx.facts().ids("agent")
     gated = [a for a in agents.AGENTS.values() if a.trust and agents.installed(ws.root, a)]
     for agent in gated:
         if agent.name in fired:

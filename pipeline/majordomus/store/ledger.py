@@ -338,24 +338,38 @@ class Ledger:
         (doctor): (the number of the first, the objects of consecutive lines from it). A block of
         lines is parsed in one call, and only a block holding a line that is not one stamped
         object is parsed line by line. Malformed lines are counted into `result`."""
-        number = 1
-        for _, block, _ in self._blocks():
+        for _, runs, _, _ in self.object_blocks(result):
+            yield from runs
+
+    def object_blocks(self, result: ReadResult | None = None, start: int = 0, number: int = 1) \
+            -> Iterator[tuple[int, list[tuple[int, list[dict[str, Any]]]], int, bool]]:
+        """`object_runs` block by block from byte `start` (a line boundary, line `number`), for a
+        reader that keeps what it read up to an offset (the index's ledger facts): (lines in the
+        block, its runs, the offset it ends at, whether it ends in a newline: a last block that
+        does not holds a line being written, or torn)."""
+        for _, block, end in self._blocks(start):
             lines = block.split(b"\n")
             if block.endswith(b"\n"):
                 lines.pop()
+            runs: list[tuple[int, list[dict[str, Any]]]] = []
             objs = _stamped_objects(lines)
             if objs is not None:
-                yield number, objs
+                runs.append((number, objs))
             else:
                 for n, raw in enumerate(lines, number):
                     obj = _object(raw.decode("utf-8", errors="replace"))
                     if obj is not None:
-                        yield n, [obj]
+                        runs.append((n, [obj]))
                     elif result is not None and raw.strip():
                         result.malformed += 1
                         if result.first_malformed is None:
                             result.first_malformed = n
+            yield len(lines), runs, end, block.endswith(b"\n")
             number += len(lines)
+
+    def digest(self, size: int) -> str:
+        """The bytes before `size` an index of the ledger up to `size` checks are still there."""
+        return self._check(size)
 
     def read(self, contains: str | None = None) -> ReadResult:
         """Every parseable line, in order; `contains` is a cheap substring pre-filter."""
