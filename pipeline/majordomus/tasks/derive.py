@@ -233,8 +233,10 @@ def first(ws: Workspace, plan: Plan) -> Outcome | None:
             for draft in plan.drafts:
                 write_record(ws, draft, state)
             finish_derivation(ws, plan, state)
-        except FatalError:  # a refusal or a busy lock, as it is
+        except Busy:
             raise
+        except FatalError as exc:  # a refusal keeps its exit code; its line gains the rerun, as a run's does
+            raise FatalError(explain(ws, exc, _rerun([plan])), exc.code) from exc
         except Exception as exc:  # noqa: BLE001 - one line with the cause, as a failed doit run says it
             raise FatalError(explain(ws, exc, _rerun([plan]))) from exc
         return state.outcomes[plan.episode]
