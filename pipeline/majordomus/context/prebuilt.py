@@ -133,6 +133,16 @@ def _sources(ws: Workspace, repo_paths: list[str]) -> list[Path] | None:
     return found
 
 
+def _named(ws: Workspace, path: Path) -> str:
+    """A source as the check finds it again (`ws.root / name`): repository-relative, or absolute
+    for one outside the worktree (a linked worktree's refs live in the main repository's git
+    folder)."""
+    try:
+        return ws.rel(path)
+    except ValueError:
+        return str(path)
+
+
 def _ledger_at(ws: Workspace) -> list[Any] | None:
     """[device, inode, length, the CHECK bytes before the end (hex)] of the ledger now."""
     try:
@@ -259,7 +269,7 @@ def save(ws: Workspace, prepared: Prepared, text: str, seen: Seen, episode: str 
         "targets": sorted(seen.targets),
         "own": relevant(prepared.own or frozenset(), seen.targets),
         "relevant": relevant(changed, seen.targets),
-        "sources": [ws.rel(p) for p in prepared.sources], "stamps": prepared.stamps,
+        "sources": [_named(ws, p) for p in prepared.sources], "stamps": prepared.stamps,
         "ledger": prepared.ledger, "episodes": " " + " ".join(sorted(seen.episodes)) + " ",
     }
     try:
