@@ -19,11 +19,12 @@ TIMEOUT = 60
 PROMPT = "[p]romote  [r]eject  [e]dit  [s]kip  [q]uit ? "
 
 # An editor that, like vim or nano, takes Ctrl-C as one of its keys: it says it is ready, waits
-# for the interrupt, then writes the evidence and exits 0.
+# for the interrupt, then writes the evidence and exits 0. `got` is cleared before it says it is
+# ready: cleared after, a Ctrl-C sent at once (a loaded machine) was forgotten and it waited for ever.
 EDITOR = """#!/bin/sh
+got=
 trap 'got=1' INT
 echo "editor ready"
-got=
 while [ -z "$got" ]; do sleep 0.1; done
 printf 'written after Ctrl-C in the editor\\n' >> "$1"
 echo "editor done"
