@@ -626,10 +626,3 @@ def history(root: Path, base: str, head: str = "HEAD") -> list[Logged] | None:
         found.append(Logged(shas[0], tuple(shas[1:]), subject, tuple(changes)))
     return found
 
-
-def is_ancestor(root: Path, ancestor: str, descendant: str) -> bool:
-    """Whether commit `ancestor` is in the history of `descendant` (False when either is missing)."""
-    import subprocess
-    proc = subprocess.run(["git", "merge-base", "--is-ancestor", ancestor, descendant], cwd=root,
-                          capture_output=True, env=environment())
-    return proc.returncode == 0
