@@ -625,4 +625,3 @@ def history(root: Path, base: str, head: str = "HEAD") -> list[Logged] | None:
                 i += 2
         found.append(Logged(shas[0], tuple(shas[1:]), subject, tuple(changes)))
     return found
-
