@@ -129,6 +129,102 @@ def refs(root: Path) -> Refs:
     return Refs(current, where, frozenset(names))
 
 
+def on_path() -> bool:
+    """Whether a `git` program is on PATH (`shutil.which`'s question, without its import): where
+    it is not, an answer read from git's files must not stand in for the failure git's absence
+    is reported as."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", "git")
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return True
+    return False
+
+
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def refs_from_files(root: Path) -> Refs | None:
+    """`refs`' answer read from the files git keeps them in, without a process: HEAD (this
+    checkout's, a linked worktree's own), the branch it names as a loose ref file or a line of
+    `packed-refs` (the loose file wins, as in git), and the remotes' HEADs. None whenever
+    anything is unusual (the reftable backend, a symbolic ref that names another symbolic ref, a
+    file of another shape, one that cannot be read): then `refs` asks git."""
+    where, common = git_dir(root), common_dir(root)
+    if where is None or common is None or (common / "reftable").exists():
+        return None
+    try:
+        text = read_regular(where / "HEAD", 4096).decode("utf-8")
+    except (OSError, ValueError):
+        return None
+    text = text.removesuffix("\n")
+    packed: dict[str, str] | None = None
+    if _SHA.fullmatch(text):
+        return _with_trunks(root, None, Head(None, text))
+    named = _BRANCH_REF.fullmatch(text + "\n")
+    if named is None or named.group(1) == ".invalid":
+        return None
+    name = named.group(1)
+    sha, packed = _resolved(common, f"refs/heads/{name}", packed)
+    if sha is False:
+        return None
+    return _with_trunks(root, name if sha else None, Head(name, sha or None), packed)
+
+
+def _resolved(common: Path, ref: str, packed: dict[str, str] | None) -> tuple[str | bool | None, dict[str, str] | None]:
+    """(the commit `ref` names: its loose file's, else `packed-refs`'; None when neither has it;
+    False when git must say: a symbolic ref, a file of another shape), and `packed-refs` as read
+    (read once for all the refs asked)."""
+    try:
+        text = read_regular(common / ref, 4096).decode("utf-8").removesuffix("\n")
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        text = None
+    except (OSError, ValueError):
+        return False, packed
+    if text is not None:
+        return (text if _SHA.fullmatch(text) else False), packed
+    if packed is None:
+        packed = _packed(common)
+        if packed is None:
+            return False, packed
+    return packed.get(ref), packed
+
+
+def _packed(common: Path) -> dict[str, str] | None:
+    """ref -> commit of `packed-refs` (empty when there is none); None when it cannot be read."""
+    try:
+        data = read_regular(common / "packed-refs", 1 << 26).decode("utf-8")
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError):
+        return None
+    found = {}
+    for row in data.splitlines():
+        sha, _, ref = row.partition(" ")
+        if _SHA.fullmatch(sha) and ref:
+            found[ref] = sha
+    return found
+
+
+def _with_trunks(root: Path, current: str | None, where: Head, packed: dict[str, str] | None = None) -> Refs | None:
+    """`Refs` with the local names of the remotes' default branches: each `refs/remotes/<r>/HEAD`
+    that names a ref that is there (git's `for-each-ref` leaves a dangling one out)."""
+    heads = remote_heads(root)
+    common = common_dir(root)
+    if heads is None or common is None:
+        return None
+    names = set()
+    for remote, target in heads:
+        prefix = f"refs/remotes/{remote}/"
+        if target is None or not target.startswith(prefix) or target == prefix:
+            continue
+        sha, packed = _resolved(common, target, packed)
+        if sha is False:
+            return None
+        if sha:
+            names.add(target[len(prefix):])
+    return Refs(current, where, frozenset(names))
+
+
 def refs_of(root: Path, state: Status) -> Refs | None:
     """`refs`' answer from a `status` and the remotes' HEAD files, without another process: what a
     start that asked git its status knows of the trunk. None when the refs are not kept as files
