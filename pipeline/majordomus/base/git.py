@@ -438,6 +438,40 @@ def worktree_own(root: Path) -> frozenset[str]:
     return _own(*run_many(root, _TRUNKS, _BRANCH_LOG))
 
 
+def own_key(root: Path) -> list[Any] | None:
+    """What `worktree_own`'s answer is a function of, read from git's files without a process:
+    HEAD's commit and each remote's HEAD (the ref it names and that ref's commit, or the commit
+    it holds). Equal keys, equal answers: a cache of the answer is kept under it. None when the
+    files cannot say (`refs_from_files`' unusual cases, a remote HEAD of another shape)."""
+    found = refs_from_files(root)
+    common = common_dir(root)
+    heads = remote_heads(root)
+    if found is None or common is None or heads is None:
+        return None
+    key: list[Any] = [found.head.sha, BRANCH_COMMITS]
+    packed = _packed(common)
+    if packed is None:
+        return None
+    for remote, target in heads:
+        ref = f"refs/remotes/{remote}/HEAD"
+        if target is None:
+            try:
+                text = read_regular(common / ref, 4096).decode("utf-8").removesuffix("\n")
+            except (FileNotFoundError, NotADirectoryError):
+                text = packed.get(ref)
+            except (OSError, ValueError):
+                return None
+            if text is not None and not _SHA.fullmatch(text):
+                return None
+            key.append([remote, None, text])
+            continue
+        sha, packed = _resolved(common, target, packed)
+        if sha is False:
+            return None
+        key.append([remote, target, sha])
+    return key
+
+
 def _own(remotes: tuple[int, str], log: tuple[int, str]) -> frozenset[str]:
     if remotes[0] == 0 and remotes[1].strip() and log[0] == 0:
         return frozenset(p.strip("\n") for p in log[1].split("\0") if p.strip("\n"))

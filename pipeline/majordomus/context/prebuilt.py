@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from majordomus.context.briefing import Seen
 
 FILE = "briefing.prebuilt.json"
+OWN_CACHE = "own.cache.json"  # the branch's own paths (`own`), by the refs they were computed from
 VERSION = 1
 LIMIT = 1 << 24  # bytes the prebuilt file may hold
 TAIL_LIMIT = 1 << 18  # ledger bytes appended since the build a check reads, at most
@@ -213,8 +214,31 @@ class Prepared:
         """The paths this branch and the working tree changed; the branch's commits are asked
         for on first use (only a record that relates to a path needs them)."""
         if self.own is None:
-            self.own = git.worktree_own(self.root)
+            self.own = own(self.root)
         return self.status.paths | self.own
+
+
+def own(root: Path) -> frozenset[str]:
+    """`git.worktree_own`, kept in OWN_CACHE under the refs it was computed from (`git.own_key`):
+    a boundary after which neither HEAD nor a remote's default branch moved asks git nothing. The
+    key is read before and after git answers; an answer across a move is not kept."""
+    where = root / ".ai" / "local" / "state" / OWN_CACHE
+    key = git.own_key(root)
+    if key is not None:
+        try:
+            kept = json.loads(fsio.read_regular(where, LIMIT))
+            if isinstance(kept, dict) and kept.get("key") == key and isinstance(kept.get("own"), list):
+                return frozenset(str(p) for p in kept["own"])
+        except (OSError, ValueError):
+            pass
+    found = git.worktree_own(root)
+    if key is not None and git.own_key(root) == key:
+        try:
+            fsio.atomic_write(where, json.dumps({"key": key, "own": sorted(found)}, ensure_ascii=False,
+                                                separators=(",", ":")) + "\n", root=root)
+        except OSError:
+            pass  # not kept: the next boundary asks git again
+    return found
 
 
 def prepare(ws: Workspace, status: git.Status | None = None, settle: bool = False) -> Prepared | None:
