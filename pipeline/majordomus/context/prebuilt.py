@@ -80,34 +80,6 @@ def relevant(paths: frozenset[str], targets: list[str] | set[str]) -> list[str]:
     return sorted(found)
 
 
-# --- what a stamp vouches for ---------------------------------------------------------------
-
-def _content(where: Path) -> str | None:
-    """A digest of a folder's names or a file's bytes: what vouches for a source that changed
-    too recently for its stat to (`filecache.stamp`'s `[]`). None when nothing is there."""
-    try:
-        if os.path.isdir(where) and not os.path.islink(where):
-            data = "\0".join(sorted(os.listdir(where))).encode("utf-8", "surrogateescape")
-        else:
-            data = fsio.read_regular(where, LIMIT)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return "?"  # unreadable: a later read that succeeds differs
-    return filecache.content_digest(data)
-
-
-def _stamp(where: Path) -> Any:
-    kept = filecache.stamp(where)
-    return ["d", _content(where)] if kept == [] else kept
-
-
-def _unchanged(kept: Any, where: Path) -> bool:
-    if isinstance(kept, list) and kept[:1] == ["d"]:
-        return bool(kept[1] != "?" and _content(where) == kept[1])
-    return filecache.unchanged(kept, where)
-
-
 def _sources(ws: Workspace, repo_paths: list[str]) -> list[Path] | None:
     """Every file and folder whose stamp the check compares; None when there are too many to
     stamp (an untracked `.ai/repo/` of thousands of files: its starts compose)."""
@@ -261,7 +233,7 @@ def prepare(ws: Workspace, status: git.Status | None = None, settle: bool = Fals
         return None
     if settle:
         _settle(sources)
-    return Prepared(ws.root, status, None, sources, [_stamp(p) for p in sources], ledger)
+    return Prepared(ws.root, status, None, sources, [filecache.vouch(p) for p in sources], ledger)
 
 
 def _settle(sources: list[Path]) -> None:
@@ -350,7 +322,7 @@ def reuse(ws: Workspace, episode: str, source: str, status: git.Status) -> str |
         if targets and sorted(set(relevant(status.paths, targets)) | set(record["own"])) != record["relevant"]:
             return None
         sources, stamps = record["sources"], record["stamps"]
-        if len(sources) != len(stamps) or not all(_unchanged(kept, ws.root / rel)
+        if len(sources) != len(stamps) or not all(filecache.vouched(kept, ws.root / rel)
                                                   for rel, kept in zip(sources, stamps)):
             return None
         if not _ledger_unchanged(ws, record["ledger"], record["episodes"]) or ws.foreign_local():
