@@ -140,7 +140,7 @@ def on_path() -> bool:
     return False
 
 
-_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # a commit's name, SHA-1 or SHA-256
 
 
 def refs_from_files(root: Path) -> Refs | None:
@@ -149,80 +149,88 @@ def refs_from_files(root: Path) -> Refs | None:
     `packed-refs` (the loose file wins, as in git), and the remotes' HEADs. None whenever
     anything is unusual (the reftable backend, a symbolic ref that names another symbolic ref, a
     file of another shape, one that cannot be read): then `refs` asks git."""
-    where, common = git_dir(root), common_dir(root)
-    if where is None or common is None or (common / "reftable").exists():
+    files = _RefFiles.of(root)
+    if files is None:
         return None
     try:
-        text = read_regular(where / "HEAD", 4096).decode("utf-8")
-    except (OSError, ValueError):
-        return None
-    text = text.removesuffix("\n")
-    packed: dict[str, str] | None = None
-    if _SHA.fullmatch(text):
-        return _with_trunks(root, None, Head(None, text))
-    named = _BRANCH_REF.fullmatch(text + "\n")
-    if named is None or named.group(1) == ".invalid":
-        return None
-    name = named.group(1)
-    sha, packed = _resolved(common, f"refs/heads/{name}", packed)
-    if sha is False:
-        return None
-    return _with_trunks(root, name if sha else None, Head(name, sha or None), packed)
-
-
-def _resolved(common: Path, ref: str, packed: dict[str, str] | None) -> tuple[str | bool | None, dict[str, str] | None]:
-    """(the commit `ref` names: its loose file's, else `packed-refs`'; None when neither has it;
-    False when git must say: a symbolic ref, a file of another shape), and `packed-refs` as read
-    (read once for all the refs asked)."""
-    try:
-        text = read_regular(common / ref, 4096).decode("utf-8").removesuffix("\n")
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-        text = None
-    except (OSError, ValueError):
-        return False, packed
-    if text is not None:
-        return (text if _SHA.fullmatch(text) else False), packed
-    if packed is None:
-        packed = _packed(common)
-        if packed is None:
-            return False, packed
-    return packed.get(ref), packed
-
-
-def _packed(common: Path) -> dict[str, str] | None:
-    """ref -> commit of `packed-refs` (empty when there is none); None when it cannot be read."""
-    try:
-        data = read_regular(common / "packed-refs", 1 << 26).decode("utf-8")
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError):
-        return None
-    found = {}
-    for row in data.splitlines():
-        sha, _, ref = row.partition(" ")
-        if _SHA.fullmatch(sha) and ref:
-            found[ref] = sha
-    return found
-
-
-def _with_trunks(root: Path, current: str | None, where: Head, packed: dict[str, str] | None = None) -> Refs | None:
-    """`Refs` with the local names of the remotes' default branches: each `refs/remotes/<r>/HEAD`
-    that names a ref that is there (git's `for-each-ref` leaves a dangling one out)."""
-    heads = remote_heads(root)
-    common = common_dir(root)
-    if heads is None or common is None:
-        return None
-    names = set()
-    for remote, target in heads:
-        prefix = f"refs/remotes/{remote}/"
-        if target is None or not target.startswith(prefix) or target == prefix:
-            continue
-        sha, packed = _resolved(common, target, packed)
-        if sha is False:
+        text = read_regular(files.where / "HEAD", 4096).decode("utf-8").removesuffix("\n")
+        if _SHA.fullmatch(text):
+            return Refs(None, Head(None, text), files.trunks())
+        named = _BRANCH_REF.fullmatch(text + "\n")
+        if named is None or named.group(1) == ".invalid":
             return None
-        if sha:
-            names.add(target[len(prefix):])
-    return Refs(current, where, frozenset(names))
+        name = named.group(1)
+        sha = files.commit(f"refs/heads/{name}")
+        return Refs(name if sha else None, Head(name, sha), files.trunks())
+    except (_Unusual, OSError, ValueError):
+        return None
+
+
+class _Unusual(Exception):
+    """A ref git must be asked about: a symbolic ref, a file of another shape, one unreadable."""
+
+
+class _RefFiles:
+    """The refs of one repository as files: loose ref files over `packed-refs` (read once, when
+    a ref is not loose)."""
+
+    def __init__(self, where: Path, common: Path) -> None:
+        self.where, self.common = where, common
+        self._packed: dict[str, str] | None = None
+
+    @classmethod
+    def of(cls, root: Path) -> _RefFiles | None:
+        where, common = git_dir(root), common_dir(root)
+        if where is None or common is None or (common / "reftable").exists():
+            return None
+        return cls(where, common)
+
+    def packed(self) -> dict[str, str]:
+        """ref -> commit of `packed-refs` (empty when there is none)."""
+        if self._packed is None:
+            try:
+                data = read_regular(self.common / "packed-refs", 1 << 26).decode("utf-8")
+            except FileNotFoundError:
+                data = ""
+            except (OSError, ValueError) as exc:
+                raise _Unusual from exc
+            self._packed = {}
+            for row in data.splitlines():
+                sha, _, ref = row.partition(" ")
+                if _SHA.fullmatch(sha) and ref:
+                    self._packed[ref] = sha
+        return self._packed
+
+    def text(self, ref: str) -> str | None:
+        """The loose file of `ref` (its newline dropped), None when there is none."""
+        try:
+            return read_regular(self.common / ref, 4096).decode("utf-8").removesuffix("\n")
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except (OSError, ValueError) as exc:
+            raise _Unusual from exc
+
+    def commit(self, ref: str) -> str | None:
+        """The commit `ref` names (its loose file's, else `packed-refs`'); None when neither has it."""
+        text = self.text(ref)
+        if text is None:
+            return self.packed().get(ref)
+        if not _SHA.fullmatch(text):
+            raise _Unusual(ref)
+        return text
+
+    def trunks(self) -> frozenset[str]:
+        """The local names of the remotes' default branches: each `refs/remotes/<r>/HEAD` that
+        names a ref that is there (git's `for-each-ref` leaves a dangling one out)."""
+        heads = remote_heads_in(self.common)
+        if heads is None:
+            raise _Unusual("refs/remotes")
+        names = set()
+        for remote, target in heads:
+            prefix = f"refs/remotes/{remote}/"
+            if target is not None and target.startswith(prefix) and target != prefix and self.commit(target):
+                names.add(target[len(prefix):])
+        return frozenset(names)
 
 
 def refs_of(root: Path, state: Status) -> Refs | None:
@@ -245,6 +253,11 @@ def remote_heads(root: Path) -> list[tuple[str, str | None]] | None:
     common = common_dir(root)
     if common is None or (common / "reftable").exists():
         return None
+    return remote_heads_in(common)
+
+
+def remote_heads_in(common: Path) -> list[tuple[str, str | None]] | None:
+    """`remote_heads` of the git folder `common` (where the refs are)."""
     try:
         listed = sorted(os.listdir(common / "refs" / "remotes"))
     except FileNotFoundError:
@@ -443,32 +456,19 @@ def own_key(root: Path) -> list[Any] | None:
     HEAD's commit and each remote's HEAD (the ref it names and that ref's commit, or the commit
     it holds). Equal keys, equal answers: a cache of the answer is kept under it. None when the
     files cannot say (`refs_from_files`' unusual cases, a remote HEAD of another shape)."""
-    found = refs_from_files(root)
-    common = common_dir(root)
-    heads = remote_heads(root)
-    if found is None or common is None or heads is None:
+    found, files = refs_from_files(root), _RefFiles.of(root)
+    heads = remote_heads_in(files.common) if files is not None else None
+    if found is None or files is None or heads is None:
         return None
     key: list[Any] = [found.head.sha, BRANCH_COMMITS]
-    packed = _packed(common)
-    if packed is None:
+    try:
+        for remote, target in heads:
+            if target is None:  # a HEAD that is no symbolic ref: the commit it holds, if any
+                key.append([remote, None, files.commit(f"refs/remotes/{remote}/HEAD")])
+            else:
+                key.append([remote, target, files.commit(target)])
+    except _Unusual:
         return None
-    for remote, target in heads:
-        ref = f"refs/remotes/{remote}/HEAD"
-        if target is None:
-            try:
-                text = read_regular(common / ref, 4096).decode("utf-8").removesuffix("\n")
-            except (FileNotFoundError, NotADirectoryError):
-                text = packed.get(ref)
-            except (OSError, ValueError):
-                return None
-            if text is not None and not _SHA.fullmatch(text):
-                return None
-            key.append([remote, None, text])
-            continue
-        sha, packed = _resolved(common, target, packed)
-        if sha is False:
-            return None
-        key.append([remote, target, sha])
     return key
 
 
