@@ -24,6 +24,7 @@ from majordomus.base import fsio, git
 from majordomus.base.output import show
 from majordomus.store import filecache
 from majordomus.store.workspace import Workspace
+from majordomus.tasks.engine import lock_path  # light: doit is imported only by a run
 
 VERSION = 1
 LIMIT = 1 << 22  # bytes the stamps file may hold
@@ -127,8 +128,6 @@ def answered(ws: Workspace, episode: str) -> bool:
         record = json.loads(fsio.read_regular(path(ws, episode), LIMIT))
     except (OSError, ValueError):
         return False
-    from majordomus.tasks.engine import lock_path  # light: doit is imported only by a run
-
     try:
         if not isinstance(record, dict) or record.get("v") != VERSION:
             return False
