@@ -116,3 +116,17 @@ def test_the_record_writer_and_the_schemas_are_stamped(closed: Repo) -> None:
         assert not noop.answered(ws, "e1")
     where.write_text(json.dumps(record), encoding="utf-8")
     assert DERIVER not in rederive(closed)[1]
+
+
+def test_stamps_taken_again_after_a_close_only_when_nothing_else_changed(closed: Repo) -> None:
+    """`after_close` re-stamps for the close's own changes alone: a record changed since the
+    derivation's stamps makes it forget them, and the re-run derives."""
+    ws = Workspace(closed.root)
+    noop.after_close(ws, "e1", None, [])
+    assert noop.path(ws, "e1").is_file()  # nothing changed: kept
+    record = closed.candidates()[0]
+    record.write_text(record.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    noop.after_close(ws, "e1", None, [])
+    assert not noop.path(ws, "e1").exists()
+    Workspace(closed.root).ledger.append("decision.recorded", "e1", text="stamped with e1", why="late")
+    assert DERIVER in rederive(closed)[1]

@@ -95,16 +95,17 @@ def _window_unchanged(ws: Workspace, kept: Any, episode: str, closed_at: str | N
 
 
 def keep(ws: Workspace, episode: str, sources: list[Path], said: str, derived: dict[str, Any],
-         session: str | None) -> None:
-    """Keep what a re-run of `episode` over `sources` (as they are now) prints (`said`) and
-    appends (`derived`, stamped with `session`); forget it when the context cannot be told."""
+         session: str | None, stamps: list[Any] | None = None) -> None:
+    """Keep what a re-run of `episode` over `sources` (as they are now, or as `stamps` vouch for
+    them) prints (`said`) and appends (`derived`, stamped with `session`); forget it when the
+    context cannot be told."""
     context, ledger = _context(ws), _ledger_at(ws)
     if context is None or ledger is None:
         forget(ws, episode)
         return
     record = {"v": VERSION, "context": context, "ledger": ledger, "said": said, "derived": derived,
               "session": session, "sources": [str(p) for p in sources],
-              "stamps": [filecache.vouch(p) for p in sources]}
+              "stamps": stamps if stamps is not None else [filecache.vouch(p) for p in sources]}
     try:
         fsio.atomic_write(path(ws, episode), json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n",
                           root=ws.root)
@@ -162,4 +163,8 @@ def after_close(ws: Workspace, episode: str, session: str | None, moved: list[Pa
     if not holds:
         forget(ws, episode)
         return
-    keep(ws, episode, [Path(p) for p in sources], record["said"], record["derived"], session)
+    # a stat that vouched for its source still does; a digest (a source that had just changed)
+    # and a moved source are taken again, now that the close's writes have settled
+    again = [kept if where not in skip and kept and kept[:1] != ["d"] else filecache.vouch(where)
+             for where, kept in zip(sources, stamps)]
+    keep(ws, episode, [Path(p) for p in sources], record["said"], record["derived"], session, again)
