@@ -67,6 +67,10 @@ HOOK_PATHS_LAZY = {
     ("readers/answers.py", "majordomus.knowledge.search"),
     ("cli/commands/mcp.py", "majordomus.readers"),
     ("cli/commands/mcp.py", "majordomus.base.output"),
+    # issue 31, the no-op re-derive: told from its stamps (tasks/noop.py) before the deriver
+    # and the episodes are imported
+    ("cli/commands/derive.py", "majordomus.tasks"),
+    ("cli/commands/derive.py", "majordomus.evidence"),
 }
 
 

@@ -42,3 +42,69 @@ def test_a_head_file_of_another_shape_is_asked_of_git(tmp_path: Path) -> None:
     _git(root, "commit", "-q", "--allow-empty", "-m", "one")
     _git(root, "symbolic-ref", "HEAD", "refs/remotes/origin/main")  # not a branch of ours
     assert git.branch(root) == git.head(root).branch
+
+
+def _refs_agree(root: Path) -> git.Refs:
+    """`refs_from_files` answers what `git.refs` (git's for-each-ref) answers, here."""
+    found = git.refs_from_files(root)
+    asked = git.refs(root)
+    assert found is not None
+    assert (found.current, found.head.branch, found.head.sha, found.trunks) == \
+        (asked.current, asked.head.branch, asked.head.sha, asked.trunks)
+    return found
+
+
+def test_the_refs_read_from_files_are_gits_own_answer(tmp_path: Path) -> None:
+    """Unborn, loose, packed, detached, a remote's default branch (loose and packed, and one
+    that names nothing), a linked worktree: the files say what git says."""
+    upstream, root = tmp_path / "upstream", tmp_path / "repo"
+    upstream.mkdir()
+    _git(upstream, "init", "-q", "-b", "trunk")
+    _git(upstream, "commit", "-q", "--allow-empty", "-m", "one")
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    unborn = _refs_agree(root)
+    assert (unborn.current, unborn.head) == (None, git.Head("main", None))
+    _git(root, "commit", "-q", "--allow-empty", "-m", "one")
+    assert _refs_agree(root).current == "main"  # a loose ref
+    _git(root, "pack-refs", "--all")
+    assert not (root / ".git/refs/heads/main").exists()
+    sha = _git(root, "rev-parse", "HEAD").strip()
+    assert _refs_agree(root).head.sha == sha  # from packed-refs
+    _git(root, "commit", "-q", "--allow-empty", "-m", "two")  # a loose ref over a packed one
+    assert _refs_agree(root).head.sha == _git(root, "rev-parse", "HEAD").strip() != sha
+    _git(root, "remote", "add", "origin", str(upstream))
+    _git(root, "fetch", "-q", "origin")
+    _git(root, "remote", "set-head", "origin", "trunk")
+    assert _refs_agree(root).trunks == {"trunk"}
+    _git(root, "pack-refs", "--all")  # the remote's branch packed, its HEAD stays a file
+    assert _refs_agree(root).trunks == {"trunk"}
+    (root / ".git/refs/remotes/origin/HEAD").write_text("ref: refs/remotes/origin/gone\n")
+    assert _refs_agree(root).trunks == frozenset()  # a dangling default branch is none
+    _git(root, "remote", "set-head", "origin", "trunk")
+    _git(root, "switch", "-q", "--detach", sha)
+    detached = _refs_agree(root)
+    assert (detached.current, detached.head) == (None, git.Head(None, sha))
+    _git(root, "switch", "-q", "main")
+    _git(root, "worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
+    side = _refs_agree(tmp_path / "side")
+    assert side.current == "side" and side.trunks == {"trunk"}
+    assert _refs_agree(root).current == "main"
+
+
+def test_refs_of_an_unusual_shape_are_asked_of_git(tmp_path: Path) -> None:
+    """A symbolic ref naming a symbolic ref, a HEAD outside refs/heads, a ref file of another
+    shape: no answer from the files (git is asked)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "commit", "-q", "--allow-empty", "-m", "one")
+    _git(root, "symbolic-ref", "refs/heads/alias", "refs/heads/main")
+    _git(root, "symbolic-ref", "HEAD", "refs/heads/alias")
+    assert git.refs_from_files(root) is None
+    _git(root, "symbolic-ref", "HEAD", "refs/remotes/origin/main")
+    assert git.refs_from_files(root) is None
+    _git(root, "symbolic-ref", "HEAD", "refs/heads/main")
+    (root / ".git/refs/heads/main").write_text("not a sha\n")
+    assert git.refs_from_files(root) is None
+    assert git.refs_from_files(tmp_path) is None  # no repository at all

@@ -1,7 +1,7 @@
 """The shared line budget and the character ceiling of the bounded readers."""
 from __future__ import annotations
 
-from majordomus.context.blocks import Block, allot, fit, render
+from majordomus.context.blocks import Block, Lines, allot, fit, render
 
 
 def test_allot_gives_small_lists_all_and_splits_the_rest() -> None:
@@ -37,3 +37,20 @@ def test_fit_clips_a_line_and_says_where_it_is_whole() -> None:
     block = Block("One", 2, ["y" * 5_000], whole="show-it")
     text, cut = fit([block], 10, 10_000)
     assert not cut and text.endswith(" … (cut: `show-it` shows it whole)\n") and len(text) < 1_100
+
+
+def test_a_list_made_as_it_is_read_makes_only_the_lines_shown() -> None:
+    """The briefing's candidates at a large store: thousands of rows, a budget of a few lines.
+    The text is the one a made list gives, and only the lines shown are made."""
+    made: list[int] = []
+
+    def make(n: int) -> str:
+        made.append(n)
+        return f"- candidate {n}"
+
+    rows = list(range(5000))
+    lazy = fit([Block("Candidates", 2, ["count"], Lines(rows, make), what="candidates", more="mj")], 12, 10_000)
+    plain = fit([Block("Candidates", 2, ["count"], [f"- candidate {n}" for n in rows], what="candidates",
+                       more="mj")], 12, 10_000)
+    assert lazy == plain and "4989 more candidates not shown" in lazy[0]
+    assert len(made) <= 2 * 12

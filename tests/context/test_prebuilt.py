@@ -245,3 +245,48 @@ def test_the_start_asks_git_once(store: Repo, tmp_path: Path) -> None:
     calls = [line.split("built-in: git ", 1)[1] for line in trace.read_text().splitlines()
              if "trace: built-in: git " in line]
     assert len(calls) == 1 and "status --porcelain=v2" in calls[0], calls
+
+
+def _git_processes(trace: Path) -> list[str]:
+    """The git commands a run started, from GIT_TRACE (one `built-in` line a process)."""
+    return [line.split("built-in: git ", 1)[1].split()[0] for line in trace.read_text().splitlines()
+            if "trace: built-in: git " in line] if trace.exists() else []
+
+
+def test_an_end_hook_with_a_trunk_and_records_about_paths_runs_one_git_process(store: Repo, tmp_path: Path) -> None:
+    """The refs come from git's files and the branch's own paths from the own cache (the last
+    boundary's, same refs): the whole end hook starts one git process, the prebuilt's status."""
+    assert (store.root / ".ai/local/state" / prebuilt.OWN_CACHE).is_file()
+    start(store, "e1")
+    store.mj("decision", "add", "one more", env={"MAJORDOMUS_EPISODE": "e1"}, check=True)
+    trace = tmp_path / "trace"
+    proc = store.hook("session-end", {"session_id": "e1", "reason": "other"}, env={"GIT_TRACE": str(trace)})
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+    assert _git_processes(trace) == ["status"]
+    assert start(store, "e2") == fresh(store, "e2")
+
+
+def test_the_own_cache_is_recomputed_when_head_or_the_trunk_moves(store: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unchanged refs: the cached answer, no git. A new commit, or the remote's default branch
+    moved: git is asked again, and its answer is the one kept."""
+    from majordomus.base import git
+
+    asked: list[int] = []
+    real = git.worktree_own
+
+    def counted(root: Path) -> frozenset[str]:
+        asked.append(1)
+        return real(root)
+
+    monkeypatch.setattr(git, "worktree_own", counted)
+    assert prebuilt.own(store.root) == frozenset() and not asked  # the fixture's end kept it
+    store.git("switch", "-q", "-c", "feature")
+    (store.root / "src/a.py").write_text("a = 2\n", encoding="utf-8")
+    store.git("commit", "-q", "-am", "a changes")
+    assert prebuilt.own(store.root) == {"src/a.py"} and len(asked) == 1
+    assert prebuilt.own(store.root) == {"src/a.py"} and len(asked) == 1  # kept under the new refs
+    store.git("push", "-q", "origin", "feature")
+    store.git("remote", "set-head", "origin", "feature")  # the trunk now holds the commit
+    assert prebuilt.own(store.root) == frozenset() and len(asked) == 2
+    store.git("pack-refs", "--all")  # the same refs, packed: the same key
+    assert prebuilt.own(store.root) == frozenset() and len(asked) == 2

@@ -1,8 +1,7 @@
-"""One git process per boundary: the close asks git once for HEAD and the trunk (the record's
-place, the derivation's folder and the drain all route by that answer), and for the episode's
-commits only when HEAD moved since the open; then the next start's briefing is prebuilt, after
-one `git status`; a re-derivation that changes nothing runs neither a second git process nor
-doit."""
+"""One git process per boundary: the close reads HEAD and the trunk from git's files (the record's
+place, the derivation's folder and the drain all route by that answer), asks for the episode's
+commits only when HEAD moved since the open, and prebuilds the next start's briefing after one
+`git status`; a re-derivation that changes nothing runs neither git nor doit."""
 from __future__ import annotations
 
 import subprocess
@@ -26,8 +25,8 @@ def test_a_close_with_nothing_committed_runs_one_git_process(episode: Repo, tmp_
     trace = tmp_path / "trace"
     proc = episode.hook("session-end", {"session_id": "e1", "reason": "other"}, env={"GIT_TRACE": str(trace)})
     assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
-    # the close's one, then the next start's briefing, prebuilt (docs/CONTEXT.md): its status
-    assert _git_processes(trace) == ["for-each-ref", "status"]
+    # the refs are read from files; the next start's briefing, prebuilt (docs/CONTEXT.md): its status
+    assert _git_processes(trace) == ["status"]
     (derived,) = episode.events("knowledge.derived")
     assert derived["written"] == 3 and len(episode.candidates()) == 3
     (closed,) = episode.events("session.closed")
@@ -39,7 +38,7 @@ def test_a_close_after_a_commit_asks_for_the_episode_commits(episode: Repo, tmp_
     sha = episode.commit("a rule", {".ai/repo/rules/project/r.md": "a rule\n"})
     trace = tmp_path / "trace"
     episode.hook("session-end", {"session_id": "e1", "reason": "other"}, env={"GIT_TRACE": str(trace)})
-    assert _git_processes(trace)[:2] == ["for-each-ref", "log"]
+    assert _git_processes(trace)[:1] == ["log"]
     (record,) = episode.candidates()
     assert f"commit:{sha}" in record.read_text()
 
@@ -55,7 +54,7 @@ def test_a_rederivation_with_nothing_to_do_runs_no_doit(episode: Repo, tmp_path:
     assert proc.returncode == 0 and "nothing changed (1 record up to date)" in proc.stdout
     imported = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
     assert not {m for m in imported if m.split(".")[0] == "doit"}
-    assert _git_processes(trace) == ["for-each-ref"]
+    assert _git_processes(trace) == []
     assert {p: p.read_bytes() for p in episode.candidates()} == before
     last = episode.events("knowledge.derived")[-1]
     assert (last["written"], last["unchanged"]) == (0, 1)
@@ -73,3 +72,4 @@ def test_a_rederivation_after_a_hand_edit_goes_through_doit(episode: Repo) -> No
     assert "edited by hand" in out.stderr and second.exists()
     last = episode.events("knowledge.derived")[-1]
     assert (last["written"], last.get("edited")) == (1, 1)
+

@@ -129,6 +129,110 @@ def refs(root: Path) -> Refs:
     return Refs(current, where, frozenset(names))
 
 
+def on_path() -> bool:
+    """Whether a `git` program is on PATH (`shutil.which`'s question, without its import): where
+    it is not, an answer read from git's files must not stand in for the failure git's absence
+    is reported as."""
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        candidate = os.path.join(folder or ".", "git")
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            return True
+    return False
+
+
+_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # a commit's name, SHA-1 or SHA-256
+
+
+def refs_from_files(root: Path) -> Refs | None:
+    """`refs`' answer read from the files git keeps them in, without a process: HEAD (this
+    checkout's, a linked worktree's own), the branch it names as a loose ref file or a line of
+    `packed-refs` (the loose file wins, as in git), and the remotes' HEADs. None whenever
+    anything is unusual (the reftable backend, a symbolic ref that names another symbolic ref, a
+    file of another shape, one that cannot be read): then `refs` asks git."""
+    files = _RefFiles.of(root)
+    if files is None:
+        return None
+    try:
+        text = read_regular(files.where / "HEAD", 4096).decode("utf-8").removesuffix("\n")
+        if _SHA.fullmatch(text):
+            return Refs(None, Head(None, text), files.trunks())
+        named = _BRANCH_REF.fullmatch(text + "\n")
+        if named is None or named.group(1) == ".invalid":
+            return None
+        name = named.group(1)
+        sha = files.commit(f"refs/heads/{name}")
+        return Refs(name if sha else None, Head(name, sha), files.trunks())
+    except (_Unusual, OSError, ValueError):
+        return None
+
+
+class _Unusual(Exception):
+    """A ref git must be asked about: a symbolic ref, a file of another shape, one unreadable."""
+
+
+class _RefFiles:
+    """The refs of one repository as files: loose ref files over `packed-refs` (read once, when
+    a ref is not loose)."""
+
+    def __init__(self, where: Path, common: Path) -> None:
+        self.where, self.common = where, common
+        self._packed: dict[str, str] | None = None
+
+    @classmethod
+    def of(cls, root: Path) -> _RefFiles | None:
+        where, common = git_dir(root), common_dir(root)
+        if where is None or common is None or (common / "reftable").exists():
+            return None
+        return cls(where, common)
+
+    def packed(self) -> dict[str, str]:
+        """ref -> commit of `packed-refs` (empty when there is none)."""
+        if self._packed is None:
+            try:
+                data = read_regular(self.common / "packed-refs", 1 << 26).decode("utf-8")
+            except FileNotFoundError:
+                data = ""
+            except (OSError, ValueError) as exc:
+                raise _Unusual from exc
+            self._packed = {}
+            for row in data.splitlines():
+                sha, _, ref = row.partition(" ")
+                if _SHA.fullmatch(sha) and ref:
+                    self._packed[ref] = sha
+        return self._packed
+
+    def text(self, ref: str) -> str | None:
+        """The loose file of `ref` (its newline dropped), None when there is none."""
+        try:
+            return read_regular(self.common / ref, 4096).decode("utf-8").removesuffix("\n")
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
+        except (OSError, ValueError) as exc:
+            raise _Unusual from exc
+
+    def commit(self, ref: str) -> str | None:
+        """The commit `ref` names (its loose file's, else `packed-refs`'); None when neither has it."""
+        text = self.text(ref)
+        if text is None:
+            return self.packed().get(ref)
+        if not _SHA.fullmatch(text):
+            raise _Unusual(ref)
+        return text
+
+    def trunks(self) -> frozenset[str]:
+        """The local names of the remotes' default branches: each `refs/remotes/<r>/HEAD` that
+        names a ref that is there (git's `for-each-ref` leaves a dangling one out)."""
+        heads = remote_heads_in(self.common)
+        if heads is None:
+            raise _Unusual("refs/remotes")
+        names = set()
+        for remote, target in heads:
+            prefix = f"refs/remotes/{remote}/"
+            if target is not None and target.startswith(prefix) and target != prefix and self.commit(target):
+                names.add(target[len(prefix):])
+        return frozenset(names)
+
+
 def refs_of(root: Path, state: Status) -> Refs | None:
     """`refs`' answer from a `status` and the remotes' HEAD files, without another process: what a
     start that asked git its status knows of the trunk. None when the refs are not kept as files
@@ -149,6 +253,11 @@ def remote_heads(root: Path) -> list[tuple[str, str | None]] | None:
     common = common_dir(root)
     if common is None or (common / "reftable").exists():
         return None
+    return remote_heads_in(common)
+
+
+def remote_heads_in(common: Path) -> list[tuple[str, str | None]] | None:
+    """`remote_heads` of the git folder `common` (where the refs are)."""
     try:
         listed = sorted(os.listdir(common / "refs" / "remotes"))
     except FileNotFoundError:
@@ -340,6 +449,27 @@ def worktree(root: Path) -> tuple[Status | None, frozenset[str]]:
 def worktree_own(root: Path) -> frozenset[str]:
     """`worktree`'s second set alone (the caller has the status): one batch of two processes."""
     return _own(*run_many(root, _TRUNKS, _BRANCH_LOG))
+
+
+def own_key(root: Path) -> list[Any] | None:
+    """What `worktree_own`'s answer is a function of, read from git's files without a process:
+    HEAD's commit and each remote's HEAD (the ref it names and that ref's commit, or the commit
+    it holds). Equal keys, equal answers: a cache of the answer is kept under it. None when the
+    files cannot say (`refs_from_files`' unusual cases, a remote HEAD of another shape)."""
+    found, files = refs_from_files(root), _RefFiles.of(root)
+    heads = remote_heads_in(files.common) if files is not None else None
+    if found is None or files is None or heads is None:
+        return None
+    key: list[Any] = [found.head.sha, BRANCH_COMMITS]
+    try:
+        for remote, target in heads:
+            if target is None:  # a HEAD that is no symbolic ref: the commit it holds, if any
+                key.append([remote, None, files.commit(f"refs/remotes/{remote}/HEAD")])
+            else:
+                key.append([remote, target, files.commit(target)])
+    except _Unusual:
+        return None
+    return key
 
 
 def _own(remotes: tuple[int, str], log: tuple[int, str]) -> frozenset[str]:

@@ -11,6 +11,9 @@ commit subject, a handover) can neither forge a line nor send the terminal an es
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any, overload
+
 
 from majordomus.base.output import line as one_line
 
@@ -44,17 +47,41 @@ def clip(text: str, limit: int, whole: str = "") -> str:
     return text[: max(limit - len(tail), 0)].rstrip() + tail
 
 
+class Lines(Sequence[str]):
+    """A list's lines, each made when it is read: of thousands of rows the budget shows a few,
+    and the rest are only counted, so their lines are never made."""
+
+    __slots__ = ("rows", "make")
+
+    def __init__(self, rows: Sequence[Any], make: Callable[[Any], str]) -> None:
+        self.rows, self.make = rows, make
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, slice):
+            return [self.make(row) for row in self.rows[index]]
+        return self.make(self.rows[index])
+
+
 class Block:
     """One section: a heading, fixed lines, and a list the budget may cut."""
 
     __slots__ = ("heading", "level", "lines", "items", "empty", "what", "more", "indent", "whole", "budgeted")
 
     def __init__(self, heading: str | None = None, level: int = 2, lines: list[str] | None = None,
-                 items: list[str] | None = None, empty: str | None = None, what: str = "more",
+                 items: Sequence[str] | None = None, empty: str | None = None, what: str = "more",
                  more: str = "", indent: str = "", whole: str = "", budgeted: bool = True) -> None:
         self.heading, self.level = heading, level
         self.lines = lines if lines is not None else []  # fixed lines, printed whole (clipped)
-        self.items = items if items is not None else []  # the bounded list
+        self.items: Sequence[str] = items if items is not None else []  # the bounded list
         self.empty = empty  # printed instead of the list when it has no item
         self.what = what  # "open questions": what a cut line counts
         self.more = more  # the command that shows the whole list

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from majordomus.base import git
 from majordomus.context import working as session_context
-from majordomus.context.blocks import CEILING, Block, clip, client_chars, fit, heading, single
+from majordomus.context.blocks import CEILING, Block, Lines, clip, client_chars, fit, heading, single
 from majordomus.context.working import last_handover
 from majordomus.derive.text import same_finding
 from majordomus.evidence import work
@@ -193,7 +193,8 @@ def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]
         return f"; {', '.join(notes)}" if notes else ""
 
     return [Block("Candidates awaiting review", 2, [count],
-                  [f"- {_title(c.title)} ({c.id}{suffix(c)})" for c in placed], what="candidates", more=more),
+                  Lines(placed, lambda c: f"- {_title(c.title)} ({c.id}{suffix(c)})"), what="candidates",
+                  more=more),
             Block(None, 2, [], [f"- {_title(c.title)} ({c.id}; unattributed: "
                                 + (f"this checkout cannot place its episode {c.episode})" if c.episode
                                    else "it names no episode)") for c in unplaced],

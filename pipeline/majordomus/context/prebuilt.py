@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from majordomus.context.briefing import Seen
 
 FILE = "briefing.prebuilt.json"
+OWN_CACHE = "own.cache.json"  # the branch's own paths (`own`), by the refs they were computed from
 VERSION = 1
 LIMIT = 1 << 24  # bytes the prebuilt file may hold
 TAIL_LIMIT = 1 << 18  # ledger bytes appended since the build a check reads, at most
@@ -77,34 +78,6 @@ def relevant(paths: frozenset[str], targets: list[str] | set[str]) -> list[str]:
                 or (p.endswith("/") and any(t.startswith(p) for t in wanted)):
             found.append(p)
     return sorted(found)
-
-
-# --- what a stamp vouches for ---------------------------------------------------------------
-
-def _content(where: Path) -> str | None:
-    """A digest of a folder's names or a file's bytes: what vouches for a source that changed
-    too recently for its stat to (`filecache.stamp`'s `[]`). None when nothing is there."""
-    try:
-        if os.path.isdir(where) and not os.path.islink(where):
-            data = "\0".join(sorted(os.listdir(where))).encode("utf-8", "surrogateescape")
-        else:
-            data = fsio.read_regular(where, LIMIT)
-    except FileNotFoundError:
-        return None
-    except OSError:
-        return "?"  # unreadable: a later read that succeeds differs
-    return filecache.content_digest(data)
-
-
-def _stamp(where: Path) -> Any:
-    kept = filecache.stamp(where)
-    return ["d", _content(where)] if kept == [] else kept
-
-
-def _unchanged(kept: Any, where: Path) -> bool:
-    if isinstance(kept, list) and kept[:1] == ["d"]:
-        return bool(kept[1] != "?" and _content(where) == kept[1])
-    return filecache.unchanged(kept, where)
 
 
 def _sources(ws: Workspace, repo_paths: list[str]) -> list[Path] | None:
@@ -213,8 +186,31 @@ class Prepared:
         """The paths this branch and the working tree changed; the branch's commits are asked
         for on first use (only a record that relates to a path needs them)."""
         if self.own is None:
-            self.own = git.worktree_own(self.root)
+            self.own = own(self.root)
         return self.status.paths | self.own
+
+
+def own(root: Path) -> frozenset[str]:
+    """`git.worktree_own`, kept in OWN_CACHE under the refs it was computed from (`git.own_key`):
+    a boundary after which neither HEAD nor a remote's default branch moved asks git nothing. The
+    key is read before and after git answers; an answer across a move is not kept."""
+    where = root / ".ai" / "local" / "state" / OWN_CACHE
+    key = git.own_key(root)
+    if key is not None:
+        try:
+            kept = json.loads(fsio.read_regular(where, LIMIT))
+            if isinstance(kept, dict) and kept.get("key") == key and isinstance(kept.get("own"), list):
+                return frozenset(str(p) for p in kept["own"])
+        except (OSError, ValueError):
+            pass
+    found = git.worktree_own(root)
+    if key is not None and git.own_key(root) == key:
+        try:
+            fsio.atomic_write(where, json.dumps({"key": key, "own": sorted(found)}, ensure_ascii=False,
+                                                separators=(",", ":")) + "\n", root=root)
+        except OSError:
+            pass  # not kept: the next boundary asks git again
+    return found
 
 
 def prepare(ws: Workspace, status: git.Status | None = None, settle: bool = False) -> Prepared | None:
@@ -237,7 +233,7 @@ def prepare(ws: Workspace, status: git.Status | None = None, settle: bool = Fals
         return None
     if settle:
         _settle(sources)
-    return Prepared(ws.root, status, None, sources, [_stamp(p) for p in sources], ledger)
+    return Prepared(ws.root, status, None, sources, [filecache.vouch(p) for p in sources], ledger)
 
 
 def _settle(sources: list[Path]) -> None:
@@ -326,7 +322,7 @@ def reuse(ws: Workspace, episode: str, source: str, status: git.Status) -> str |
         if targets and sorted(set(relevant(status.paths, targets)) | set(record["own"])) != record["relevant"]:
             return None
         sources, stamps = record["sources"], record["stamps"]
-        if len(sources) != len(stamps) or not all(_unchanged(kept, ws.root / rel)
+        if len(sources) != len(stamps) or not all(filecache.vouched(kept, ws.root / rel)
                                                   for rel, kept in zip(sources, stamps)):
             return None
         if not _ledger_unchanged(ws, record["ledger"], record["episodes"]) or ws.foreign_local():

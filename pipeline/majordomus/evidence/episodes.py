@@ -102,6 +102,17 @@ def current(ws: Workspace) -> str | None:
     return None
 
 
+def current_sources(ws: Workspace) -> list[Path]:
+    """The files `current` reads (besides $MAJORDOMUS_EPISODE): the newest-opened file and the
+    open record of each episode it may answer."""
+    names = [os.environ.get("MAJORDOMUS_EPISODE")]
+    try:
+        names.append(read_text(ws.state / "current", 4096).strip())
+    except (OSError, ValueError):
+        pass
+    return [ws.state / "current", *(open_dir(ws) / f"{n}.json" for n in sorted({n for n in names if n}))]
+
+
 def require_current(ws: Workspace) -> str:
     episode = current(ws)
     if episode is None:

@@ -27,7 +27,7 @@ from majordomus.session import pending
 from majordomus.store import gitmerge, sessionrecord
 from majordomus.store.ledger import Line, utc_now
 from majordomus.store.workspace import Workspace
-from majordomus.tasks import derive, drain
+from majordomus.tasks import derive, drain, noop
 from majordomus.tasks.drain import Drained
 
 ORPHANED = "orphaned"
@@ -125,6 +125,10 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
     retain(ws)
     if not sweep:  # the next start's briefing, composed now (a sweep's start composes its own)
         prebuilt.refresh(ws)
+    if outcome is not None and not error:  # a re-derivation's stamps, as the close left things
+        # (last: the writes above have settled, so the stamps are stats, not digests)
+        noop.after_close(ws, episode, derive.stamped_as(ws, episode),
+                         [episodes.open_dir(ws) / f"{episode}.json", *episodes.current_sources(ws)])
     return Closed(episode, path, outcome, error, drained, drain_error, late,
                   (git_error,) if git_error else ())
 

@@ -133,6 +133,35 @@ def unchanged(kept: object, path: Path | str) -> bool:
     return now != [] and now == kept
 
 
+def vouch(path: Path | str) -> Any:
+    """What vouches for `path` as it is now: its `stamp`, or, when it changed too recently for
+    its stat to vouch for it, ["d", a digest of a folder's names or a file's bytes]."""
+    kept = stamp(path)
+    return ["d", _content(path)] if kept == [] else kept
+
+
+def vouched(kept: Any, path: Path | str) -> bool:
+    """Whether `path` is as `kept` (from `vouch`) saw it."""
+    if isinstance(kept, list) and kept[:1] == ["d"]:
+        return bool(kept[1] != "?" and _content(path) == kept[1])
+    return unchanged(kept, path)
+
+
+def _content(where: Path | str) -> str | None:
+    """A digest of a folder's names or a file's bytes (None when nothing is there, "?" when it
+    cannot be read: a later read that succeeds differs)."""
+    try:
+        if os.path.isdir(where) and not os.path.islink(where):
+            data = "\0".join(sorted(os.listdir(where))).encode("utf-8", "surrogateescape")
+        else:
+            data = read_regular(Path(where), LIMIT)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return "?"
+    return content_digest(data)
+
+
 def lstat(path: Path | str) -> os.stat_result | None:
     """The stat of `path` itself (a link is not followed), or None when there is nothing there."""
     try:

@@ -140,10 +140,12 @@ class Workspace:
 
     def refs(self) -> git.Refs:
         """HEAD and the trunk as git states them, asked once per Workspace (one command, one
-        request): the close, the derivation and the drain all route by them, through one git
-        process."""
+        request): the close, the derivation and the drain all route by them. Read from git's
+        files (`git.refs_from_files`) where git is there to ask otherwise (without it, the close
+        says git could not be run, as before), else one git process."""
         if self._refs is None:
-            self._refs = git.refs(self.root)
+            found = git.refs_from_files(self.root) if git.on_path() else None
+            self._refs = found if found is not None else git.refs(self.root)
         return self._refs
 
     def know_refs(self, refs: git.Refs) -> None:

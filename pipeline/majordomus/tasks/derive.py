@@ -30,7 +30,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import fsio
+from majordomus.base import fsio, git
 from majordomus.base.errors import UNKNOWN, Busy, FatalError
 from majordomus.base.fsio import atomic_write, read_regular, sweep_tmp, write_if_changed
 from majordomus.base.output import say
@@ -43,7 +43,7 @@ from majordomus.store import records
 from majordomus.store.records import lock_path
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
-from majordomus.tasks import engine
+from majordomus.tasks import engine, noop
 
 
 class RunState:
@@ -125,7 +125,16 @@ def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, A
         else:
             (outcome.written if draft.id in state.written else outcome.unchanged).append(draft.path)
     state.outcomes[plan.episode] = outcome
-    data: dict[str, Any] = {"episode": plan.episode, "written": len(outcome.written),
+    with _busy_kept(state):
+        ws.ledger.append("knowledge.derived", stamped_as(ws, plan.episode), **derived_line(ws, outcome))
+    # derived now, by whichever caller: no boundary need run it again, and doctor stops naming it
+    fsio.remove(episodes.waiting_dir(ws) / plan.episode, root=ws.root)
+    return {"written": len(outcome.written)}
+
+
+def derived_line(ws: Workspace, outcome: Outcome) -> dict[str, Any]:
+    """The fields of the `knowledge.derived` line that says what a derivation did."""
+    data: dict[str, Any] = {"episode": outcome.episode, "written": len(outcome.written),
                             "unchanged": len(outcome.unchanged),
                             "paths": [ws.rel(p) for p in outcome.written]}
     if outcome.skipped:
@@ -134,14 +143,49 @@ def finish_derivation(ws: Workspace, plan: Plan, state: RunState) -> dict[str, A
         data["kept"] = len(outcome.kept)
     if outcome.edited:
         data["edited"] = len(outcome.edited)
-    if plan.provenance:
-        data["provenance"] = plan.provenance
-    stamp = plan.episode if episodes.open_record(ws, plan.episode) else episodes.current(ws)
-    with _busy_kept(state):
-        ws.ledger.append("knowledge.derived", stamp, **data)
-    # derived now, by whichever caller: no boundary need run it again, and doctor stops naming it
-    fsio.remove(episodes.waiting_dir(ws) / plan.episode, root=ws.root)
-    return {"written": len(outcome.written)}
+    if outcome.provenance:
+        data["provenance"] = outcome.provenance
+    return data
+
+
+def stamped_as(ws: Workspace, episode: str) -> str | None:
+    """The episode a `knowledge.derived` line is stamped with: its own while open, else the
+    command's."""
+    return episode if episodes.open_record(ws, episode) else episodes.current(ws)
+
+
+def keep_noop(ws: Workspace, plan: Plan, outcome: Outcome) -> None:
+    """After a derivation that left every record as the deriver renders it (none edited by hand,
+    none acted on since the plan, no line skipped): keep what a re-run over the same inputs does,
+    with the stamps of those inputs (`tasks/noop.py`), so that re-run is told without the
+    deriver. Any other outcome forgets them: its re-run derives."""
+    if outcome.edited or outcome.skipped or len(outcome.kept) != len(plan.kept) or outcome.dry_run:
+        noop.forget(ws, plan.episode)
+        return
+    again = Outcome(plan.episode, kept=list(plan.kept), drafts=plan.drafts, provenance=plan.provenance)
+    again.unchanged.extend(d.path for d in plan.drafts)
+    noop.keep(ws, plan.episode, noop_sources(ws, plan), again.summary(ws), derived_line(ws, again),
+              stamped_as(ws, plan.episode))
+
+
+def noop_sources(ws: Workspace, plan: Plan) -> list[Path]:
+    """Every file and folder whose change could change what a derivation of `plan.episode` does,
+    besides the ledger and the refs (`noop` checks those itself): the evidence file, each record
+    and the folders a record is found, routed or moved in, the hand-edit digests, the policy, the
+    open episodes (the line's stamp), git's index (tracked scopes) and HEAD reflog (the commits
+    made), the source of the deriver and the record writer, and the schemas."""
+    package = Path(__file__).resolve().parent.parent
+    found = [evidence_path(ws, plan.episode), *(d.path for d in plan.drafts), ws.candidates,
+             outbox.candidates_dir(ws), ws.curated, ws.state / "derived", ws.policy_path,
+             episodes.open_dir(ws) / f"{plan.episode}.json", *episodes.current_sources(ws),
+             episodes.waiting_dir(ws) / plan.episode]
+    where = git.git_dir(ws.root)
+    if where is not None:
+        found += [where / "index", where / "logs" / "HEAD"]
+    for folder in ("base", "derive", "evidence", "outbox", "proto", "store", "tasks"):
+        found += sorted((package / folder).glob("*.py"))
+    found += sorted(p for p in data_dir("schemas").iterdir() if p.is_file())
+    return found
 
 
 @contextmanager
@@ -339,6 +383,8 @@ def derive(ws: Workspace, episode: str, dry_run: bool = False, window: list[Line
         swept = sum(sweep_tmp(folder) for folder in {ws.candidates, outbox.candidates_dir(ws)})
         # doit only where its check has something to decide
         outcome = settled(ws, the_plan) or first(ws, the_plan) or run(ws, [the_plan])[episode]
+    if not dry_run:
+        keep_noop(ws, the_plan, outcome)
     for path in outcome.edited:
         say(f"majordomus: left {ws.rel(path)} alone: it was edited by hand "
             "(delete it to derive it again)")

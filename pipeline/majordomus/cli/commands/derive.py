@@ -5,9 +5,7 @@ from majordomus.base.errors import OK
 from majordomus.base.ids import check_id
 from majordomus.base.output import emit_json, show
 from majordomus.cli.commands import Subparsers
-from majordomus.evidence import episodes
 from majordomus.store.workspace import open_workspace
-from majordomus.tasks import derive as deriver
 
 
 def derive_verbs(verbs: Subparsers) -> None:
@@ -22,6 +20,14 @@ def derive_verbs(verbs: Subparsers) -> None:
 
 def derive(episode: str | None, dry_run: bool, as_json: bool) -> int:
     ws = open_workspace()
+    if episode is not None and not (dry_run or as_json):
+        from majordomus.tasks import noop  # nothing changed since the last derivation: told from stamps
+
+        if noop.answered(ws, check_id(episode, "episode id")):
+            return OK
+    from majordomus.evidence import episodes
+    from majordomus.tasks import derive as deriver  # its import is most of a re-run's cost
+
     episode = check_id(episode, "episode id") if episode is not None else episodes.require_current(ws)
     outcome = deriver.derive(ws, episode, dry_run=dry_run)
     if as_json:
