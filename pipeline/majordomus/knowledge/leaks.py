@@ -89,6 +89,11 @@ class Screen:
         self._keep(folder, name, digest, [list(f) for f in found])
         return found
 
+    def unchanged(self, rel: str) -> None:
+        """Keep the answer for a record's fields that a reader trusting the index did not read
+        (its file kept its stamp), so that `save` does not forget it."""
+        self.seen.setdefault(_FIELDS + rel.rpartition("/")[0], set()).add(rel.rpartition("/")[2])
+
     def save(self) -> None:
         """Keep the answers of this run's files only: those of files gone are forgotten."""
         for folder in list(self.cache.folders):

@@ -43,6 +43,7 @@ class Context:
 
     ws: Workspace
     now: float = field(default_factory=time.time)
+    trusted: bool = False  # doctor: the index's integrity view stands for the record files that kept their stamp
     _facts: Facts | None = None
 
     def facts(self) -> Facts:
@@ -110,9 +111,11 @@ def knowledge_lifecycle(ctx: Context, rule: Rule) -> Verdict:
 
 @validator("knowledge_integrity")
 def knowledge_integrity(ctx: Context, rule: Rule) -> Verdict:
-    """majordomus.knowledge-integrity: the integrity validator of `knowledge check`."""
+    """majordomus.knowledge-integrity: the integrity validator of `knowledge check`; under doctor
+    it trusts the index for the record files that kept their stamp (`check`, the pre-commit gate,
+    reads every record)."""
 
-    found = integrity.check(ctx.ws, indexed(ctx.facts()))
+    found = integrity.check(ctx.ws, indexed(ctx.facts()), trusted=ctx.trusted)
     return Verdict([replace(f, rule=rule.id, blocking=rule.blocking and f.blocking,
                             reproduce=f.reproduce or "majordomus knowledge check") for f in found],
                    detail=None if found else "every record is consistent")
