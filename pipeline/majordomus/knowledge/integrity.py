@@ -258,7 +258,8 @@ def _local(folder_name: str, prefix: str, screen: leaks.Screen, path: str) -> di
             to_records.append([fld, ref])
         else:
             refs.append([fld, ref])
-    got["cited"] = {sha: {"subject": _plain(note.get("subject"))} for sha, note in _cited(meta).items()}
+    got["cited"] = {sha: {k: _plain(note.get(k)) for k in ("subject", "authored")}
+                    for sha, note in _cited(meta).items()}
     return got
 
 
