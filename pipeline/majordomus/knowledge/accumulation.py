@@ -89,12 +89,10 @@ def commit_ages(ws: Workspace) -> dict[str, Age]:
     return ages
 
 
-def tracked(ws: Workspace) -> set[str]:
-    """Paths under candidates/ and sessions/ that git tracks (the index counts): one git call."""
+def tracked(ws: Workspace, listing: git.Listing) -> set[str]:
+    """Paths under candidates/ and sessions/ that git tracks (the index counts), from `listing`."""
 
-    out = git.run(ws.root, "ls-files", "-z", "--", ws.rel(ws.candidates) + "/", ws.rel(ws.sessions) + "/",
-                  check=False)
-    return {rel for rel in out.split("\0") if rel}
+    return set(listing.under(ws.rel(ws.candidates), ws.rel(ws.sessions)) or [])
 
 
 def uncommitted_acts(ws: Workspace) -> tuple[list[str], list[str]]:

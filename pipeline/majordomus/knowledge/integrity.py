@@ -3,7 +3,8 @@
 Every record under candidates/ and curated/ is read once. Local checks (schema, id = file name,
 status rules, transcript markers) run per record; references are collected, then resolved all
 at once: one pass over the ledger, one listing of the tracked session records, one
-`git cat-file --batch-check` for every commit, one `git ls-files` for every file (and one
+`git cat-file --batch-check` for every commit, one `git ls-files` (`git.Listing`, shared with the
+credential screen and, under doctor, with the queue's rule) for every file (and one
 `git log --all` only for paths the tree no longer holds). The cost grows with the store, never
 with records × references.
 
@@ -23,7 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import fsio
+from majordomus.base import fsio, git
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
@@ -46,13 +47,16 @@ class Report:
     timing: bool = False
 
 
-def check(ws: Workspace, facts: LedgerFacts | None = None, trusted: bool = False) -> list[Finding]:
+def check(ws: Workspace, facts: LedgerFacts | None = None, trusted: bool = False,
+          listing: git.Listing | None = None) -> list[Finding]:
     """Every finding about the knowledge store of `ws` (the rule's entry point); `facts`: the
-    ledger's, when the caller has read them; `trusted`: see `run`."""
-    return run(ws, facts, trusted).findings
+    ledger's, when the caller has read them; `trusted`: see `run`; `listing`: git's, when the
+    caller shares one."""
+    return run(ws, facts, trusted, listing).findings
 
 
-def run(ws: Workspace, facts: LedgerFacts | None = None, trusted: bool = False) -> Report:
+def run(ws: Workspace, facts: LedgerFacts | None = None, trusted: bool = False,
+        listing: git.Listing | None = None) -> Report:
     """The check, with its counters (printed on stderr under MJ_TIMING=1). `trusted` (doctor):
     what each record file holds is taken from the index's integrity view while the file keeps its
     stamp (one `lstat` a file, `Index.view(each=True)`), and read again when it changed; without
@@ -108,7 +112,8 @@ def run(ws: Workspace, facts: LedgerFacts | None = None, trusted: bool = False) 
         to_records += [(rel, fld, ref) for fld, ref in got.get("to_records", ())]
         episodes = tuple(got.get("episodes", ()))
         refs += [Ref(rel, fld, ref, episodes) for fld, ref in got.get("refs", ())]
-    leaks.screen(ws, (rel for rel, _ in parsed), finding, screen)  # every other tracked file
+    listing = listing if listing is not None else git.Listing(ws.root)
+    leaks.screen(ws, (rel for rel, _ in parsed), finding, listing, screen)  # every other tracked file
     screen.save()
     checked = time.perf_counter()
 
@@ -132,7 +137,7 @@ def run(ws: Workspace, facts: LedgerFacts | None = None, trusted: bool = False) 
             finding(rel, fld, f"{ref} does not resolve: no record with that id in candidates/ or curated/",
                     "name an existing record id (`majordomus knowledge candidates` lists the candidates), "
                     "or remove the relation")
-    resolver = Resolver(ws, facts)
+    resolver = Resolver(ws, facts, listing)
     cited = {rel: got.get("cited", {}) for rel, got in parsed}
     unresolved = resolver.unresolved(refs)
     rewritten = resolver.rewritten([(r, cited.get(r.rel, {}).get(r.ref[7:])) for r, _ in unresolved

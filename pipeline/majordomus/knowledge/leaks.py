@@ -4,7 +4,7 @@ included, and the majordomus block of `AGENTS.md`, whatever wrote them (a writer
 an old version that did not, a hand edit, a merge).
 
 The knowledge records it has parsed are screened field by field by the integrity check, which
-names the field; here they are passed their names only. One `git ls-files` call; a file is read
+names the field; here they are passed their names only. One `git ls-files` call, shared with the caller (`git.Listing`); a file is read
 only when it is a regular file reached through no link (`fsio.read_text`), and the screen's cheap
 pre-test keeps detect-secrets unloaded unless a text looks like a credential.
 
@@ -103,14 +103,14 @@ class Screen:
         self.cache.save()
 
 
-def screen(ws: Workspace, parsed: Iterable[str],
-           finding: Callable[[str, str | None, str, str], None], kept: Screen | None = None) -> None:
+def screen(ws: Workspace, parsed: Iterable[str], finding: Callable[[str, str | None, str, str], None],
+           listing: git.Listing, kept: Screen | None = None) -> None:
     """Report each tracked file under `.ai/repo/` (and the AGENTS.md block) that carries a
     credential, in its name or its text; `parsed`: the records the caller screened by field;
-    `kept`: the caller's screen, which it saves."""
+    `listing`: git's, shared with the caller; `kept`: the caller's screen, which it saves."""
     cache = kept if kept is not None else Screen(ws)
     done = set(parsed)
-    for rel in git.tracked(ws.root, ".ai/repo") or []:
+    for rel in listing.under(".ai/repo") or []:
         kind = credential_in(rel)
         if kind:
             finding(rel, "name", f"its file name carries a credential ({kind})", "rename it: " + FIX)

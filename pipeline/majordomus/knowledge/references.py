@@ -88,9 +88,10 @@ class Ref:
 class Resolver:
     """Resolves references in bulk: one ledger pass, one git query per kind of question."""
 
-    def __init__(self, ws: Workspace, facts: LedgerFacts | None = None) -> None:
+    def __init__(self, ws: Workspace, facts: LedgerFacts | None = None, listing: git.Listing | None = None) -> None:
         self.ws = ws
         self.facts = facts  # the ledger's facts, when the caller has read them (doctor's one pass)
+        self.listing = listing  # git's listing, when the caller shares one
         self.git_processes = 0
         self.ledger_lines = 0
         self.commit_refs = 0
@@ -183,7 +184,10 @@ class Resolver:
         self.file_refs = len(paths)
         if not paths:
             return set()
-        known = _with_parents(self._git("ls-files", "-z").split("\0"))
+        if self.listing is None:
+            self.git_processes += 1
+            self.listing = git.Listing(self.ws.root)
+        known = _with_parents(self.listing.files() or [])
         missing = paths - known
         if missing:
             log = self._git("log", "-z", "--all", "--format=", "--name-only")

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from majordomus.base import git
 from majordomus.base.findings import Finding
 from majordomus.evidence import episodes
 from majordomus.knowledge import accumulation as acc
@@ -45,6 +46,14 @@ class Context:
     now: float = field(default_factory=time.time)
     trusted: bool = False  # doctor: the index's integrity view stands for the record files that kept their stamp
     _facts: Facts | None = None
+    _listing: git.Listing | None = None
+
+    def listing(self) -> git.Listing:
+        """git's listing of the tracked files, asked once a run (the queue's rule and the integrity
+        rule both read it)."""
+        if self._listing is None:
+            self._listing = git.Listing(self.ws.root)
+        return self._listing
 
     def facts(self) -> Facts:
         """The ledger's facts (store/facts.py), read once a run."""
@@ -115,7 +124,7 @@ def knowledge_integrity(ctx: Context, rule: Rule) -> Verdict:
     it trusts the index for the record files that kept their stamp (`check`, the pre-commit gate,
     reads every record)."""
 
-    found = integrity.check(ctx.ws, indexed(ctx.facts()), trusted=ctx.trusted)
+    found = integrity.check(ctx.ws, indexed(ctx.facts()), trusted=ctx.trusted, listing=ctx.listing())
     return Verdict([replace(f, rule=rule.id, blocking=rule.blocking and f.blocking,
                             reproduce=f.reproduce or "majordomus knowledge check") for f in found],
                    detail=None if found else "every record is consistent")
@@ -162,7 +171,7 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
             f"review it: `majordomus knowledge promote {path.stem}` or "
             f"`majordomus knowledge reject {path.stem} --reason …`",
             file=ws.rel(path), reproduce=f"majordomus knowledge record {path.stem}"))
-    held = acc.tracked(ws)
+    held = acc.tracked(ws, ctx.listing())
     for path in acc.records(ws):
         if ws.rel(path) not in held:
             verdict.findings.append(rule.finding(
