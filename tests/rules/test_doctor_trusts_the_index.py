@@ -85,3 +85,28 @@ def test_an_index_of_another_version_is_rebuilt_with_a_line(repo: Repo) -> None:
     assert ("majordomus: the knowledge index index.sqlite3 was of another version: rebuilt it from the "
             "records") in proc.stderr
     assert "was of another version" not in repo.mj("doctor").stderr
+
+
+def _git_processes(trace: Path) -> list[str]:
+    """The git commands a run started, from GIT_TRACE (one `built-in` line a process)."""
+    return [line.split("built-in: git ", 1)[1].split()[0] for line in trace.read_text().splitlines()
+            if "trace: built-in: git " in line] if trace.exists() else []
+
+
+def test_one_listing_answers_every_question_of_what_git_tracks(repo: Repo, tmp_path: Path) -> None:
+    """The queue's tracking, the credential screen's files and the `file:` references are answered
+    by one `git ls-files` (`git.Listing`): doctor starts 3 git processes (4 here, where the queue's
+    ages come from git's log: the candidate was derived by no ledger line), `knowledge check` 2."""
+    sha = repo.git("rev-parse", "HEAD").strip()
+    path = write_candidate(repo, "e1-000000000001")
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        '    - "session:e1"\n', f'    - "session:e1"\n    - "commit:{sha}"\n'
+        "relations:\n  - type: relates_to\n    target: \"file:README.md\"\n"), encoding="utf-8")
+    repo.git("add", "--", str(path.relative_to(repo.root)))
+    for command, expected in ((("doctor",), ["log", "ls-files", "status", "cat-file"]),
+                              (("knowledge", "check"), ["ls-files", "cat-file"])):
+        trace = tmp_path / f"trace-{command[-1]}"
+        proc = repo.mj(*command, "--json", env={"GIT_TRACE": str(trace)})
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert findings_of(json.loads(proc.stdout), INTEGRITY) == []
+        assert _git_processes(trace) == expected, command
