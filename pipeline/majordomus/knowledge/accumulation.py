@@ -7,6 +7,8 @@ most, one pass over the ledger lines the caller hands in.
 """
 from __future__ import annotations
 
+import os
+
 import re
 import time
 from collections.abc import Iterable
@@ -114,10 +116,13 @@ def uncommitted_acts(ws: Workspace) -> tuple[list[str], list[str]]:
 
 def session_records(ws: Workspace) -> list[Path]:
     """Every closed session record under .ai/repo/sessions/ (its README contract aside)."""
-    if not ws.sessions.is_dir():
+    try:
+        with os.scandir(ws.sessions) as listing:  # names, then paths: no Path compared or stat'ed twice
+            names = sorted(e.name for e in listing if e.name.endswith(".md") and e.name != "README.md"
+                           and not e.name.startswith(".tmp.") and e.is_file())
+    except OSError:  # no folder, or not one
         return []
-    return [p for p in sorted(ws.sessions.glob("*.md"))
-            if p.name != "README.md" and not p.name.startswith(".tmp.") and p.is_file()]
+    return [ws.sessions / n for n in names]
 
 
 def date_age(path: Path) -> Age | None:
