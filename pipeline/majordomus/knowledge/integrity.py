@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from majordomus.base import fsio, git
+from majordomus.base.credentials import credential_in
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
@@ -36,7 +37,7 @@ from majordomus.store.workspace import Workspace
 
 RULE = "majordomus.knowledge-integrity"
 RECORD_PREFIX = "knowledge"  # knowledge:<id> names a record of the store: resolved against its ids
-VIEW_VERSION = 1  # of `_local`'s answer: raise it when what it keeps or finds changes
+VIEW_VERSION = 2  # of `_local`'s answer: raise it when what it keeps or finds changes
 _REJECTED = re.compile(r"(?m)^# Rejected[ \t]*\n(?=[\s\S]*\S)")
 
 
@@ -69,7 +70,7 @@ def run(ws: Workspace, facts: LedgerFacts | None = None, trusted: bool = False,
     def finding(rel: str, fld: str | None, what: str, fix: str, blocking: bool = True) -> None:
         out.append(Finding(RULE, what, fix, blocking, rel, fld, "majordomus knowledge check"))
 
-    screen = leaks.Screen(ws)
+    screen = leaks.Screen(ws, trusted)
     version = f"{VIEW_VERSION}:{screen.digest(b'')}"  # another screen is another view
     seen: list[tuple[str, dict[str, Any]]] = []  # (rel, what `_local` made of its file)
     for folder_name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
@@ -113,7 +114,8 @@ def run(ws: Workspace, facts: LedgerFacts | None = None, trusted: bool = False,
         episodes = tuple(got.get("episodes", ()))
         refs += [Ref(rel, fld, ref, episodes) for fld, ref in got.get("refs", ())]
     listing = listing if listing is not None else git.Listing(ws.root)
-    leaks.screen(ws, (rel for rel, _ in parsed), finding, listing, screen)  # every other tracked file
+    leaks.screen(ws, {rel: got.get("name") for rel, got in parsed}, finding, listing, screen)  # every other
+    # tracked file, and the names of all
     screen.save()
     checked = time.perf_counter()
 
@@ -187,7 +189,8 @@ def _local(folder_name: str, prefix: str, screen: leaks.Screen, path: str) -> di
         finding(None, f"does not parse: {exc}", "repair the front matter by hand "
                 "(`---`, YAML keys, `---`, then the body)")
         return {"parsed": False, "findings": found}
-    got: dict[str, Any] = {"parsed": True, "findings": found}
+    got: dict[str, Any] = {"parsed": True, "findings": found, "name": credential_in(rel)}  # the name's, for
+    # the screen of tracked files (`leaks.screen`)
     meta, stem = rec.meta, rec.path.stem
     schema_fields = set()
     for fld, message in record_problems(meta):
