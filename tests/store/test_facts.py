@@ -45,9 +45,8 @@ def answered(ws: Workspace) -> dict[str, Any]:
     got = accumulation.facts(ws)
     names = {p.rsplit("/", 1)[-1] for line in ws.ledger.events("knowledge.derived")
              for p in line.get("paths") or [] if isinstance(p, str)}
-    ref = references.indexed(got)
     return {"ages": accumulation.indexed_ages(ws, names, got),
-            "sets": (ref.sessions, ref.opened, ref.tasks, ref.decisions, got.ids("agent")),
+            "sets": tuple(got.ids(kind) for kind in ("session", "opened", "task", "decision", "agent")),
             "counts": (got.parsed, got.malformed, got.first_malformed),
             "fresh": freshness.judge(ws, got.freshness_lines(), now=NOW),
             "disputes": got.disputes(), "having": got.having("task", ASKED)}

@@ -30,8 +30,9 @@ from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
 from majordomus.knowledge import leaks, reviews
-from majordomus.knowledge.references import LedgerFacts, Ref, Resolver
+from majordomus.knowledge.references import Ref, Resolver
 from majordomus.store import index, records
+from majordomus.store.facts import Facts
 from majordomus.store.schemafast import problems as record_problems
 from majordomus.store.workspace import Workspace
 
@@ -48,7 +49,7 @@ class Report:
     timing: bool = False
 
 
-def check(ws: Workspace, facts: LedgerFacts | None = None, trusted: bool = False,
+def check(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
           listing: git.Listing | None = None) -> list[Finding]:
     """Every finding about the knowledge store of `ws` (the rule's entry point); `facts`: the
     ledger's, when the caller has read them; `trusted`: see `run`; `listing`: git's, when the
@@ -56,7 +57,7 @@ def check(ws: Workspace, facts: LedgerFacts | None = None, trusted: bool = False
     return run(ws, facts, trusted, listing).findings
 
 
-def run(ws: Workspace, facts: LedgerFacts | None = None, trusted: bool = False,
+def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
         listing: git.Listing | None = None) -> Report:
     """The check, with its counters (printed on stderr under MJ_TIMING=1). `trusted` (doctor):
     what each record file holds is taken from the index's integrity view while the file keeps its

@@ -17,7 +17,6 @@ from majordomus.evidence import episodes
 from majordomus.knowledge import accumulation as acc
 from majordomus.knowledge import currency, freshness, integrity
 from majordomus.knowledge.freshness import read_events
-from majordomus.knowledge.references import indexed
 from majordomus.knowledge.verdict import fix
 from majordomus.rules import wiring
 from majordomus.rules.ruleset import Rule
@@ -124,7 +123,7 @@ def knowledge_integrity(ctx: Context, rule: Rule) -> Verdict:
     it trusts the index for the record files that kept their stamp (`check`, the pre-commit gate,
     reads every record)."""
 
-    found = integrity.check(ctx.ws, indexed(ctx.facts()), trusted=ctx.trusted, listing=ctx.listing())
+    found = integrity.check(ctx.ws, ctx.facts(), trusted=ctx.trusted, listing=ctx.listing())
     return Verdict([replace(f, rule=rule.id, blocking=rule.blocking and f.blocking,
                             reproduce=f.reproduce or "majordomus knowledge check") for f in found],
                    detail=None if found else "every record is consistent")
