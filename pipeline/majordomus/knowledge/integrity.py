@@ -1,7 +1,8 @@
 """The integrity validator (`majordomus knowledge check`, rule `majordomus.knowledge-integrity`).
 
-Every record under candidates/ and curated/ is read once. Local checks (schema, id = file name,
-status rules, transcript markers) run per record; references are collected, then resolved all
+Every record under candidates/ and curated/ is read once (under doctor, only those whose stamp
+changed: the others' local checks are the index's integrity view, see `run`). Local checks (schema,
+id = file name, status rules, transcript markers, the credential screen) run per record; references are collected, then resolved all
 at once: one pass over the ledger, one listing of the tracked session records, one
 `git cat-file --batch-check` for every commit, one `git ls-files` (`git.Listing`, shared with the
 credential screen and, under doctor, with the queue's rule) for every file (and one
