@@ -114,15 +114,15 @@ def uncommitted_acts(ws: Workspace) -> tuple[list[str], list[str]]:
     return staged, loose
 
 
-def session_records(ws: Workspace) -> list[Path]:
-    """Every closed session record under .ai/repo/sessions/ (its README contract aside)."""
+def session_records(ws: Workspace) -> list[str]:
+    """The file names of every closed session record under .ai/repo/sessions/ (its README contract
+    aside), sorted."""
     try:
-        with os.scandir(ws.sessions) as listing:  # names, then paths: no Path compared or stat'ed twice
-            names = sorted(e.name for e in listing if e.name.endswith(".md") and e.name != "README.md"
-                           and not e.name.startswith(".tmp.") and e.is_file())
+        with os.scandir(ws.sessions) as listing:  # names: no Path made, compared or stat'ed twice
+            return sorted(e.name for e in listing if e.name.endswith(".md") and e.name != "README.md"
+                          and not e.name.startswith(".tmp.") and e.is_file())
     except OSError:  # no folder, or not one
         return []
-    return [ws.sessions / n for n in names]
 
 
 def date_age(path: Path) -> Age | None:
@@ -172,9 +172,9 @@ def waiting(ws: Workspace) -> list[Path]:
     return [p for p, status in queue.statuses(ws, ws.candidates).items() if (status or "candidate") == "candidate"]
 
 
-def records(ws: Workspace) -> list[Path]:
-    """Every record file under candidates/, whatever its status."""
-    return store_records.files(ws.candidates)
+def records(ws: Workspace) -> list[str]:
+    """The file names of every record under candidates/, whatever its status, sorted."""
+    return store_records.names(ws.candidates)
 
 
 def minutes(seconds: float) -> str:

@@ -83,10 +83,10 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
             finding(ws.rel(folder), None, f"{exc.strerror}: its records are never read",
                     "replace the link with a real folder holding the records")
             continue
-        strays: list[Path] = []
-        files = records.files(folder, strays)
-        for path in strays:
-            finding(prefix + path.name, None, "not a regular file (a symbolic link, a pipe): "
+        strays: list[str] = []
+        names = records.names(folder, strays)  # names, not paths: 20,000 Path objects cost 0.2 s
+        for name in strays:
+            finding(prefix + name, None, "not a regular file (a symbolic link, a pipe): "
                     "never read, never followed", "replace it with the record's own file, or remove it")
         read = partial(_local, folder_name, prefix, screen)
         if trusted:
@@ -95,7 +95,8 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
             for rel, _ in kept:
                 screen.unchanged(rel)
         else:
-            kept = [(prefix + path.name, read(os.fspath(path))) for path in files]
+            where = os.fspath(folder) + os.sep
+            kept = [(prefix + name, read(where + name)) for name in names]
         for rel, got in kept:
             for fld, what, fix, blocking in got["findings"]:
                 finding(rel, fld, what, fix, blocking)

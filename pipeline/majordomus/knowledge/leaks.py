@@ -19,6 +19,7 @@ unreadable cache costs time, never an answer.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -50,6 +51,7 @@ class Screen:
         self.screened = 0  # files or blocks the detectors' pre-test was run on (no answer kept)
         self.trusted = trusted
         self._mark: list[Any] | None = None
+        self._root = os.fspath(ws.root) + os.sep  # a path made as text: no Path a tracked file
 
     def digest(self, data: bytes) -> str:
         """The key of `data` as this screen reads it."""
@@ -72,7 +74,7 @@ class Screen:
         no stat taken within one tick of the file system's clock of a change)."""
         if not self.trusted or self.cache.folders.get(_SCREEN, {}).get("identity") != self._marker():
             return False, None
-        st = lstat(self.ws.root / rel)
+        st = lstat(self._root + rel)
         folder, name = _TEXT + rel.rpartition("/")[0], rel.rpartition("/")[2]
         hit, kind = self.cache.get(folder, name, st) if st is not None else (False, None)
         if hit and (kind is None or isinstance(kind, str)):

@@ -172,16 +172,18 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
             file=ws.rel(path), reproduce=f"majordomus knowledge record {path.stem}"))
     held = acc.tracked(ws, ctx.listing())
     where = ws.rel(ws.candidates) + "/"  # one relative path made, not one a record
-    for path in acc.records(ws):
-        if where + path.name not in held:
+    for name in acc.records(ws):
+        if where + name not in held:
+            path = ws.candidates / name
             verdict.findings.append(rule.finding(
                 "git does not track this candidate: a record git does not hold is discovered by "
                 "nothing and reviewed by nobody",
                 f"git add {ws.rel(path)} && git commit (beside its session record)",
                 file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.candidates)}/"))
     where = ws.rel(ws.sessions) + "/"
-    for path in acc.session_records(ws):
-        if where + path.name not in held:
+    for name in acc.session_records(ws):
+        if where + name not in held:
+            path = ws.sessions / name
             verdict.findings.append(rule.finding(
                 "git does not track this session record: the episode it closes is placed on its "
                 "branch by no other checkout, and its candidates are unattributed there",
