@@ -10,7 +10,8 @@ import pytest
 from conftest import Repo
 from majordomus.knowledge import integrity
 from majordomus.base import yamlio
-from majordomus.store.workspace import Workspace
+from majordomus.store import index
+from majordomus.store.workspace import Workspace, open_workspace
 
 STORE = ".ai/repo/knowledge"
 
@@ -46,8 +47,21 @@ def put(repo: Repo, folder: str, name: str, data: dict[str, Any] | None, body: s
     return f"{STORE}/{folder}/{name}.md"
 
 
+@pytest.fixture(autouse=True)
+def _settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index vouches for this test's fresh files (in this process), so doctor's integrity view
+    is kept and read back, not read again from the files."""
+    monkeypatch.setattr(index, "settled", lambda st, now_ns=None: True)
+
+
 def check(repo: Repo) -> tuple[int, list[dict[str, Any]]]:
+    """`knowledge check`'s findings; doctor's, from the index's integrity view (built, then read
+    back), are the same."""
     proc = repo.mj("knowledge", "check", "--json")
+    ws = open_workspace(repo.root)
+    read = [f.as_dict() for f in integrity.run(ws).findings]
+    assert [f.as_dict() for f in integrity.run(ws, trusted=True).findings] == read
+    assert [f.as_dict() for f in integrity.run(ws, trusted=True).findings] == read
     return proc.returncode, json.loads(proc.stdout)["findings"]
 
 

@@ -188,3 +188,26 @@ def test_a_store_outside_git_is_refused(tmp_path: Path, repo: Repo) -> None:
     shutil.copytree(repo.root / ".ai", copy / ".ai")
     proc = repo.mj("knowledge", "status", env={"MAJORDOMUS_ROOT": str(copy), "GIT_CEILING_DIRECTORIES": str(tmp_path)})
     assert proc.returncode == 5 and "read through git" in proc.stderr
+
+
+def test_candidates_lists_the_head_of_a_long_queue_and_all_with_all(repo: Repo) -> None:
+    """A person reads the first 40 rows and how many more wait; `--all` lists every one, and
+    `--json` (the data, as the cockpit and MCP return it) always has them all."""
+    folder = repo.root / KB / "candidates"
+    ids = [f"e1-{k:012d}" for k in range(45)]
+    for k, rid in enumerate(ids):
+        (folder / f"{rid}.md").write_text(
+            f"---\nid: {rid}\nkind: knowledge/v1\nclass: lesson\nstatus: candidate\nepistemics: observed\n"
+            f"title: \"lesson {k}\"\ndate: \"2026-01-{1 + k % 28:02d}\"\nprovenance:\n  origin: extracted\n"
+            "  derived_from:\n    - \"session:e1\"\n---\nA lesson.\n", encoding="utf-8")
+    listed = json.loads(repo.mj("knowledge", "candidates", "--json", check=True).stdout)
+    assert sorted(c["id"] for c in listed) == ids
+    human = repo.mj("knowledge", "candidates", check=True)
+    header, *rows = human.stdout.splitlines()
+    assert header.split() == ["ID", "CLASS", "BRANCH", "WAITING", "TITLE"]
+    assert [r.split()[0] for r in rows] == [c["id"] for c in listed[:40]]  # the head, in review order
+    assert "5 more candidate(s) await review: run `majordomus knowledge candidates --all` to list them all" \
+        in human.stderr
+    every = repo.mj("knowledge", "candidates", "--all", check=True)
+    assert [r.split()[0] for r in every.stdout.splitlines()[1:]] == [c["id"] for c in listed]
+    assert "more candidate(s)" not in every.stderr

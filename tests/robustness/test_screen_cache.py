@@ -92,3 +92,47 @@ def test_the_cache_forgets_files_that_are_gone(repo: Repo) -> None:
     subprocess.run(["git", "rm", "-q", "-f", "--", notes], cwd=repo.root, check=True)
     assert _check(repo)[0] == 0
     assert "notes.md" not in cache.read_text(encoding="utf-8")
+
+
+def test_doctor_answers_an_unchanged_tracked_file_by_its_stat(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Doctor (`integrity.run(trusted=True)`) reads a tracked file again only when its stat is not
+    the one kept beside its answer by this very screen; `knowledge check` reads it every time."""
+    from majordomus.knowledge import integrity
+    from majordomus.store import filecache, index
+
+    monkeypatch.setattr(filecache, "settled", lambda st, now_ns=None: True)  # the test's files are fresh
+    monkeypatch.setattr(index, "settled", lambda st, now_ns=None: True)
+    read: list[str] = []
+    real = leaks._bytes
+    monkeypatch.setattr(leaks, "_bytes", lambda ws, rel: read.append(rel) or real(ws, rel))
+    ws = open_workspace(repo.root)
+    assert integrity.run(ws, trusted=True).findings == []
+    assert FILES["session"] in read
+    read.clear()
+    assert integrity.run(ws, trusted=True).findings == []
+    assert FILES["session"] not in read  # answered by its stat
+    path = repo.root / FILES["session"]
+    path.write_text(SESSION.format(word=TOKEN), encoding="utf-8")
+    (found,) = integrity.run(ws, trusted=True).findings
+    assert found.file == FILES["session"] and "GitHub Fine-Grained Token" in found.what
+    assert FILES["session"] in read
+    read.clear()
+    assert [f.what for f in integrity.run(ws, trusted=True).findings] == [found.what]
+    assert FILES["session"] not in read
+    monkeypatch.setattr(leaks, "identity", lambda: b"another screen")  # its answers stand for no other
+    assert [f.what for f in integrity.run(ws, trusted=True).findings] == [found.what]
+    assert FILES["session"] in read
+    read.clear()
+    assert [f.what for f in integrity.run(ws).findings] == [found.what]
+    assert FILES["session"] in read  # `knowledge check` reads every file
+
+
+def test_a_record_named_with_a_credential_is_found_by_doctor_from_the_index(repo: Repo) -> None:
+    named = f".ai/repo/knowledge/candidates/{TOKEN}.md"
+    (repo.root / named).write_text(RECORD.replace("id: r1", f"id: {TOKEN}").replace("status: verified",
+                                   "status: candidate").format(word=PLAIN), encoding="utf-8")
+    subprocess.run(["git", "add", "--", named], cwd=repo.root, check=True)
+    for command in (("knowledge", "check"), ("doctor",), ("doctor",)):  # doctor twice: from the view
+        proc = repo.mj(*command, "--json")
+        names = [f for f in json.loads(proc.stdout)["findings"] if f["field"] == "name"]
+        assert [(f["file"], "GitHub Fine-Grained Token" in f["what"]) for f in names] == [(named, True)], command

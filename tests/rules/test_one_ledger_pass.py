@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from conftest import Repo
 from rules_helpers import append_line
-from majordomus.knowledge import accumulation, freshness, references
+from majordomus.knowledge import accumulation, freshness
 from majordomus.rules.validators import Context
 from majordomus.store.workspace import open_workspace
 
@@ -26,8 +26,8 @@ def test_doctor_reads_the_facts_the_event_reader_finds(repo: Repo) -> None:
     ctx = Context(ws, now=1.9e9)
     read = ctx.ledger()
     assert (read.malformed, read.first_malformed) == (2, 8)  # the blank line is no line, not a malformed one
-    facts = references.indexed(ctx.facts())
-    assert facts.opened == {"e0", "e1", "e2"} and facts.tasks == {"t0", "t1", "t2"}
+    assert ctx.facts().ids("opened") == {"e0", "e1", "e2"} and ctx.facts().ids("task") == {"t0", "t1", "t2"}
+    assert ctx.facts().having("task", {"t1", "t9"}) == {"t1"}
     assert freshness.judge(ws, ctx.facts().freshness_lines(), now=ctx.now) \
         == freshness.judge(ws, ws.ledger.events(*freshness.EVENTS), now=ctx.now)
     names = {f"e{k}-a.md" for k in range(3)}

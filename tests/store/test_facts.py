@@ -21,6 +21,7 @@ from majordomus.store.ledger import ReadResult
 from majordomus.store.workspace import Workspace, open_workspace
 
 NOW = 1.9e9
+ASKED = {"t0", "t3", "u1", "nope"}  # the tasks `Facts.having` is asked about
 
 
 def truth(ws: Workspace) -> dict[str, Any]:
@@ -31,8 +32,11 @@ def truth(ws: Workspace) -> dict[str, Any]:
     ages = accumulation.ledger_ages(derived)
     judged = freshness.judge(ws, ws.ledger.events(*freshness.EVENTS), now=NOW)
     agents = {line.get("agent") for line in ws.ledger.events("session.opened")} - {None}
+    disputes = [(line.number, line.get("id"), str(line.get("by") or ""), str(line.get("reason") or ""), line.ts)
+                for line in ws.ledger.events("knowledge.disputed") if isinstance(line.get("id"), str)]
     return {"ages": ages, "sets": (found.sessions, found.opened, found.tasks, found.decisions, agents),
-            "counts": (found.lines, read.malformed, read.first_malformed), "fresh": judged}
+            "counts": (found.lines, read.malformed, read.first_malformed), "fresh": judged,
+            "disputes": disputes, "having": found.tasks & ASKED}
 
 
 def answered(ws: Workspace) -> dict[str, Any]:
@@ -41,11 +45,11 @@ def answered(ws: Workspace) -> dict[str, Any]:
     got = accumulation.facts(ws)
     names = {p.rsplit("/", 1)[-1] for line in ws.ledger.events("knowledge.derived")
              for p in line.get("paths") or [] if isinstance(p, str)}
-    ref = references.indexed(got)
     return {"ages": accumulation.indexed_ages(ws, names, got),
-            "sets": (ref.sessions, ref.opened, ref.tasks, ref.decisions, got.ids("agent")),
+            "sets": tuple(got.ids(kind) for kind in ("session", "opened", "task", "decision", "agent")),
             "counts": (got.parsed, got.malformed, got.first_malformed),
-            "fresh": freshness.judge(ws, got.freshness_lines(), now=NOW)}
+            "fresh": freshness.judge(ws, got.freshness_lines(), now=NOW),
+            "disputes": got.disputes(), "having": got.having("task", ASKED)}
 
 
 def grow(repo: Repo, k: int) -> None:
@@ -59,6 +63,12 @@ def grow(repo: Repo, k: int) -> None:
     append_line(repo, "session.closed", f"2025-01-0{k % 9 + 1}T00:03:00Z", e, episode=e)
 
 
+def dispute(repo: Repo, k: int) -> None:
+    """A dispute of a record, and one naming none (no id: not kept)."""
+    append_line(repo, "knowledge.disputed", f"2025-01-0{k % 9 + 1}T00:04:00Z", f"e{k}", id=f"r{k}", by="p", reason="why")
+    append_line(repo, "knowledge.disputed", f"2025-01-0{k % 9 + 1}T00:04:30Z", f"e{k}", reason="no id")
+
+
 def test_the_facts_are_a_pass_over_the_ledger_after_appends_a_torn_line_a_trim_and_a_rewrite(
         repo: Repo, capfd: pytest.CaptureFixture[str]) -> None:
     ws = open_workspace(repo.root)
@@ -66,6 +76,8 @@ def test_the_facts_are_a_pass_over_the_ledger_after_appends_a_torn_line_a_trim_a
     states = []
     for k in range(4):
         grow(repo, k)
+        if k % 2 == 0:
+            dispute(repo, k)
         with open(ledger, "a", encoding="utf-8") as handle:  # what a reader skips, and counts
             handle.write(["\n", "{not json\n", '{"ts": 1, "event": "session.closed"}\n', "[]\n"][k])
         states.append(f"appended {k}")
@@ -84,7 +96,9 @@ def test_the_facts_are_a_pass_over_the_ledger_after_appends_a_torn_line_a_trim_a
     before = os.stat(ledger).st_ino
     assert ws.ledger.trim(12) > 0 and os.stat(ledger).st_ino != before  # a trim replaces the file
     grow(repo, 5)
+    dispute(repo, 5)
     assert answered(ws) == truth(ws), "trimmed"
+    assert "r5" in [d[1] for d in answered(ws)["disputes"]]  # appended after the trim, kept
     capfd.readouterr()
     text = ledger.read_text(encoding="utf-8")  # rewritten in place: the same file, other bytes
     ledger.write_text(text.replace('"t', '"u').replace('"e1"', '"e8"'), encoding="utf-8")

@@ -300,6 +300,34 @@ def tracked(root: Path, *paths: str) -> list[str] | None:
     return [p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p]
 
 
+class Listing:
+    """The files git's index holds, from one `git ls-files` of the whole checkout asked on first use:
+    the answer to every question a run has about what is tracked (doctor: the queue's tracking, the
+    credential screen's files, the `file:` references; `knowledge check`: the last two), each of
+    which took a git call of its own."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._files: list[str] | None = None
+        self._asked = False
+
+    def files(self) -> list[str] | None:
+        """Every tracked path, repository-relative; None when git cannot say."""
+        if not self._asked:
+            self._asked = True
+            self._files = tracked(self.root)
+        return self._files
+
+    def under(self, *folders: str) -> list[str] | None:
+        """The tracked paths under `folders` (repository-relative, no glob), as `tracked` of them
+        says; None when git cannot say."""
+        found = self.files()
+        if found is None:
+            return None
+        prefixes = tuple(f.rstrip("/") + "/" for f in folders)
+        return [p for p in found if p.startswith(prefixes) or p in folders]
+
+
 def git_dir(root: Path) -> Path | None:
     """This checkout's git folder, found without running git: `.git`, or, when `.git` is a file (a
     linked worktree, a submodule), the folder its `gitdir:` names; None when neither is there."""

@@ -7,6 +7,8 @@ most, one pass over the ledger lines the caller hands in.
 """
 from __future__ import annotations
 
+import os
+
 import re
 import time
 from collections.abc import Iterable
@@ -89,12 +91,10 @@ def commit_ages(ws: Workspace) -> dict[str, Age]:
     return ages
 
 
-def tracked(ws: Workspace) -> set[str]:
-    """Paths under candidates/ and sessions/ that git tracks (the index counts): one git call."""
+def tracked(ws: Workspace, listing: git.Listing) -> set[str]:
+    """Paths under candidates/ and sessions/ that git tracks (the index counts), from `listing`."""
 
-    out = git.run(ws.root, "ls-files", "-z", "--", ws.rel(ws.candidates) + "/", ws.rel(ws.sessions) + "/",
-                  check=False)
-    return {rel for rel in out.split("\0") if rel}
+    return set(listing.under(ws.rel(ws.candidates), ws.rel(ws.sessions)) or [])
 
 
 def uncommitted_acts(ws: Workspace) -> tuple[list[str], list[str]]:
@@ -114,12 +114,15 @@ def uncommitted_acts(ws: Workspace) -> tuple[list[str], list[str]]:
     return staged, loose
 
 
-def session_records(ws: Workspace) -> list[Path]:
-    """Every closed session record under .ai/repo/sessions/ (its README contract aside)."""
-    if not ws.sessions.is_dir():
+def session_records(ws: Workspace) -> list[str]:
+    """The file names of every closed session record under .ai/repo/sessions/ (its README contract
+    aside), sorted."""
+    try:
+        with os.scandir(ws.sessions) as listing:  # names: no Path made, compared or stat'ed twice
+            return sorted(e.name for e in listing if e.name.endswith(".md") and e.name != "README.md"
+                          and not e.name.startswith(".tmp.") and e.is_file())
+    except OSError:  # no folder, or not one
         return []
-    return [p for p in sorted(ws.sessions.glob("*.md"))
-            if p.name != "README.md" and not p.name.startswith(".tmp.") and p.is_file()]
 
 
 def date_age(path: Path) -> Age | None:
@@ -169,9 +172,9 @@ def waiting(ws: Workspace) -> list[Path]:
     return [p for p, status in queue.statuses(ws, ws.candidates).items() if (status or "candidate") == "candidate"]
 
 
-def records(ws: Workspace) -> list[Path]:
-    """Every record file under candidates/, whatever its status."""
-    return store_records.files(ws.candidates)
+def records(ws: Workspace) -> list[str]:
+    """The file names of every record under candidates/, whatever its status, sorted."""
+    return store_records.names(ws.candidates)
 
 
 def minutes(seconds: float) -> str:

@@ -1,9 +1,11 @@
 """The integrity validator (`majordomus knowledge check`, rule `majordomus.knowledge-integrity`).
 
-Every record under candidates/ and curated/ is read once. Local checks (schema, id = file name,
-status rules, transcript markers) run per record; references are collected, then resolved all
+Every record under candidates/ and curated/ is read once (under doctor, only those whose stamp
+changed: the others' local checks are the index's integrity view, see `run`). Local checks (schema,
+id = file name, status rules, transcript markers, the credential screen) run per record; references are collected, then resolved all
 at once: one pass over the ledger, one listing of the tracked session records, one
-`git cat-file --batch-check` for every commit, one `git ls-files` for every file (and one
+`git cat-file --batch-check` for every commit, one `git ls-files` (`git.Listing`, shared with the
+credential screen and, under doctor, with the queue's rule) for every file (and one
 `git log --all` only for paths the tree no longer holds). The cost grows with the store, never
 with records × references.
 
@@ -23,18 +25,21 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from majordomus.base import fsio
+from majordomus.base import fsio, git
+from majordomus.base.credentials import credential_in
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
 from majordomus.knowledge import leaks, reviews
-from majordomus.knowledge.references import LedgerFacts, Ref, Resolver
-from majordomus.store import records
+from majordomus.knowledge.references import Ref, Resolver
+from majordomus.store import index, records
+from majordomus.store.facts import Facts
 from majordomus.store.schemafast import problems as record_problems
 from majordomus.store.workspace import Workspace
 
 RULE = "majordomus.knowledge-integrity"
 RECORD_PREFIX = "knowledge"  # knowledge:<id> names a record of the store: resolved against its ids
+VIEW_VERSION = 2  # of `_local`'s answer: raise it when what it keeps or finds changes
 _REJECTED = re.compile(r"(?m)^# Rejected[ \t]*\n(?=[\s\S]*\S)")
 
 
@@ -45,14 +50,20 @@ class Report:
     timing: bool = False
 
 
-def check(ws: Workspace, facts: LedgerFacts | None = None) -> list[Finding]:
+def check(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
+          listing: git.Listing | None = None) -> list[Finding]:
     """Every finding about the knowledge store of `ws` (the rule's entry point); `facts`: the
-    ledger's, when the caller has read them."""
-    return run(ws, facts).findings
+    ledger's, when the caller has read them; `trusted`: see `run`; `listing`: git's, when the
+    caller shares one."""
+    return run(ws, facts, trusted, listing).findings
 
 
-def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
-    """The check, with its counters (printed on stderr under MJ_TIMING=1)."""
+def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
+        listing: git.Listing | None = None) -> Report:
+    """The check, with its counters (printed on stderr under MJ_TIMING=1). `trusted` (doctor):
+    what each record file holds is taken from the index's integrity view while the file keeps its
+    stamp (one `lstat` a file, `Index.view(each=True)`), and read again when it changed; without
+    it (`knowledge check`, the pre-commit gate) every record is read and parsed."""
 
     report = Report(timing=os.environ.get("MJ_TIMING") == "1")
     started = time.perf_counter()
@@ -61,9 +72,9 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
     def finding(rel: str, fld: str | None, what: str, fix: str, blocking: bool = True) -> None:
         out.append(Finding(RULE, what, fix, blocking, rel, fld, "majordomus knowledge check"))
 
-    loaded: list[tuple[str, str, Any]] = []  # (folder, rel, Record)
-    raw: dict[str, bytes] = {}  # rel -> the bytes each record was parsed from
-    screen = leaks.Screen(ws)
+    screen = leaks.Screen(ws, trusted)
+    version = f"{VIEW_VERSION}:{screen.digest(b'')}"  # another screen is another view
+    seen: list[tuple[str, dict[str, Any]]] = []  # (rel, what `_local` made of its file)
     for folder_name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
         prefix = ws.rel(folder) + "/"
         try:
@@ -72,101 +83,42 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
             finding(ws.rel(folder), None, f"{exc.strerror}: its records are never read",
                     "replace the link with a real folder holding the records")
             continue
-        strays: list[Path] = []
-        files = records.files(folder, strays)
-        for path in strays:
-            finding(prefix + path.name, None, "not a regular file (a symbolic link, a pipe): "
+        strays: list[str] = []
+        names = records.names(folder, strays)  # names, not paths: 20,000 Path objects cost 0.2 s
+        for name in strays:
+            finding(prefix + name, None, "not a regular file (a symbolic link, a pipe): "
                     "never read, never followed", "replace it with the record's own file, or remove it")
-        for path in files:
-            rel = prefix + path.name
-            try:
-                rec, raw[rel] = _load(path, rel)
-                loaded.append((folder_name, rel, rec))
-            except records.RecordError as exc:
-                finding(rel, None, f"does not parse: {exc}", "repair the front matter by hand "
-                        "(`---`, YAML keys, `---`, then the body)")
+        read = partial(_local, folder_name, prefix, screen)
+        if trusted:
+            kept = [(prefix + name, got) for name, got in
+                    index.of(ws).view(folder, "integrity", version, read, each=True)]
+            for rel, _ in kept:
+                screen.unchanged(rel)
+        else:
+            where = os.fspath(folder) + os.sep
+            kept = [(prefix + name, read(where + name)) for name in names]
+        for rel, got in kept:
+            for fld, what, fix, blocking in got["findings"]:
+                finding(rel, fld, what, fix, blocking)
+        seen += kept
     read_done = time.perf_counter()
 
+    parsed = [(rel, got) for rel, got in seen if got.get("parsed")]
     by_id: dict[str, list[str]] = {}
     refs: list[Ref] = []
     supersessions: list[tuple[str, str, str]] = []  # (rel, own id, superseded_by)
     to_records: list[tuple[str, str, str]] = []  # (rel, field, knowledge:<id>): resolved in the store
-    for folder_name, rel, rec in loaded:
-        meta, stem = rec.meta, rec.path.stem
-        schema_fields = set()
-        for fld, message in record_problems(meta):
-            schema_fields.add(fld)
-            finding(rel, fld, f"not valid knowledge/v1: {message}",
-                    "edit the record so it validates against schemas/knowledge.v1.schema.json")
-        rid = meta.get("id")
-        if isinstance(rid, str):
-            by_id.setdefault(rid, []).append(rel)
-            if "id" in schema_fields:
-                pass  # the schema finding names it already
-            elif not ID_PATTERN.match(rid) or ".." in rid:
-                finding(rel, "id", f"id {rid!r} is not an admissible id (letters, digits, '.', '_', '-'; "
-                        "no '..'; a letter or digit first)", "give the record an id that is also a safe file name")
-            elif rid != stem:
-                finding(rel, "id", f"id {rid!r} differs from the file name {stem!r}",
-                        f"rename the file to {rid}.md or set `id: {stem}`")
-        status = meta.get("status")
-        prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
-        if status == "verified" and not (prov.get("origin") and rec.derived_from):
-            finding(rel, "provenance", "a verified record carries no provenance (origin and derived_from)",
-                    "add provenance.derived_from naming its evidence; `majordomus knowledge promote` writes it")
-        if folder_name == "candidates" and status == "verified":
-            finding(rel, "status", "a candidate claims verified: only promotion writes verified",
-                    f"set `status: candidate`, then `majordomus knowledge promote {stem} < evidence`")
-        acts = reviews.items(meta)
-        outcome = reviews.settle(acts)
-        if outcome.status and status != outcome.status:
-            finding(rel, "status", f"status {status!r} contradicts its review acts, which add up to "
-                    f"{outcome.status!r}", "undo the hand edit, or act: `majordomus knowledge promote|reject|"
-                    "reverify|retire`")
-        if outcome.replaced_by and meta.get("superseded_by") != outcome.replaced_by:
-            finding(rel, "superseded_by", f"superseded_by does not name {outcome.replaced_by}, the record "
-                    "its review acts name", f"set `superseded_by: {outcome.replaced_by}`")
-        if acts and status == "candidate":
-            contested = outcome.contested
-            if contested:
-                finding(rel, "reviews", "reviewers disagree: " + "; ".join(reviews.describe(a) for a in contested)
-                        + " (acts made on two clones, neither seeing the other)",
-                        f"settle it with one more act: `majordomus knowledge promote {stem} < evidence` or "
-                        f"`majordomus knowledge reject {stem} --reason …`", blocking=False)
-        if status == "superseded":
-            by = meta.get("superseded_by")
-            if isinstance(by, str) and by:
-                supersessions.append((rel, str(rid), by))
-            elif not (_REJECTED.search(rec.body) or any(a.get("act") in ("rejected", "retired") for a in acts)):
-                finding(rel, "superseded_by", "superseded, but names no superseded_by and records no "
-                        "rejection", f"`majordomus knowledge reject {stem} --reason \"…\"`, or add "
-                        "superseded_by: <id>")
-        for fld in ("title", "description"):
-            marker = marker_in(meta[fld]) if isinstance(meta.get(fld), str) else None
-            if marker:
-                finding(rel, fld, f"carries the transcript marker {marker!r}",
-                        f"restate the {fld} in your own words, without the marker")
-        marker = marker_in(rec.body)
-        if marker:
-            finding(rel, "body", f"carries the transcript marker {marker!r}",
-                    "restate the body in your own words, without the marker")
-        for fld, secret in screen.fields(rel, raw[rel], partial(_texts, meta, rec.body)):
-            # the kind, never the secret: the finding is printed and may be pasted
-            finding(rel, fld, f"carries a credential ({secret}) in a tracked record",
-                    "remove it from the record (and from git's history, then revoke it: it "
-                    "may have been pushed)")
-        episodes = tuple(r[8:] for r in rec.derived_from if r.startswith("session:"))
-        for fld, ref, kind in _references(meta):
-            if fld in schema_fields:
-                continue  # the schema finding names it already
-            problem = records.reference_problem(ref, kind)
-            if problem:
-                finding(rel, fld, f"not a reference: {problem}", "write PREFIX:TARGET with an admitted prefix")
-            elif ref.startswith(f"{RECORD_PREFIX}:"):
-                to_records.append((rel, fld, ref))
-            else:
-                refs.append(Ref(rel, fld, ref, episodes))
-    leaks.screen(ws, (rel for _, rel, _ in loaded), finding, screen)  # every other tracked file
+    for rel, got in parsed:
+        if isinstance(got.get("id"), str):
+            by_id.setdefault(got["id"], []).append(rel)
+        if got.get("by"):
+            supersessions.append((rel, str(got.get("id")), got["by"]))
+        to_records += [(rel, fld, ref) for fld, ref in got.get("to_records", ())]
+        episodes = tuple(got.get("episodes", ()))
+        refs += [Ref(rel, fld, ref, episodes) for fld, ref in got.get("refs", ())]
+    listing = listing if listing is not None else git.Listing(ws.root)
+    leaks.screen(ws, {rel: got.get("name") for rel, got in parsed}, finding, listing, screen)  # every other
+    # tracked file, and the names of all
     screen.save()
     checked = time.perf_counter()
 
@@ -190,8 +142,8 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
             finding(rel, fld, f"{ref} does not resolve: no record with that id in candidates/ or curated/",
                     "name an existing record id (`majordomus knowledge candidates` lists the candidates), "
                     "or remove the relation")
-    resolver = Resolver(ws, facts)
-    cited = {rel: _cited(rec.meta) for _, rel, rec in loaded}
+    resolver = Resolver(ws, facts, listing)
+    cited = {rel: got.get("cited", {}) for rel, got in parsed}
     unresolved = resolver.unresolved(refs)
     rewritten = resolver.rewritten([(r, cited.get(r.rel, {}).get(r.ref[7:])) for r, _ in unresolved
                                     if r.ref.startswith("commit:")])
@@ -213,13 +165,113 @@ def run(ws: Workspace, facts: LedgerFacts | None = None) -> Report:
                 "correct the reference, or remove it if the evidence is gone")
     done = time.perf_counter()
     report.counters = {
-        "records": len(loaded), "references": len(refs), "commit_refs": resolver.commit_refs,
+        "records": len(parsed), "references": len(refs), "commit_refs": resolver.commit_refs,
         "file_refs": resolver.file_refs, "ledger_lines": resolver.ledger_lines,
         "git_processes": resolver.git_processes, "screened": screen.screened, "findings": len(out),
         "ms_read": round((read_done - started) * 1000, 1), "ms_local": round((checked - read_done) * 1000, 1),
         "ms_resolve": round((done - checked) * 1000, 1), "ms_total": round((done - started) * 1000, 1),
     }
     return report
+
+
+def _local(folder_name: str, prefix: str, screen: leaks.Screen, path: str) -> dict[str, Any]:
+    """What the check makes of one record file on its own (JSON, the index's integrity view): its
+    findings as [field, what, fix, blocking], and what the checks across records need (its id, the
+    record it is superseded by, its references, its cited commits)."""
+
+    name = path.rpartition(os.sep)[2]
+    rel = prefix + name
+    found: list[list[Any]] = []
+
+    def finding(fld: str | None, what: str, fix: str, blocking: bool = True) -> None:
+        found.append([fld, what, fix, blocking])
+
+    try:
+        rec, raw = _load(Path(path), rel)
+    except records.RecordError as exc:
+        finding(None, f"does not parse: {exc}", "repair the front matter by hand "
+                "(`---`, YAML keys, `---`, then the body)")
+        return {"parsed": False, "findings": found}
+    got: dict[str, Any] = {"parsed": True, "findings": found, "name": credential_in(rel)}  # the name's, for
+    # the screen of tracked files (`leaks.screen`)
+    meta, stem = rec.meta, rec.path.stem
+    schema_fields = set()
+    for fld, message in record_problems(meta):
+        schema_fields.add(fld)
+        finding(fld, f"not valid knowledge/v1: {message}",
+                "edit the record so it validates against schemas/knowledge.v1.schema.json")
+    rid = meta.get("id")
+    if isinstance(rid, str):
+        got["id"] = rid
+        if "id" in schema_fields:
+            pass  # the schema finding names it already
+        elif not ID_PATTERN.match(rid) or ".." in rid:
+            finding("id", f"id {rid!r} is not an admissible id (letters, digits, '.', '_', '-'; "
+                    "no '..'; a letter or digit first)", "give the record an id that is also a safe file name")
+        elif rid != stem:
+            finding("id", f"id {rid!r} differs from the file name {stem!r}",
+                    f"rename the file to {rid}.md or set `id: {stem}`")
+    status = meta.get("status")
+    prov = meta.get("provenance") if isinstance(meta.get("provenance"), dict) else {}
+    if status == "verified" and not (prov.get("origin") and rec.derived_from):
+        finding("provenance", "a verified record carries no provenance (origin and derived_from)",
+                "add provenance.derived_from naming its evidence; `majordomus knowledge promote` writes it")
+    if folder_name == "candidates" and status == "verified":
+        finding("status", "a candidate claims verified: only promotion writes verified",
+                f"set `status: candidate`, then `majordomus knowledge promote {stem} < evidence`")
+    acts = reviews.items(meta)
+    outcome = reviews.settle(acts)
+    if outcome.status and status != outcome.status:
+        finding("status", f"status {status!r} contradicts its review acts, which add up to "
+                f"{outcome.status!r}", "undo the hand edit, or act: `majordomus knowledge promote|reject|"
+                "reverify|retire`")
+    if outcome.replaced_by and meta.get("superseded_by") != outcome.replaced_by:
+        finding("superseded_by", f"superseded_by does not name {outcome.replaced_by}, the record "
+                "its review acts name", f"set `superseded_by: {outcome.replaced_by}`")
+    if acts and status == "candidate":
+        contested = outcome.contested
+        if contested:
+            finding("reviews", "reviewers disagree: " + "; ".join(reviews.describe(a) for a in contested)
+                    + " (acts made on two clones, neither seeing the other)",
+                    f"settle it with one more act: `majordomus knowledge promote {stem} < evidence` or "
+                    f"`majordomus knowledge reject {stem} --reason …`", blocking=False)
+    if status == "superseded":
+        by = meta.get("superseded_by")
+        if isinstance(by, str) and by:
+            got["by"] = by
+        elif not (_REJECTED.search(rec.body) or any(a.get("act") in ("rejected", "retired") for a in acts)):
+            finding("superseded_by", "superseded, but names no superseded_by and records no "
+                    "rejection", f"`majordomus knowledge reject {stem} --reason \"…\"`, or add "
+                    "superseded_by: <id>")
+    for fld in ("title", "description"):
+        marker = marker_in(meta[fld]) if isinstance(meta.get(fld), str) else None
+        if marker:
+            finding(fld, f"carries the transcript marker {marker!r}",
+                    f"restate the {fld} in your own words, without the marker")
+    marker = marker_in(rec.body)
+    if marker:
+        finding("body", f"carries the transcript marker {marker!r}",
+                "restate the body in your own words, without the marker")
+    for fld, secret in screen.fields(rel, raw, partial(_texts, meta, rec.body)):
+        # the kind, never the secret: the finding is printed and may be pasted
+        finding(fld, f"carries a credential ({secret}) in a tracked record",
+                "remove it from the record (and from git's history, then revoke it: it "
+                "may have been pushed)")
+    got["episodes"] = [r[8:] for r in rec.derived_from if r.startswith("session:")]
+    refs, to_records = got["refs"], got["to_records"] = [], []
+    for fld, ref, kind in _references(meta):
+        if fld in schema_fields:
+            continue  # the schema finding names it already
+        problem = records.reference_problem(ref, kind)
+        if problem:
+            finding(fld, f"not a reference: {problem}", "write PREFIX:TARGET with an admitted prefix")
+        elif ref.startswith(f"{RECORD_PREFIX}:"):
+            to_records.append([fld, ref])
+        else:
+            refs.append([fld, ref])
+    got["cited"] = {sha: {k: _plain(note.get(k)) for k in ("subject", "authored")}
+                    for sha, note in _cited(meta).items()}
+    return got
 
 
 def _reviewed_candidate(rels: list[str]) -> bool:
@@ -232,6 +284,11 @@ def _cited(meta: dict[str, Any]) -> dict[str, dict[str, Any]]:
     prov = meta.get("provenance")
     found = prov.get("commits") if isinstance(prov, dict) else None
     return {str(c.get("sha")): c for c in found if isinstance(c, dict)} if isinstance(found, list) else {}
+
+
+def _plain(value: Any) -> Any:
+    """`value` as JSON keeps it (a YAML date becomes its text): the view keeps it as it is read."""
+    return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
 
 
 def _load(path: Path, rel: str) -> tuple[Any, bytes]:

@@ -4,19 +4,22 @@ included, and the majordomus block of `AGENTS.md`, whatever wrote them (a writer
 an old version that did not, a hand edit, a merge).
 
 The knowledge records it has parsed are screened field by field by the integrity check, which
-names the field; here they are passed their names only. One `git ls-files` call; a file is read
+names the field; here they are passed their names only. One `git ls-files` call, shared with the caller (`git.Listing`); a file is read
 only when it is a regular file reached through no link (`fsio.read_text`), and the screen's cheap
 pre-test keeps detect-secrets unloaded unless a text looks like a credential.
 
 `Screen` keeps each answer by what was screened (`.ai/local/state/screen.cache.json`): the digest
 of the screen's own identity (`credentials.identity`: its patterns, plugins and detect-secrets'
-version) and of the very bytes read this time. Every file is read on every run and its digest
-taken (a few milliseconds for a thousand files); the detectors run only on bytes no run of this
-screen has screened. A file's stat is never asked: an edit that keeps size and mtime is read, and
-screened, like any other. A missing or unreadable cache costs time, never an answer.
+version) and of the very bytes read this time. Under `knowledge check` every file is read on every
+run and its digest taken (a few milliseconds for a thousand files); the detectors run only on bytes
+no run of this screen has screened. Its stat is never asked there: an edit that keeps size and
+mtime is read, and screened, like any other. Doctor alone (`Screen(trusted=True)`) trusts a file's stat: a file
+whose stat is the one kept beside its answer by the same screen is not read. A missing or
+unreadable cache costs time, never an answer.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -32,17 +35,23 @@ FIX = ("remove it (and from git's history, then revoke it: it may have been push
 CACHE = "screen.cache.json"
 _VERSION = 1
 _TEXT, _FIELDS = "text:", "fields:"  # the two answers a file may have, kept apart
+_SCREEN = "screen:"  # the identity of the screen that kept the answers, for `by_stat`
 
 
 class Screen:
-    """The screen of one run, its answers kept by the digest of the bytes they were made of."""
+    """The screen of one run, its answers kept by the digest of the bytes they were made of.
+    `trusted` (doctor): a tracked file whose stat is the one kept beside its answer, by this very
+    screen, is answered without being read (one `lstat`); `knowledge check` reads every file."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, trusted: bool = False) -> None:
         self.ws = ws
         self.cache = FileCache(ws.state / CACHE, _VERSION, ws.root)
         self._identity: bytes | None = None
         self.seen: dict[str, set[str]] = {}
         self.screened = 0  # files or blocks the detectors' pre-test was run on (no answer kept)
+        self.trusted = trusted
+        self._mark: list[Any] | None = None
+        self._root = os.fspath(ws.root) + os.sep  # a path made as text: no Path a tracked file
 
     def digest(self, data: bytes) -> str:
         """The key of `data` as this screen reads it."""
@@ -59,6 +68,25 @@ class Screen:
         if st is not None:  # the stat is stored beside the digest, never asked (`get` is not used)
             self.cache.put(folder, name, st, value, digest)
 
+    def by_stat(self, rel: str) -> tuple[bool, str | None]:
+        """(hit, kind) of a tracked file answered by its stat alone: under `trusted`, when this
+        screen (the identity kept beside the answers) answered it at that very stat (the cache keeps
+        no stat taken within one tick of the file system's clock of a change)."""
+        if not self.trusted or self.cache.folders.get(_SCREEN, {}).get("identity") != self._marker():
+            return False, None
+        st = lstat(self._root + rel)
+        folder, name = _TEXT + rel.rpartition("/")[0], rel.rpartition("/")[2]
+        hit, kind = self.cache.get(folder, name, st) if st is not None else (False, None)
+        if hit and (kind is None or isinstance(kind, str)):
+            self.seen.setdefault(folder, set()).add(name)
+            return True, kind
+        return False, None
+
+    def _marker(self) -> list[Any]:
+        if self._mark is None:  # an entry no stat matches, holding the screen's key
+            self._mark = [0, -1, 0, 0, self.digest(b"")]
+        return self._mark
+
     def text(self, rel: str, data: bytes) -> str | None:
         """The kind of the first credential in a file's bytes (read as UTF-8, bad bytes replaced),
         or None."""
@@ -66,6 +94,8 @@ class Screen:
         digest = self.digest(data)
         hit, kind = self._kept(folder, name, digest)
         if hit and (kind is None or isinstance(kind, str)):
+            if self.trusted:  # the bytes were answered at another stat (a checkout, a copy): keep this one
+                self._keep(folder, name, digest, kind)
             return kind
         self.screened += 1
         kind = credential_in(data.decode("utf-8", "replace"))
@@ -89,31 +119,45 @@ class Screen:
         self._keep(folder, name, digest, [list(f) for f in found])
         return found
 
+    def unchanged(self, rel: str) -> None:
+        """Keep the answer for a record's fields that a reader trusting the index did not read
+        (its file kept its stamp), so that `save` does not forget it."""
+        self.seen.setdefault(_FIELDS + rel.rpartition("/")[0], set()).add(rel.rpartition("/")[2])
+
     def save(self) -> None:
         """Keep the answers of this run's files only: those of files gone are forgotten."""
         for folder in list(self.cache.folders):
-            self.cache.keep_only(folder, self.seen.get(folder, set()))
+            if folder != _SCREEN:
+                self.cache.keep_only(folder, self.seen.get(folder, set()))
             if not self.cache.folders[folder]:
                 del self.cache.folders[folder]
+        if self.cache.folders.get(_SCREEN, {}).get("identity") != self._marker():
+            self.cache.folders[_SCREEN] = {"identity": self._marker()}  # who answered (`by_stat`)
+            self.cache.changed = True
         self.cache.save()
 
 
-def screen(ws: Workspace, parsed: Iterable[str],
-           finding: Callable[[str, str | None, str, str], None], kept: Screen | None = None) -> None:
+def screen(ws: Workspace, parsed: dict[str, str | None], finding: Callable[[str, str | None, str, str], None],
+           listing: git.Listing, kept: Screen | None = None) -> None:
     """Report each tracked file under `.ai/repo/` (and the AGENTS.md block) that carries a
-    credential, in its name or its text; `parsed`: the records the caller screened by field;
-    `kept`: the caller's screen, which it saves."""
+    credential, in its name or its text; `parsed`: the records the caller screened by field, each
+    with what `credential_in` found in its path (the caller keeps it with the record); `listing`:
+    git's, shared with the caller; `kept`: the caller's screen, which it saves."""
     cache = kept if kept is not None else Screen(ws)
-    done = set(parsed)
-    for rel in git.tracked(ws.root, ".ai/repo") or []:
-        kind = credential_in(rel)
-        if kind:
-            finding(rel, "name", f"its file name carries a credential ({kind})", "rename it: " + FIX)
+    for rel in listing.under(".ai/repo") or []:
+        if rel in parsed:
+            kind = parsed[rel]
+            if kind:
+                finding(rel, "name", f"its file name carries a credential ({kind})", "rename it: " + FIX)
             continue
-        if rel in done:
-            continue
-        data = _bytes(ws, rel)
-        kind = cache.text(rel, data) if data is not None else None
+        hit, kind = cache.by_stat(rel)  # a hit: this screen passed its name and answered its text
+        if not hit:
+            kind = credential_in(rel)
+            if kind:
+                finding(rel, "name", f"its file name carries a credential ({kind})", "rename it: " + FIX)
+                continue
+            data = _bytes(ws, rel)
+            kind = cache.text(rel, data) if data is not None else None
         if kind:
             finding(rel, None, f"carries a credential ({kind}) in a tracked file", FIX)
     block = _block(_bytes(ws, AGENTS_MD), BEGIN.encode(), END.encode())

@@ -61,29 +61,29 @@ def resolve(ws: Workspace, meta: dict[str, Any]) -> list[Reference]:
     kinds = {ref.partition(":")[0] for _, ref in pairs}
     episodes: dict[str, dict[str, str | None]] = {}
     tasks: dict[str, dict[str, Any]] = {}
-    if "session" in kinds:
-        for line in ws.ledger.events("session.opened", "session.closed"):
-            if line.session:
-                seen = episodes.setdefault(line.session, {"opened": None, "closed": None, "branch": None})
-                if line.event == "session.opened":
-                    seen["opened"] = seen["opened"] or line.ts
-                    seen["branch"] = line.get("branch") if isinstance(line.get("branch"), str) else seen["branch"]
-                else:
-                    seen["closed"] = line.ts
-    named_tasks = {ref.partition(":")[2] for _, ref in pairs if ref.partition(":")[0] in ("task", "decision")}
-    if named_tasks:  # only the lines that hold a named task's id as a JSON string are parsed
-        for line in ws.ledger.matching(*(json.dumps(t, ensure_ascii=False) for t in sorted(named_tasks))):
-            task = line.get("task")
-            if line.event not in TASK_EVENTS or task not in named_tasks:
-                continue
-            entry = tasks.setdefault(task, {"title": None, "outcome": None, "decisions": []})
-            if line.event == "task.started":
-                entry["title"] = line.get("title")
-            elif line.event == "task.finished":
-                entry["outcome"] = line.get("outcome")
-            elif isinstance(line.get("text"), str):
-                entry["decisions"].append(line.get("text"))
     named = {ref.partition(":")[2] for _, ref in pairs if ref.startswith("session:")}
+    named_tasks = {ref.partition(":")[2] for _, ref in pairs if ref.partition(":")[0] in ("task", "decision")}
+    # one pass over the ledger: only the lines that hold a named episode's or task's id as a JSON
+    # string are parsed (at a million lines, every session.opened line parsed costs a second)
+    needles = sorted({json.dumps(n, ensure_ascii=False) for n in named | named_tasks})
+    for line in ws.ledger.matching(*needles) if needles else ():
+        if line.session in named and line.event in ("session.opened", "session.closed"):
+            seen = episodes.setdefault(line.session, {"opened": None, "closed": None, "branch": None})
+            if line.event == "session.opened":
+                seen["opened"] = seen["opened"] or line.ts
+                seen["branch"] = line.get("branch") if isinstance(line.get("branch"), str) else seen["branch"]
+            else:
+                seen["closed"] = line.ts
+        task = line.get("task")
+        if line.event not in TASK_EVENTS or task not in named_tasks:
+            continue
+        entry = tasks.setdefault(task, {"title": None, "outcome": None, "decisions": []})
+        if line.event == "task.started":
+            entry["title"] = line.get("title")
+        elif line.event == "task.finished":
+            entry["outcome"] = line.get("outcome")
+        elif isinstance(line.get("text"), str):
+            entry["decisions"].append(line.get("text"))
     branches = episode_branches(ws, named, {e: v["branch"] for e, v in episodes.items()}) if named else {}
     shas = sorted({ref.partition(":")[2] for _, ref in pairs if ref.startswith("commit:")})
     subjects = git.subjects(ws.root, shas) if shas else {}

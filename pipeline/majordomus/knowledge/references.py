@@ -51,12 +51,6 @@ class LedgerFacts:
                 self.decisions.add(task)
 
 
-def indexed(found: Facts) -> LedgerFacts:
-    """The reference facts of the ledger's facts (store/facts.py, kept in the knowledge index)."""
-    return LedgerFacts(found.ids("session"), found.ids("opened"), found.ids("task"), found.ids("decision"),
-                       found.parsed)
-
-
 def ledger_facts(ws: Workspace, result: ReadResult | None = None,
                  keep: tuple[str, ...] = ()) -> LedgerFacts:
     """The ledger's facts from one pass, streamed; the malformed lines are counted into `result`
@@ -88,9 +82,10 @@ class Ref:
 class Resolver:
     """Resolves references in bulk: one ledger pass, one git query per kind of question."""
 
-    def __init__(self, ws: Workspace, facts: LedgerFacts | None = None) -> None:
+    def __init__(self, ws: Workspace, facts: Facts | None = None, listing: git.Listing | None = None) -> None:
         self.ws = ws
-        self.facts = facts  # the ledger's facts, when the caller has read them (doctor's one pass)
+        self.facts = facts  # the ledger's facts, when the caller has them (doctor's, read once a run)
+        self.listing = listing  # git's listing, when the caller shares one
         self.git_processes = 0
         self.ledger_lines = 0
         self.commit_refs = 0
@@ -106,7 +101,7 @@ class Resolver:
             prefix, _, target = r.ref.partition(":")
             kinds.setdefault(prefix, set()).add(target)
         need_ledger = bool(kinds.keys() & {"session", "task", "decision"})
-        sessions, opened, tasks, decisions = self._ledger() if need_ledger else (set(), set(), set(), set())
+        sessions, opened, tasks, decisions = self._ledger(kinds, refs) if need_ledger else (set(), set(), set(), set())
         tracked = self._session_records() if need_ledger else set()
         commits = self._commits(kinds.get("commit", set()))
         files = self._files(kinds.get("file", set()))
@@ -151,12 +146,15 @@ class Resolver:
                 found[old] = sha
         return found
 
-    def _ledger(self) -> tuple[set[str], set[str], set[str], set[str]]:
-        """Episodes seen, episodes opened, tasks named, tasks with a decision: the facts given, else
-        one streamed pass."""
-        facts = self.facts if self.facts is not None else indexed(accumulation.facts(self.ws))
-        self.ledger_lines = facts.lines
-        return facts.sessions, facts.opened, facts.tasks, facts.decisions
+    def _ledger(self, kinds: dict[str, set[str]], refs: list[Ref]) -> tuple[set[str], set[str], set[str], set[str]]:
+        """Of the episodes and tasks the references name: those the ledger has seen, opened, named,
+        given a decision. Each looked up in the ledger's facts (the index, `Facts.having`): at a
+        million lines the ledger names a quarter of a million tasks, which no reference needs read."""
+        facts = self.facts if self.facts is not None else accumulation.facts(self.ws)
+        self.ledger_lines = facts.parsed
+        episodes = {e for r in refs if r.ref.partition(":")[0] in ("task", "decision") for e in r.episodes}
+        return (facts.having("session", kinds.get("session", set())), facts.having("opened", episodes),
+                facts.having("task", kinds.get("task", set())), facts.having("decision", kinds.get("decision", set())))
 
     def _session_records(self) -> set[str]:
         try:
@@ -183,7 +181,10 @@ class Resolver:
         self.file_refs = len(paths)
         if not paths:
             return set()
-        known = _with_parents(self._git("ls-files", "-z").split("\0"))
+        if self.listing is None:
+            self.git_processes += 1
+            self.listing = git.Listing(self.ws.root)
+        known = _with_parents(self.listing.files() or [])
         missing = paths - known
         if missing:
             log = self._git("log", "-z", "--all", "--format=", "--name-only")

@@ -6,13 +6,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from majordomus.base import git
+from majordomus.knowledge.accumulation import facts
 from majordomus.knowledge.anchored import Walk
 from majordomus.knowledge.known import Known
 from majordomus.store.workspace import Workspace
 
 STATES = ("current", "may_be_stale", "unknown", "disputed")
 ROUNDS = 3  # walks at most per read: the oldest base first, then any base it could not place
-DISPUTED = "knowledge.disputed"
 
 
 def short(sha: str | None) -> str:
@@ -97,12 +97,12 @@ class Currency(NamedTuple):
 
 def disputes(ws: Workspace, reviewed: dict[str, str]) -> dict[str, tuple[str, str, str]]:
     """(by, reason, ts) of the newest `knowledge.disputed` line for each record of `reviewed` (id
-    -> its newest review's time) made after that review: one substring-filtered ledger read."""
+    -> its newest review's time) made after that review: from the ledger's facts, kept in the
+    knowledge index (store/facts.py), not a pass over the ledger."""
     found: dict[str, tuple[str, str, str]] = {}
-    for line in ws.ledger.stream(contains=f'"{DISPUTED}"'):
-        rid = line.get("id")
-        if line.event == DISPUTED and isinstance(rid, str) and rid in reviewed and line.ts >= reviewed[rid]:
-            found[rid] = (str(line.get("by") or ""), str(line.get("reason") or ""), line.ts)
+    for _, rid, by, reason, ts in facts(ws).disputes():
+        if rid in reviewed and ts >= reviewed[rid]:
+            found[rid] = (by, reason, ts)
     return found
 
 

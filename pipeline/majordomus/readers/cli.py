@@ -23,6 +23,8 @@ from majordomus.store.workspace import open_workspace
 if TYPE_CHECKING:
     import argparse
 
+SHOWN = 40  # the candidates `knowledge candidates` lists without --all
+
 
 def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]", only: str | None = None) -> None:
     """Add every declared capability, then `edges`, to the `knowledge` verbs; with `only`, that
@@ -42,6 +44,9 @@ def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]", only
                 choices = param.schema.get("enum")
                 p.add_argument(f"--{param.name.replace('_', '-')}", dest=param.name, help=param.summary,
                                required=param.required, **({"choices": choices} if choices else {}))
+        if cap.verb == "candidates":  # a person reads the head of the queue; the data has it whole
+            p.add_argument("--all", action="store_true", help=f"list every candidate (without it: the first "
+                           f"{SHOWN} in review order, and how many more; --json always lists them all)")
         p.add_argument("--json", action="store_true", help="print the result as JSON (its schema: "
                        "`majordomus openapi`)")
         p.set_defaults(handler=lambda a, cap=cap: run(cap, a))
@@ -64,18 +69,27 @@ def run(cap: Capability, args: argparse.Namespace) -> int:
     result = call(ws, cap, {p.name: getattr(args, p.name, None) for p in cap.parameters})
     if args.json:
         emit_json(result)
+    elif cap.verb == "candidates":
+        _candidates(result, every=args.all)
     else:
         RENDER.get(cap.verb, lambda r: emit_json(r))(result)
     return OK
 
 
-def _candidates(items: list[dict[str, Any]]) -> None:
+def _candidates(items: list[dict[str, Any]], every: bool) -> None:
+    """The queue as a table: its first SHOWN rows in review order (this branch first, oldest first),
+    then how many more wait, unless `every`. A queue of thousands is read at its head; the rest
+    is a screenful nobody reads and a terminal's time to print."""
     if not items:
         say("no candidates await review")
         return
+    shown = items if every else items[:SHOWN]
     rows = [[line(c["id"]), line(c["class"]), line(c["branch"] or "(unattributed)"), _waited(c["age_minutes"]),
-             line(c["title"])] for c in items]
+             line(c["title"])] for c in shown]
     show(table(rows, ["ID", "CLASS", "BRANCH", "WAITING", "TITLE"]))
+    if len(shown) < len(items):
+        say(f"{len(items) - len(shown)} more candidate(s) await review: run `majordomus knowledge "
+            "candidates --all` to list them all")
     untracked = [c["path"] for c in items if not c["tracked"]]
     if untracked:
         say(f"{len(untracked)} candidate(s) not tracked by git, so reviewed on no other checkout: "
@@ -150,8 +164,7 @@ def _marked(state: dict[str, Any] | None) -> str:
     return f" ({'currency unknown' if state['state'] == 'unknown' else state['state'].replace('_', ' ')})"
 
 
-RENDER: dict[str, Callable[[Any], None]] = {"candidates": _candidates, "record": _record, "status": _status,
-                                             "search": _search}
+RENDER: dict[str, Callable[[Any], None]] = {"record": _record, "status": _status, "search": _search}
 
 
 def edges(edge_type: str | None, rid: str | None, as_json: bool) -> int:

@@ -151,10 +151,10 @@ def run(ws: Workspace, command: str, now: float | None = None) -> Report:
     """Run `command`'s rules of the effective set, timing each."""
 
     started = time.perf_counter()
-    ctx = Context(ws) if now is None else Context(ws, now=now)
+    doctor = command == "doctor"
+    ctx = Context(ws, trusted=doctor) if now is None else Context(ws, now=now, trusted=doctor)
     report = Report(command)
     ruleset = rules.load(ws)
-    doctor = command == "doctor"
     report.problems = _policy(ws) + ruleset.problems + _machinery(ws, ruleset, command, doctor)
     foreign = ws.foreign_local() if doctor else None
     if foreign:

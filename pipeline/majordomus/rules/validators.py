@@ -11,12 +11,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+from majordomus.base import git
 from majordomus.base.findings import Finding
 from majordomus.evidence import episodes
 from majordomus.knowledge import accumulation as acc
 from majordomus.knowledge import currency, freshness, integrity
 from majordomus.knowledge.freshness import read_events
-from majordomus.knowledge.references import indexed
 from majordomus.knowledge.verdict import fix
 from majordomus.rules import wiring
 from majordomus.rules.ruleset import Rule
@@ -43,7 +43,16 @@ class Context:
 
     ws: Workspace
     now: float = field(default_factory=time.time)
+    trusted: bool = False  # doctor: the index's integrity view stands for the record files that kept their stamp
     _facts: Facts | None = None
+    _listing: git.Listing | None = None
+
+    def listing(self) -> git.Listing:
+        """git's listing of the tracked files, asked once a run (the queue's rule and the integrity
+        rule both read it)."""
+        if self._listing is None:
+            self._listing = git.Listing(self.ws.root)
+        return self._listing
 
     def facts(self) -> Facts:
         """The ledger's facts (store/facts.py), read once a run."""
@@ -110,9 +119,11 @@ def knowledge_lifecycle(ctx: Context, rule: Rule) -> Verdict:
 
 @validator("knowledge_integrity")
 def knowledge_integrity(ctx: Context, rule: Rule) -> Verdict:
-    """majordomus.knowledge-integrity: the integrity validator of `knowledge check`."""
+    """majordomus.knowledge-integrity: the integrity validator of `knowledge check`; under doctor
+    it trusts the index for the record files that kept their stamp (`check`, the pre-commit gate,
+    reads every record)."""
 
-    found = integrity.check(ctx.ws, indexed(ctx.facts()))
+    found = integrity.check(ctx.ws, ctx.facts(), trusted=ctx.trusted, listing=ctx.listing())
     return Verdict([replace(f, rule=rule.id, blocking=rule.blocking and f.blocking,
                             reproduce=f.reproduce or "majordomus knowledge check") for f in found],
                    detail=None if found else "every record is consistent")
@@ -159,16 +170,20 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
             f"review it: `majordomus knowledge promote {path.stem}` or "
             f"`majordomus knowledge reject {path.stem} --reason …`",
             file=ws.rel(path), reproduce=f"majordomus knowledge record {path.stem}"))
-    held = acc.tracked(ws)
-    for path in acc.records(ws):
-        if ws.rel(path) not in held:
+    held = acc.tracked(ws, ctx.listing())
+    where = ws.rel(ws.candidates) + "/"  # one relative path made, not one a record
+    for name in acc.records(ws):
+        if where + name not in held:
+            path = ws.candidates / name
             verdict.findings.append(rule.finding(
                 "git does not track this candidate: a record git does not hold is discovered by "
                 "nothing and reviewed by nobody",
                 f"git add {ws.rel(path)} && git commit (beside its session record)",
                 file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.candidates)}/"))
-    for path in acc.session_records(ws):
-        if ws.rel(path) not in held:
+    where = ws.rel(ws.sessions) + "/"
+    for name in acc.session_records(ws):
+        if where + name not in held:
+            path = ws.sessions / name
             verdict.findings.append(rule.finding(
                 "git does not track this session record: the episode it closes is placed on its "
                 "branch by no other checkout, and its candidates are unattributed there",

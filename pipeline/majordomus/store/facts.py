@@ -10,6 +10,8 @@ it, extended from a saved byte offset as the ledger grows.
 - `closes`, `derivations` and two lines in `meta`: what the freshness judgement reads (the newest
   close, the close before it of the same episode, the newest derivation naming each episode, the
   newest derivation);
+- `disputes`: every `knowledge.disputed` line naming a record (its number, the record's id, who,
+  why, when): what a verified record's currency says of a dispute (`knowledge/verdict.disputes`);
 - the lines counted: parsed and malformed (the first by its number).
 
 The ledger is append-only between trims. The facts are checked as `Ledger.index` checks its own
@@ -33,9 +35,9 @@ from typing import Any
 from majordomus.store import index as store_index
 from majordomus.store.ledger import Ledger, Line, ReadResult
 
-VERSION = 2  # of these tables and of what a line adds to them: raise it when either changes
+VERSION = 3  # of these tables and of what a line adds to them: raise it when either changes
 KINDS = ("session", "opened", "task", "decision", "agent")
-_TABLES = ("derived", "ids", "closes", "derivations")
+_TABLES = ("derived", "ids", "closes", "derivations", "disputes")
 _CREATE = (
     "CREATE TABLE derived (name TEXT PRIMARY KEY, ts TEXT NOT NULL, number INTEGER NOT NULL, since REAL NOT NULL) "
     "WITHOUT ROWID",
@@ -43,7 +45,11 @@ _CREATE = (
     "CREATE TABLE closes (episode TEXT PRIMARY KEY, newest INTEGER NOT NULL, previous INTEGER NOT NULL) "
     "WITHOUT ROWID",
     "CREATE TABLE derivations (episode TEXT PRIMARY KEY, newest INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE disputes (number INTEGER PRIMARY KEY, id TEXT NOT NULL, by TEXT NOT NULL, reason TEXT NOT NULL, "
+    "ts TEXT NOT NULL)",
 )
+DISPUTED = "knowledge.disputed"  # the event a dispute of a record is kept as (`knowledge dispute`)
+Dispute = tuple[int, str, str, str, str]  # (line number, record id, by, reason, ts)
 Dated = Callable[[str], "float | None"]  # the epoch a ledger `ts` dates a queue entry from (accumulation.epoch)
 
 
@@ -55,7 +61,7 @@ def _key(value: Any) -> str | None:
 class Delta:
     """What a run of ledger lines adds to the facts (all of them, when there is no index)."""
 
-    __slots__ = ("derived", "ids", "closes", "derivations", "last_close", "last_derived", "lines",
+    __slots__ = ("derived", "ids", "closes", "derivations", "disputes", "last_close", "last_derived", "lines",
                  "parsed", "malformed", "first_malformed")
 
     def __init__(self) -> None:
@@ -63,6 +69,7 @@ class Delta:
         self.ids: dict[str, set[str]] = {kind: set() for kind in KINDS}
         self.closes: dict[str, tuple[int, int]] = {}  # episode key -> (newest, the one before or 0)
         self.derivations: dict[str, int] = {}
+        self.disputes: list[Dispute] = []
         self.last_close: tuple[int, dict[str, Any]] | None = None
         self.last_derived: tuple[int, dict[str, Any]] | None = None
         self.lines = self.parsed = self.malformed = 0
@@ -90,6 +97,11 @@ class Delta:
             if key is not None:
                 self.closes[key] = (number, self.closes.get(key, (0, 0))[0])
             self.last_close = (number, obj)
+        elif event == DISPUTED:
+            rid = obj.get("id")
+            if isinstance(rid, str):
+                self.disputes.append((number, rid, str(obj.get("by") or ""), str(obj.get("reason") or ""),
+                                      str(obj["ts"])))
         elif event == "knowledge.derived":
             key = _key(obj.get("episode"))
             if key is not None:
@@ -141,6 +153,24 @@ class Facts:
         if self.db is not None:
             found.update(i for (i,) in self.db.execute("SELECT id FROM ids WHERE kind = ?", (kind,)))
         return found
+
+    def having(self, kind: str, ids: Iterable[str]) -> set[str]:
+        """Those of `ids` the ledger names as `kind` (KINDS): a look-up of each, not every id read."""
+        wanted = sorted(set(ids))
+        found = {i for i in wanted if i in self.tail.ids[kind]}
+        if self.db is not None:
+            for i in range(0, len(wanted), 500):
+                part = wanted[i:i + 500]
+                found.update(r for (r,) in self.db.execute(
+                    f"SELECT id FROM ids WHERE kind = ? AND id IN ({','.join('?' * len(part))})", [kind, *part]))
+        return found
+
+    def disputes(self) -> list[Dispute]:
+        """Every `knowledge.disputed` line naming a record, in ledger order."""
+        found: list[Dispute] = []
+        if self.db is not None:
+            found += self.db.execute("SELECT number, id, by, reason, ts FROM disputes ORDER BY number")
+        return found + self.tail.disputes
 
     def freshness_lines(self) -> list[Line]:
         """The `session.closed` and `knowledge.derived` lines the freshness judgement decides by, in
@@ -236,6 +266,7 @@ def _merge(into: Delta, tail: Delta) -> None:
     for key, (newest, before) in tail.closes.items():
         into.closes[key] = (newest, before or into.closes.get(key, (0, 0))[0])
     into.derivations.update(tail.derivations)
+    into.disputes += tail.disputes
     for kind in KINDS:
         into.ids[kind] |= tail.ids[kind]
     into.last_close = tail.last_close or into.last_close
@@ -300,6 +331,7 @@ def _keep(db: sqlite3.Connection, head: dict[str, Any], whole: Delta, end: int, 
                    "previous = CASE WHEN ?3 > 0 THEN ?3 ELSE newest END, newest = ?2",
                    [(key, newest, before) for key, (newest, before) in whole.closes.items()])
     db.executemany("INSERT OR REPLACE INTO derivations VALUES (?, ?)", list(whole.derivations.items()))
+    db.executemany("INSERT OR IGNORE INTO disputes VALUES (?, ?, ?, ?, ?)", whole.disputes)
     head["size"], head["lines"] = end, head["lines"] + whole.lines
     head["check"] = _digest(ledger, end)
     head["parsed"] += whole.parsed

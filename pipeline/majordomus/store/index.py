@@ -9,7 +9,9 @@ It holds, in stdlib `sqlite3` (a rollback journal; opened on first use):
   store and the ignore files on the way to it;
 - `folders`: each record folder's stamp (`filecache.stamp`) when its rows were last checked;
 - `files`: each record file's stamp and, per view, what a reader made of it (JSON): the queue's
-  fields (`queue`), the verified list's (`known`), status and class (`summary`), the search's.
+  fields (`queue`), the verified list's (`known`), status and class (`summary`), the search's, and
+  the integrity check's (`integrity`: the record's own findings and what the checks across records
+  need, which doctor trusts while the file keeps its stamp, checked one `lstat` a file).
 
 How it is checked: one `lstat` a folder. A folder's stamp changes when an entry is added, removed
 or renamed in it, which every writer of ours (temp file + rename) and git's checkout, merge and
@@ -41,8 +43,8 @@ from majordomus.store import records
 from majordomus.store.filecache import entry_stat, settled, stamp
 
 FILE = "index.sqlite3"
-SCHEMA = 1  # of the tables: raise it when they change (a view's own version is kept per view)
-VIEWS = ("queue", "known", "summary", "search")
+SCHEMA = 2  # of the tables: raise it when they change (a view's own version is kept per view)
+VIEWS = ("queue", "known", "summary", "search", "integrity")
 # A folder of fewer records is checked file by file every time (one `lstat` each, a millisecond),
 # so a record rewritten in place is seen at once; a bigger one is trusted to its stamp.
 SCAN_BELOW = 1000
@@ -170,27 +172,29 @@ class Index:
             self._lost()
             return None
 
-    def view(self, folder: Path, view: str, version: int, read: Reader,
-             only: Iterable[str] | None = None) -> list[tuple[str, Any]]:
+    def view(self, folder: Path, view: str, version: int | str, read: Reader,
+             only: Iterable[str] | None = None, each: bool = False) -> list[tuple[str, Any]]:
         """(name, what `read` made of it) of every record file of `folder` (or of the names in
         `only`), sorted by name: kept values for the files whose stamp is unchanged, `read` of the
-        others (and kept). Without the index, `read` of every file."""
+        others (and kept). `each`: every file's stamp is checked, whatever its folder's says (doctor's
+        integrity view: a record edited in place is read again). Without the index, `read` of every
+        file."""
         rel = self._rel(folder)
         db = self.db()
         where = os.fspath(folder) + os.sep
         if db is not None and rel is not None:
             try:
-                return self._view(db, folder, rel, view, version, read, only)
+                return self._view(db, folder, rel, view, version, read, only, each)
             except (sqlite3.Error, ValueError):
                 self._lost()
         names = records.names(folder) if only is None else sorted(set(only) & set(records.names(folder)))
         return [(n, read(where + n)) for n in names]
 
-    def _view(self, db: sqlite3.Connection, folder: Path, rel: str, view: str, version: int, read: Reader,
-              only: Iterable[str] | None) -> list[tuple[str, Any]]:
+    def _view(self, db: sqlite3.Connection, folder: Path, rel: str, view: str, version: int | str, read: Reader,
+              only: Iterable[str] | None, each: bool) -> list[tuple[str, Any]]:
         assert view in VIEWS
         self._versions(db, view, version)
-        self._check(db, folder, rel)
+        self._check(db, folder, rel, force=each)
         rows = db.execute(f"SELECT name, stamp, {view} FROM files WHERE folder = ? ORDER BY name", (rel,)).fetchall()
         wanted = set(only) if only is not None else None
         where = os.fspath(folder) + os.sep
@@ -211,7 +215,7 @@ class Index:
                 db.executemany(f"UPDATE files SET {view} = ? WHERE folder = ? AND name = ?", fresh)
         return found
 
-    def _versions(self, db: sqlite3.Connection, view: str, version: int) -> None:
+    def _versions(self, db: sqlite3.Connection, view: str, version: int | str) -> None:
         """A view read by another version of its reader is forgotten."""
         key = f"view:{view}"
         row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -234,8 +238,8 @@ class Index:
         for entry in records.entries(folder):
             seen.add(entry.name)
             st = entry_stat(entry)
-            file_stamp = _text([st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]) \
-                if st is not None and settled(st) else None
+            file_stamp = f"[{st.st_ino},{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns}]" \
+                if st is not None and settled(st) else None  # `_text` of the four, made without json
             if entry.name not in rows or file_stamp is None or rows[entry.name] != file_stamp:
                 changes.append((entry.name, file_stamp))
         gone = [(rel, n) for n in rows if n not in seen]
@@ -298,11 +302,11 @@ def _wrong(db: sqlite3.Connection) -> str | None:
     """Why the index cannot be used as it is (None: it can)."""
     try:
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+        if row is None or row[0] != str(SCHEMA):
+            return "of another version"  # said before its tables are read: another version's differ
         db.execute("SELECT folder, name, stamp, " + ", ".join(VIEWS) + " FROM files LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:
         return f"unreadable ({exc})"
-    if row is None or row[0] != str(SCHEMA):
-        return "of another version"
     return None
 
 
