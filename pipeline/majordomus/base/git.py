@@ -13,9 +13,14 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from majordomus.base.fsio import read_regular
+from majordomus.base.lean import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 _ENV = {"LC_ALL": "C", "LANG": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
 # The GIT_* variables a caller may set: identity, where a person's configuration lives, how far up

@@ -12,7 +12,11 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
+
+from majordomus.base.lean import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # C0 but tab and newline, DEL, C1, lone surrogates (undecodable bytes that would reach the
 # terminal raw under the surrogateescape handler), the line and paragraph separators (a line

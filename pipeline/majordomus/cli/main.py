@@ -6,15 +6,16 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, cast
 
 from majordomus import __version__
 from majordomus.base.errors import INTERNAL, INTERRUPTED, OK, USAGE, FatalError
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.output import say
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
+    from typing import Any
 
 # Command modules, in the order `majordomus --help` lists them, with the commands each declares
 # (its NAMES): a command imports its own module only, not all sixteen and what they import. A
@@ -75,8 +76,7 @@ def _parser_class() -> type[argparse.ArgumentParser]:
         def _get_formatter(self) -> argparse.HelpFormatter:
             """argparse's formatter, told the width: without it, every `add_argument` makes one
             that imports shutil for the terminal's width, and with shutil bz2 and lzma (~8 ms)."""
-            formatter = cast("type[argparse.HelpFormatter]", self.formatter_class)
-            return formatter(prog=self.prog, width=_width())
+            return self.formatter_class(prog=self.prog, width=_width())  # type: ignore[call-arg]
 
     return Parser
 

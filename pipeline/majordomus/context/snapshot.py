@@ -3,11 +3,14 @@ for a later span), written once when an episode's span opens and never changed. 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from majordomus.base.fsio import atomic_write
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.resources import data_dir
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def path_for(ws: Workspace, episode: str, opened: str, span: Any = None) -> Path:

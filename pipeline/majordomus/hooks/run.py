@@ -22,10 +22,10 @@ import sys
 import time
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
 from majordomus.base.errors import OK, FatalError
 from majordomus.base.ids import check_id
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.output import escape, say
 from majordomus.evidence import episodes
 from majordomus.hooks import providers
@@ -34,6 +34,9 @@ from majordomus.hooks.providers import COMPACT, END, START, STOP, Provider
 from majordomus.session import pending
 from majordomus.store import agents
 from majordomus.store.workspace import HOOK_WAIT_S, Workspace, find_root, wait_bound
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # Set to "plugin" by the plugin's hook script (plugins/majordomus/): a repository that has its own
 # registration (`capture install`) records each boundary through that one, and the plugin's run is

@@ -18,13 +18,18 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from majordomus.base.fsio import atomic_write, read_bytes, read_regular
 from majordomus.base.ids import ID_PATTERN
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.store import sessionrecord
 from majordomus.store.records import quick_status
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 SECTIONS = ("sessions", "candidates")
 

@@ -9,11 +9,11 @@ this one at its close (docs/EPISODES.md).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from majordomus.base import git
 from majordomus.base.errors import FatalError
 from majordomus.base.ids import check_id
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.output import escape
 from majordomus.context import prebuilt, snapshot
 from majordomus.context.blocks import CEILING, client_chars
@@ -22,8 +22,12 @@ from majordomus.outbox import staging as outbox
 from majordomus.store.workspace import Workspace
 
 if TYPE_CHECKING:  # imported where they run: a start with nothing to drain or close loads neither
+    from typing import Any, NamedTuple
+
     from majordomus.session.end import Closed
     from majordomus.tasks.drain import Drained
+else:
+    from majordomus.base.lean import NamedTuple
 
 
 class Opened(NamedTuple):
@@ -154,7 +158,9 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
 def _composed(ws: Workspace, episode: str, source: str, facts: git.Status | None, errors: list[str]) -> str:
     """The briefing composed now, as the client reads it (control characters escaped, then
     capped), and kept for the next start when it can serve one."""
-    from majordomus.context import briefing  # the records' readers: only a start that composes loads them
+    from majordomus.context import (
+        briefing,  # the records' readers: only a start that composes loads them
+    )
 
     try:
         prepared = prebuilt.prepare(ws, facts) if source != "compact" else None

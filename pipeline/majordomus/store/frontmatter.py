@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+
+from majordomus.base.lean import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # A plain scalar PyYAML can only resolve as a string: starts with a letter, then word characters,
 # '.', '/', '-', ':' never followed by a space, and spaces never trailing; minus the YAML 1.1

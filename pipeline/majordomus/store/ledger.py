@@ -32,10 +32,15 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from majordomus.base.errors import FatalError, refused
 from majordomus.base.fsio import append_line, atomic_write, locked, open_regular
+from majordomus.base.lean import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 # The registry: event name -> what its payload carries (documentation and the check below).
 EVENTS: dict[str, tuple[str, ...]] = {

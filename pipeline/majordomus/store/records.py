@@ -12,14 +12,18 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from majordomus.base import fsio, yamlio
 from majordomus.base.fsio import read_regular
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.store import allowlist, frontmatter
 
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     from majordomus.store.workspace import Workspace
+else:
+    from majordomus.base.lean import NamedTuple
 
 KIND = "knowledge/v1"
 CLASSES = ("fact", "convention", "constraint", "memory", "lesson")

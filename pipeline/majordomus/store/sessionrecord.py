@@ -15,10 +15,15 @@ record from a conflicting one.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
 
 from majordomus.base import credentials
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.yamlio import scalar
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 LATER = "later_spans:\n"
 _ITEM = re.compile(r"^  - span: ", re.M)
