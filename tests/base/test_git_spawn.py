@@ -1,0 +1,57 @@
+"""`git.spawn`: git started with `posix_spawnp` and pipes instead of `subprocess` (the start hook's
+path imports no `subprocess`); a process that does not answer in time is killed."""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from majordomus.base import git
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", "-b", "trunk"], cwd=root, check=True)
+    return root
+
+
+def test_every_command_line_names_the_root() -> None:
+    assert git.argv(Path("/r"), "status") == ["git", "-C", "/r", "status"]
+
+
+def test_a_run_answers_as_subprocess_did(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    big = "x\r\n" * 200_000  # more than a pipe holds, both ways
+    sha = git.run(root, "hash-object", "-w", "--stdin", input=big)
+    expected = subprocess.run(["git", "hash-object", "--stdin"], cwd=root, input=big.encode(),
+                              capture_output=True, check=True).stdout.decode()
+    assert sha == expected
+    shown = git.run(root, "cat-file", "blob", sha.strip())
+    assert shown == big.replace("\r\n", "\n")  # universal newlines, as `text=True` gave
+    with pytest.raises(git.GitError, match="not a git command"):
+        git.run(root, "no-such-verb")
+    assert git.run(root, "no-such-verb", check=False) == ""
+    assert git.run_many(root, ("rev-parse", "--show-toplevel"), ("no-such-verb",)) == [
+        (0, f"{root.resolve()}\n"), (1, "")]
+
+
+def test_a_git_that_does_not_answer_is_killed(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    proc = git.spawn(root, "-c", "alias.hang=!sleep 30", "hang")
+    started = time.monotonic()
+    with pytest.raises(git.GitError, match="killed"):
+        proc.wait(0.3)
+    assert time.monotonic() - started < 10
+    with pytest.raises(ChildProcessError):
+        os.waitpid(proc.pid, os.WNOHANG)  # reaped: no zombie left
+    assert proc.fds == []  # and its pipes closed
+
+
+def test_git_missing_is_an_os_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(OSError):
+        git.run(tmp_path, "status")
