@@ -433,7 +433,20 @@ def parse_status(root: Path, out: str) -> Status:
 
 def status(root: Path) -> Status:
     """HEAD and the changed paths, in one git process (`STATUS`); GitError when git cannot say."""
-    return parse_status(root, run(root, "-c", "core.quotePath=false", *STATUS))
+    return status_of(root, ask_status(root))
+
+
+def ask_status(root: Path) -> Running:
+    """`status`'s git process, started: the start hook asks it before importing its open path
+    and reads the answer (`status_of`) when it needs it."""
+    return spawn(root, "-c", "core.quotePath=false", *STATUS)
+
+
+def status_of(root: Path, asked: Running) -> Status:
+    code, out, err = asked.wait()
+    if code != 0:
+        raise GitError(f"git {' '.join(asked.args)}: {err.strip() or code}")
+    return parse_status(root, out)
 
 
 def worktree(root: Path) -> tuple[Status | None, frozenset[str]]:

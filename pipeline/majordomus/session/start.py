@@ -106,13 +106,16 @@ def _note(errors: list[str] | None, step: str, exc: BaseException) -> str:
 
 
 def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
-          agent: str | None = None, forked_from: str | None = None) -> Started:
+          agent: str | None = None, forked_from: str | None = None,
+          asked: git.Running | None = None) -> Started:
     """Sweep orphans, open, drain, snapshot, brief: what every session start does, whoever calls
     it. Each step after the open fails alone (git missing, a full disk, a broken record): the
     others still run, and `Started.errors` says what failed.
 
-    Git is asked once, after the sweep (which may write records) and before the open: HEAD for the
-    ledger and the paths changed for the briefing. The briefing prebuilt at the last boundary is
+    Git is asked once, before the open: HEAD for the ledger and the paths changed for the
+    briefing. `asked`: that question, started by the hook before it imported this module (git
+    answers while Python imports); when the sweep closed an episode (it writes records), git's
+    answer is out of date and it is asked again. The briefing prebuilt at the last boundary is
     printed when its inputs are unchanged (`context/prebuilt.py`); else it is composed, and kept
     for the next start."""
     errors: list[str] = []
@@ -122,8 +125,14 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
         orphans, orphan_errors = (), ()
         _note(errors, "orphan sweep", exc)
     errors.extend(orphan_errors)
+    if asked is not None and orphans:  # its answer predates the sweep's writes: asked again
+        try:
+            asked.wait()
+        except (OSError, git.GitError):
+            pass
+        asked = None
     try:
-        facts: git.Status | None = git.status(ws.root)
+        facts: git.Status | None = git.status_of(ws.root, asked or git.ask_status(ws.root))
     except (OSError, git.GitError):
         facts = None  # the open asks again, and says why it could not
     if facts is not None and facts.head.sha is not None:
