@@ -1,7 +1,7 @@
 """The shared line budget and the character ceiling of the bounded readers."""
 from __future__ import annotations
 
-from majordomus.context.blocks import Block, allot, fit, render
+from majordomus.context.blocks import Block, allot, client_chars, fit, render
 
 
 def test_allot_gives_small_lists_all_and_splits_the_rest() -> None:
@@ -37,3 +37,15 @@ def test_fit_clips_a_line_and_says_where_it_is_whole() -> None:
     block = Block("One", 2, ["y" * 5_000], whole="show-it")
     text, cut = fit([block], 10, 10_000)
     assert not cut and text.endswith(" … (cut: `show-it` shows it whole)\n") and len(text) < 1_100
+
+
+def test_the_client_counts_utf16_code_units() -> None:
+    """Claude Code counts a JavaScript string's length: one unit a BMP character, two an astral one
+    (an emoji), one a lone surrogate (an undecodable byte under surrogateescape)."""
+    assert client_chars("") == 0
+    assert client_chars("plain ascii\n") == 12
+    assert client_chars("é€ü") == 3
+    assert client_chars("a😀b") == 4
+    assert client_chars("\udcff😀") == 3
+    text = "x" * 50 + "😀" * 7 + "ÿ" * 3
+    assert client_chars(text) == len(text) + sum(1 for c in text if ord(c) > 0xFFFF) == 67

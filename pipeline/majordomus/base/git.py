@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from majordomus.base.fsio import read_regular
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, pattern
 
 if TYPE_CHECKING:
     from typing import Any, NamedTuple
@@ -176,7 +176,7 @@ def head(root: Path) -> Head:
     return Head(branch or None, None, 0)
 
 
-_BRANCH_REF = re.compile(r"ref: refs/heads/([^\s]+)\n?")
+_BRANCH_REF = pattern(r"ref: refs/heads/([^\s]+)\n?")
 
 
 def branch(root: Path) -> str | None:
@@ -192,7 +192,7 @@ def branch(root: Path) -> str | None:
         text = read_regular(dot / "HEAD", 4096).decode("utf-8")
     except (OSError, ValueError):
         return head(root).branch
-    named = _BRANCH_REF.fullmatch(text)
+    named = _BRANCH_REF().fullmatch(text)
     if named is not None and named.group(1) != ".invalid":
         return named.group(1)
     if re.fullmatch(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\n?", text):

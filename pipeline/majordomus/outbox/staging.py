@@ -16,12 +16,11 @@ only a non-empty outbox costs a git question and doit.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from majordomus.base.fsio import atomic_write, read_bytes, read_regular
 from majordomus.base.ids import ID_PATTERN
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, bpattern
 from majordomus.store import sessionrecord
 from majordomus.store.records import quick_status
 from majordomus.store.workspace import Workspace
@@ -104,7 +103,7 @@ def listing(ws: Workspace) -> list[Staged]:
 
 
 # a derived record's last body line, the evidence's time in the clone that derived it (derive/table.py)
-_EVIDENCE_TIME = re.compile(rb"^Evidence: [\w.]+ at \S+Z\.$", re.M)
+_EVIDENCE_TIME = bpattern(rb"(?m)^Evidence: [\w.]+ at \S+Z\.$")
 
 
 def classify(ws: Workspace, item: Staged) -> str:
@@ -120,7 +119,7 @@ def classify(ws: Workspace, item: Staged) -> str:
     staged = read_bytes(item.src)
     if tracked == staged:
         return SAME
-    if item.section == "candidates" and _EVIDENCE_TIME.sub(b"", tracked) == _EVIDENCE_TIME.sub(b"", staged):
+    if item.section == "candidates" and _EVIDENCE_TIME().sub(b"", tracked) == _EVIDENCE_TIME().sub(b"", staged):
         return SAME  # one record (its id is the evidence's digest), seen at another second in another clone
     if item.section == "sessions":  # a record grows by spans: the copy that holds the other whole wins
         old, new = tracked.decode("utf-8", "replace"), staged.decode("utf-8", "replace")
