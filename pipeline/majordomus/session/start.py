@@ -158,8 +158,8 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
         text = prebuilt.reuse(ws, episode, source, facts) if facts is not None else None
     except Exception as exc:  # noqa: BLE001 - a prebuilt text that cannot be checked is composed
         _note(errors, "prebuilt briefing", exc)
-    if text is not None and client_chars(escape(text)) <= CEILING:
-        return Started(opened, escape(text), drained, drain_error, tuple(errors), orphans)
+    if text is not None and client_chars(text := escape(text)) <= CEILING:
+        return Started(opened, text, drained, drain_error, tuple(errors), orphans)
     return Started(opened, _composed(ws, episode, source, facts, errors), drained, drain_error,
                    tuple(errors), orphans)
 
