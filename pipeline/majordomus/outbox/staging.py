@@ -21,8 +21,6 @@ from pathlib import Path
 from majordomus.base.fsio import atomic_write, read_bytes, read_regular
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.lean import TYPE_CHECKING, bpattern
-from majordomus.store import sessionrecord
-from majordomus.store.records import quick_status
 from majordomus.store.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -108,6 +106,9 @@ _EVIDENCE_TIME = bpattern(rb"(?m)^Evidence: [\w.]+ at \S+Z\.$")
 
 def classify(ws: Workspace, item: Staged) -> str:
     """What a drain does with `item`: MOVE, SAME, SETTLED or DIFFERS (see the constants)."""
+    # the records' readers, for a drain alone: the start lists the outbox and, empty, goes on
+    from majordomus.store import sessionrecord
+    from majordomus.store.records import quick_status
 
     if item.section == "candidates":
         if (ws.curated / item.name).exists() or quick_status(item.dst) in ("verified", "superseded"):
