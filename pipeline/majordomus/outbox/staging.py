@@ -107,11 +107,10 @@ _EVIDENCE_TIME = bpattern(rb"(?m)^Evidence: [\w.]+ at \S+Z\.$")
 def classify(ws: Workspace, item: Staged) -> str:
     """What a drain does with `item`: MOVE, SAME, SETTLED or DIFFERS (see the constants)."""
     # the records' readers, for a drain alone: the start lists the outbox and, empty, goes on
-    from majordomus.store import sessionrecord
-    from majordomus.store.records import quick_status
+    from majordomus.store import records, sessionrecord
 
     if item.section == "candidates":
-        if (ws.curated / item.name).exists() or quick_status(item.dst) in ("verified", "superseded"):
+        if (ws.curated / item.name).exists() or records.quick_status(item.dst) in ("verified", "superseded"):
             return SETTLED
     try:
         tracked = read_bytes(item.dst)
