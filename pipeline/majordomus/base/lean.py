@@ -8,9 +8,10 @@ it. So a module on the start path:
 - writes `from majordomus.base.lean import TYPE_CHECKING` and imports its annotations' names
   under `if TYPE_CHECKING:` (mypy treats any name `TYPE_CHECKING` as true; with
   `from __future__ import annotations` the annotations are never evaluated);
-- declares its records with `NamedTuple` from here (a `collections.namedtuple` built from the
-  class body, as `typing.NamedTuple` does, without `typing` and its per-field `ForwardRef`s),
-  imported as `typing.NamedTuple` under TYPE_CHECKING so mypy checks the fields;
+- declares its records with `NamedTuple` from here (what `collections.namedtuple` makes, built
+  from the class body as `typing.NamedTuple` does, without `typing`, its per-field `ForwardRef`s
+  and namedtuple's compiled `__new__`), imported as `typing.NamedTuple` under TYPE_CHECKING so
+  mypy checks the fields;
 - keeps its regular expressions as `pattern(src)`: the source, compiled (and `re` imported) on
   the first call.
 """
@@ -34,25 +35,86 @@ class _Meta(type):
     def __new__(mcls, name: str, bases: tuple[type, ...], ns: dict[str, Any]) -> Any:
         if not bases:  # `NamedTuple` itself
             return super().__new__(mcls, name, bases, ns)
-        fields = list(ns.get("__annotations__", {}))
-        defaults = [ns[f] for f in fields if f in ns]
-        if any(f not in ns for f in fields[len(fields) - len(defaults):]):
-            raise TypeError(f"{name}: a field without a default follows one with a default")
-        factory: Any = collections.namedtuple  # (mypy checks the literal form only)
-        made = factory(name, fields, defaults=defaults, module=ns.get("__module__"))
-        made.__qualname__ = ns.get("__qualname__", name)
-        made.__annotations__ = dict(ns.get("__annotations__", {}))
-        if ns.get("__doc__"):
-            made.__doc__ = ns["__doc__"]
-        for key, value in ns.items():
-            if key not in _SKIP and key not in fields:
-                setattr(made, key, value)
-        return made
+        return _record(name, ns)
 
 
 class NamedTuple(metaclass=_Meta):
-    """`class Head(NamedTuple): sha: str | None` makes a `collections.namedtuple` with those
-    fields, defaults and methods, like `typing.NamedTuple` (no generics, no inheritance)."""
+    """`class Head(NamedTuple): sha: str | None` makes a tuple class with those fields, defaults
+    and methods, like `typing.NamedTuple` (no generics, no inheritance)."""
+
+
+_MISSING = object()
+
+
+def _record(name: str, ns: dict[str, Any]) -> type:
+    """The class `collections.namedtuple` would make, without its cost: namedtuple compiles a
+    `__new__` for each class (~0.15 ms; a start defines a dozen), this one `__new__` is shared.
+    The same behaviour (tuple, fields, defaults, `_replace`, `_asdict`, `_make`, repr, pickle);
+    called with exactly its fields by position, it is as fast."""
+    fields = tuple(ns.get("__annotations__", {}))
+    defaults = tuple(ns[f] for f in fields if f in ns)
+    first = len(fields) - len(defaults)
+    if any(f not in ns for f in fields[first:]):
+        raise TypeError(f"{name}: a field without a default follows one with a default")
+    index = {f: i for i, f in enumerate(fields)}
+    size = len(fields)
+
+    def __new__(cls: type, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != size:
+            args = _bind(name, fields, index, defaults, first, args, kwargs)
+        return tuple.__new__(cls, args)
+
+    def _make(cls: type, iterable: Any) -> Any:
+        values = tuple(iterable)
+        if len(values) != size:
+            raise TypeError(f"Expected {size} arguments, got {len(values)}")
+        return tuple.__new__(cls, values)
+
+    def _replace(self: Any, **kwargs: Any) -> Any:
+        made = self._make(map(kwargs.pop, fields, self))
+        if kwargs:
+            raise ValueError(f"Got unexpected field names: {list(kwargs)!r}")
+        return made
+
+    def __repr__(self: Any) -> str:
+        return f"{type(self).__name__}({', '.join(f'{f}={v!r}' for f, v in zip(fields, self))})"
+
+    body: dict[str, Any] = {
+        "__slots__": (), "__new__": __new__, "__repr__": __repr__, "_make": classmethod(_make),
+        "_replace": _replace, "_asdict": lambda self: dict(zip(fields, self)),
+        "__getnewargs__": lambda self: tuple(self), "_fields": fields, "__match_args__": fields,
+        "_field_defaults": dict(zip(fields[first:], defaults)),
+        "__module__": ns.get("__module__"), "__qualname__": ns.get("__qualname__", name),
+        "__doc__": ns.get("__doc__") or f"{name}({', '.join(fields)})",
+        "__annotations__": dict(ns.get("__annotations__", {})),
+    }
+    for i, field in enumerate(fields):
+        body[field] = collections._tuplegetter(i, f"Alias for field number {i}")  # type: ignore[attr-defined]
+    for key, value in ns.items():
+        if key not in _SKIP and key not in index:
+            body[key] = value
+    return type(name, (tuple,), body)
+
+
+def _bind(name: str, fields: tuple[str, ...], index: dict[str, int], defaults: tuple[Any, ...], first: int,
+          args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The values of a call by keyword or with defaults left out, in the fields' order."""
+    if len(args) > len(fields):
+        raise TypeError(f"{name}() takes {len(fields)} positional arguments but {len(args)} were given")
+    values = list(args) + [_MISSING] * (len(fields) - len(args))
+    for key, value in kwargs.items():
+        at = index.get(key)
+        if at is None:
+            raise TypeError(f"{name}() got an unexpected keyword argument {key!r}")
+        if at < len(args):
+            raise TypeError(f"{name}() got multiple values for argument {key!r}")
+        values[at] = value
+    for at in range(len(args), len(fields)):
+        if values[at] is _MISSING:
+            if at < first:
+                raise TypeError(f"{name}() missing required argument: {fields[at]!r}")
+            values[at] = defaults[at - first]
+    return tuple(values)
 
 
 def pattern(src: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
