@@ -91,3 +91,25 @@ def test_a_pattern_is_compiled_on_first_use() -> None:
     word = lean.pattern(r"(?m)^w\w+$")
     assert word() is word() and [m.group(0) for m in word().finditer("word\nnot\nwhy")] == ["word", "why"]
     assert lean.bpattern(rb"a+")().fullmatch(b"aaa")
+
+
+def test_a_class_made_often_gets_namedtuples_compiled_new_and_behaves_the_same() -> None:
+    class Hot(lean.NamedTuple):
+        a: int
+        b: int = 2
+
+    shared = Hot.__new__
+    made = [Hot(n) for n in range(lean.HOT + 5)]
+    assert Hot.__new__ is not shared  # compiled: a ledger read makes a Line a line
+    assert made[-1] == Hot(lean.HOT + 4, 2) == Hot(a=lean.HOT + 4) and Hot(1, b=3) == (1, 3)
+    assert [h.a for h in made] == list(range(lean.HOT + 5)) and isinstance(Hot(1), Hot)
+    assert Hot(1)._replace(b=5) == (1, 5) and repr(Hot(1)) == "Hot(a=1, b=2)"
+    with pytest.raises(TypeError):
+        Hot()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Hot(1, 2, 3)  # type: ignore[call-arg]
+
+    class One(lean.NamedTuple):
+        only: str
+
+    assert [One("x") for _ in range(lean.HOT + 1)][-1] == ("x",) and One("y").only == "y"
