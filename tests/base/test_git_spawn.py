@@ -49,6 +49,18 @@ def test_a_git_that_does_not_answer_is_killed(tmp_path: Path) -> None:
     with pytest.raises(ChildProcessError):
         os.waitpid(proc.pid, os.WNOHANG)  # reaped: no zombie left
     assert proc.fds == []  # and its pipes closed
+    with pytest.raises(git.GitError, match="killed"):
+        proc.wait(0)  # asked again: no answer, no second kill
+
+
+def test_a_wait_of_no_time_ends_a_process_and_an_answer_is_kept(tmp_path: Path) -> None:
+    """The start hook ends an early `git status` it did not read that way (hooks/run.py)."""
+    root = _repo(tmp_path)
+    answered = git.spawn(root, "rev-parse", "--git-dir")
+    assert answered.wait() == (0, ".git\n", "")
+    assert answered.wait(0) == (0, ".git\n", "")  # read already: the same answer, nothing killed
+    with pytest.raises(git.GitError):
+        git.spawn(root, "-c", "alias.hang=!sleep 30", "hang").wait(0)
 
 
 def test_git_missing_is_an_os_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

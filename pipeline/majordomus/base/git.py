@@ -69,6 +69,8 @@ class Running:
         """(exit code, stdout, stderr), decoded as `subprocess` decodes text (UTF-8, errors
         replaced, universal newlines). Past `timeout` the process is killed and GitError raised."""
         if self.done is None:
+            if not self.fds:  # killed by an earlier wait
+                raise GitError(f"git {' '.join(self.args)}: killed before it answered")
             try:
                 self.done = self._collect(time.monotonic() + timeout)
             finally:

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from types import FrameType
 
+from majordomus.base import git
 from majordomus.base.errors import OK, FatalError
 from majordomus.base.ids import check_id
 from majordomus.base.lean import TYPE_CHECKING
@@ -37,8 +38,6 @@ from majordomus.store.workspace import HOOK_WAIT_S, Workspace, find_root, wait_b
 
 if TYPE_CHECKING:
     from typing import Any
-
-    from majordomus.base import git
 
 # Set to "plugin" by the plugin's hook script (plugins/majordomus/): a repository that has its own
 # registration (`capture install`) records each boundary through that one, and the plugin's run is
@@ -104,10 +103,11 @@ def run(name: str, hook_root: str | None = None, agent: str = "claude", asked: g
 
 
 def _reap(asked: git.Running | None) -> None:
-    """Collect the early `git status` when the start did not (another repository, a failure)."""
+    """End the early `git status` when the start did not read it (another repository, a failure,
+    a signal): killed if still running (it only reads), never waited for."""
     if asked is not None:
         try:
-            asked.wait()
+            asked.wait(0)
         except (OSError, git.GitError):
             pass
 

@@ -127,7 +127,7 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
     errors.extend(orphan_errors)
     if asked is not None and orphans:  # its answer predates the sweep's writes: asked again
         try:
-            asked.wait()
+            asked.wait(0)  # ended (killed if still running: it only reads)
         except (OSError, git.GitError):
             pass
         asked = None
