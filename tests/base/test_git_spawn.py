@@ -3,6 +3,7 @@ path imports no `subprocess`); a process that does not answer in time is killed.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -42,12 +43,14 @@ def test_a_run_answers_as_subprocess_did(tmp_path: Path) -> None:
 def test_a_git_that_does_not_answer_is_killed(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     proc = git.spawn(root, "-c", "alias.hang=!sleep 30", "hang")
+    pid = proc.pid
     started = time.monotonic()
     with pytest.raises(git.GitError, match="killed"):
         proc.wait(0.3)
     assert time.monotonic() - started < 10
+    assert proc.pid == 0  # reaped: no zombie left
     with pytest.raises(ChildProcessError):
-        os.waitpid(proc.pid, os.WNOHANG)  # reaped: no zombie left
+        os.waitpid(pid, os.WNOHANG)
     assert proc.fds == []  # and its pipes closed
     with pytest.raises(git.GitError, match="killed"):
         proc.wait(0)  # asked again: no answer, no second kill
@@ -61,6 +64,27 @@ def test_a_wait_of_no_time_ends_a_process_and_an_answer_is_kept(tmp_path: Path) 
     assert answered.wait(0) == (0, ".git\n", "")  # read already: the same answer, nothing killed
     with pytest.raises(git.GitError):
         git.spawn(root, "-c", "alias.hang=!sleep 30", "hang").wait(0)
+
+
+def test_a_signal_that_stops_the_wait_stops_git(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    proc = git.spawn(root, "-c", "alias.hang=!sleep 30", "hang")
+    pid = proc.pid
+    previous = signal.signal(signal.SIGALRM, _interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(KeyboardInterrupt):
+            proc.wait()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert proc.pid == 0 and proc.fds == []
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def test_git_missing_is_an_os_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

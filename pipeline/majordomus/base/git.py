@@ -73,6 +73,9 @@ class Running:
                 raise GitError(f"git {' '.join(self.args)}: killed before it answered")
             try:
                 self.done = self._collect(time.monotonic() + timeout)
+            except BaseException:  # out of time, or a signal stopped the caller: git stops too
+                self._end()
+                raise
             finally:
                 for fd in self.fds:
                     os.close(fd)
@@ -92,7 +95,7 @@ class Running:
         while live:
             left = deadline - time.monotonic()
             if left <= 0:
-                self._kill()
+                raise self._late()
             for fd, _ in poller.poll(max(left * 1000, 1)):
                 if fd == feed:
                     try:
@@ -114,23 +117,29 @@ class Running:
         while True:  # the pipes are closed: git is exiting
             pid, status = os.waitpid(self.pid, os.WNOHANG)
             if pid:
+                self.pid = 0  # reaped: its number may be another process's now
                 break
             if time.monotonic() > deadline:
-                self._kill()
+                raise self._late()
             time.sleep(0.001)
         text = [b"".join(chunks[fd]).decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
                 for fd in (out, err)]
         return os.waitstatus_to_exitcode(status), text[0], text[1]
 
-    def _kill(self) -> None:
+    def _late(self) -> GitError:
+        return GitError(f"git {' '.join(self.args)}: no answer in time: killed")
+
+    def _end(self) -> None:
+        """Kill and reap the process, unless it was reaped already."""
         import signal
 
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        os.waitpid(self.pid, 0)
-        raise GitError(f"git {' '.join(self.args)}: no answer in time: killed")
+        if self.pid > 0:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.pid = 0
 
 
 def spawn(root: Path, *args: str, input: str | None = None) -> Running:
