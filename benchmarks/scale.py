@@ -435,9 +435,15 @@ def render(summary: list[dict[str, Any]], meta: dict[str, Any], budget: float) -
         gits = [(r["row"], r["git_commands"]) for r in s["table"] if r["row"] in (*HOOK_ROWS, *CLI_JSON_ROWS, *MCP_CALL_ROWS) and r["git_commands"]]
         if gits:
             out.append("")
-            out += [f"- git on {name}: " + "; ".join(f"`git {' '.join(c.split()[:3])}`" for c in cmds)
+            out += [f"- git on {name}: " + "; ".join(f"`git {' '.join(_verb(c))}`" for c in cmds)
                     for name, cmds in gits]
     return "\n".join(out)
+
+
+def _verb(command: str) -> list[str]:
+    """A git command line's first words, without the `-C ROOT` every one starts with."""
+    words = command.split()
+    return (words[2:] if words[:1] == ["-C"] else words)[:3]
 
 
 def compile_bytecode(env: dict[str, str]) -> None:

@@ -1,7 +1,7 @@
 """The shared line budget and the character ceiling of the bounded readers."""
 from __future__ import annotations
 
-from majordomus.context.blocks import Block, Lines, allot, fit, render
+from majordomus.context.blocks import Block, Lines, allot, client_chars, fit, render
 
 
 def test_allot_gives_small_lists_all_and_splits_the_rest() -> None:
@@ -54,3 +54,15 @@ def test_a_list_made_as_it_is_read_makes_only_the_lines_shown() -> None:
                        more="mj")], 12, 10_000)
     assert lazy == plain and "4989 more candidates not shown" in lazy[0]
     assert len(made) <= 2 * 12
+
+
+def test_the_client_counts_utf16_code_units() -> None:
+    """Claude Code counts a JavaScript string's length: one unit a BMP character, two an astral one
+    (an emoji), one a lone surrogate (an undecodable byte under surrogateescape)."""
+    assert client_chars("") == 0
+    assert client_chars("plain ascii\n") == 12
+    assert client_chars("é€ü") == 3
+    assert client_chars("a😀b") == 4
+    assert client_chars("\udcff😀") == 3
+    text = "x" * 50 + "😀" * 7 + "ÿ" * 3
+    assert client_chars(text) == len(text) + sum(1 for c in text if ord(c) > 0xFFFF) == 67

@@ -13,9 +13,14 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from majordomus.base.fsio import read_regular
+from majordomus.base.lean import TYPE_CHECKING, pattern
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 _ENV = {"LC_ALL": "C", "LANG": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
 # The GIT_* variables a caller may set: identity, where a person's configuration lives, how far up
@@ -41,15 +46,128 @@ def environment() -> dict[str, str]:
     return env
 
 
+TIMEOUT_S = 300.0  # a git process that has not answered in this long is killed (a hung mount, a lock)
+
+
+def argv(root: Path, *args: str) -> list[str]:
+    """The command line of every git process: `git -C ROOT ARGS` (no `cwd`: `posix_spawnp` has
+    none)."""
+    return ["git", "-C", str(root), *args]
+
+
+class Running:
+    """A git process `spawn` started: its output is read as it comes, so it runs while the caller
+    goes on (the start hook imports its open path meanwhile); `wait` collects it."""
+
+    __slots__ = ("args", "pid", "fds", "data", "done")
+
+    def __init__(self, args: tuple[str, ...], pid: int, fds: list[int], data: bytes) -> None:
+        self.args, self.pid, self.fds, self.data = args, pid, fds, data
+        self.done: tuple[int, str, str] | None = None
+
+    def wait(self, timeout: float = TIMEOUT_S) -> tuple[int, str, str]:
+        """(exit code, stdout, stderr), decoded as `subprocess` decodes text (UTF-8, errors
+        replaced, universal newlines). Past `timeout` the process is killed and GitError raised."""
+        if self.done is None:
+            if not self.fds:  # killed by an earlier wait
+                raise GitError(f"git {' '.join(self.args)}: killed before it answered")
+            try:
+                self.done = self._collect(time.monotonic() + timeout)
+            except BaseException:  # out of time, or a signal stopped the caller: git stops too
+                self._end()
+                raise
+            finally:
+                for fd in self.fds:
+                    os.close(fd)
+                self.fds = []
+        return self.done
+
+    def _collect(self, deadline: float) -> tuple[int, str, str]:
+        import select
+
+        out, err, feed = self.fds[:3]
+        chunks: dict[int, list[bytes]] = {out: [], err: []}
+        poller = select.poll()
+        for fd in (out, err):
+            poller.register(fd, select.POLLIN)
+        poller.register(feed, select.POLLOUT)
+        live, data = {out, err, feed}, self.data
+        while live:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self._late()
+            for fd, _ in poller.poll(max(left * 1000, 1)):
+                if fd == feed:
+                    try:
+                        data = data[os.write(fd, data[:65536]):]
+                    except OSError:  # git closed its stdin: what it reads it has
+                        data = b""
+                    if data:
+                        continue
+                else:
+                    chunk = os.read(fd, 65536)
+                    if chunk:
+                        chunks[fd].append(chunk)
+                        continue
+                poller.unregister(fd)
+                live.discard(fd)
+                if fd == feed:  # all written: git reads the end of its input
+                    self.fds.remove(fd)
+                    os.close(fd)
+        while True:  # the pipes are closed: git is exiting
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.pid = 0  # reaped: its number may be another process's now
+                break
+            if time.monotonic() > deadline:
+                raise self._late()
+            time.sleep(0.001)
+        text = [b"".join(chunks[fd]).decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+                for fd in (out, err)]
+        return os.waitstatus_to_exitcode(status), text[0], text[1]
+
+    def _late(self) -> GitError:
+        return GitError(f"git {' '.join(self.args)}: no answer in time: killed")
+
+    def _end(self) -> None:
+        """Kill and reap the process, unless it was reaped already."""
+        import signal
+
+        if self.pid > 0:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+            self.pid = 0
+
+
+def spawn(root: Path, *args: str, input: str | None = None) -> Running:
+    """Start `git -C ROOT ARGS` (os.posix_spawnp and pipes: the hook path does not import
+    `subprocess`, with its threading, selectors and locale); OSError when git cannot be started."""
+    import signal
+
+    out, err, feed = os.pipe(), os.pipe(), os.pipe()
+    try:
+        os.set_blocking(feed[1], False)
+        pid = os.posix_spawnp("git", argv(root, *args), environment(), file_actions=[
+            (os.POSIX_SPAWN_DUP2, feed[0], 0), (os.POSIX_SPAWN_DUP2, out[1], 1),
+            (os.POSIX_SPAWN_DUP2, err[1], 2)],
+            setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))  # as `subprocess` restores them
+    except BaseException:
+        for fd in (*out, *err, *feed):
+            os.close(fd)
+        raise
+    for fd in (out[1], err[1], feed[0]):
+        os.close(fd)
+    return Running(args, pid, [out[0], err[0], feed[1]], (input or "").encode("utf-8"))
+
+
 def run(root: Path, *args: str, check: bool = True, input: str | None = None) -> str:
-    import subprocess  # here, not at the top: ~5 ms (threading, selectors) that only a run
-    # of git needs, and many readers ask git nothing (their answers are cached)
-    env = environment()
-    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
-                          encoding="utf-8", errors="replace", env=env, input=input)
-    if check and proc.returncode != 0:
-        raise GitError(f"git {' '.join(args)}: {proc.stderr.strip() or proc.returncode}")
-    return proc.stdout
+    code, out, err = spawn(root, *args, input=input).wait()
+    if check and code != 0:
+        raise GitError(f"git {' '.join(args)}: {err.strip() or code}")
+    return out
 
 
 class Head(NamedTuple):
@@ -69,7 +187,7 @@ def head(root: Path) -> Head:
     return Head(branch or None, None, 0)
 
 
-_BRANCH_REF = re.compile(r"ref: refs/heads/([^\s]+)\n?")
+_BRANCH_REF = pattern(r"ref: refs/heads/([^\s]+)\n?")
 
 
 def branch(root: Path) -> str | None:
@@ -85,7 +203,7 @@ def branch(root: Path) -> str | None:
         text = read_regular(dot / "HEAD", 4096).decode("utf-8")
     except (OSError, ValueError):
         return head(root).branch
-    named = _BRANCH_REF.fullmatch(text)
+    named = _BRANCH_REF().fullmatch(text)
     if named is not None and named.group(1) != ".invalid":
         return named.group(1)
     if re.fullmatch(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\n?", text):
@@ -463,7 +581,20 @@ def parse_status(root: Path, out: str) -> Status:
 
 def status(root: Path) -> Status:
     """HEAD and the changed paths, in one git process (`STATUS`); GitError when git cannot say."""
-    return parse_status(root, run(root, "-c", "core.quotePath=false", *STATUS))
+    return status_of(root, ask_status(root))
+
+
+def ask_status(root: Path) -> Running:
+    """`status`'s git process, started: the start hook asks it before importing its open path
+    and reads the answer (`status_of`) when it needs it."""
+    return spawn(root, "-c", "core.quotePath=false", *STATUS)
+
+
+def status_of(root: Path, asked: Running) -> Status:
+    code, out, err = asked.wait()
+    if code != 0:
+        raise GitError(f"git {' '.join(asked.args)}: {err.strip() or code}")
+    return parse_status(root, out)
 
 
 def worktree(root: Path) -> tuple[Status | None, frozenset[str]]:
@@ -518,16 +649,8 @@ def changed_paths(root: Path) -> frozenset[str]:
 def run_many(root: Path, *commands: tuple[str, ...]) -> list[tuple[int, str]]:
     """Several read-only git commands started together and awaited together: one batch, so a
     reader that needs two answers pays for one process's latency. Returns (code, stdout) each."""
-    import subprocess
-    env = environment()
-    procs = [subprocess.Popen(["git", "-c", "core.quotePath=false", *args], cwd=root, env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                              encoding="utf-8", errors="replace") for args in commands]
-    results = []
-    for proc in procs:
-        out, _ = proc.communicate()
-        results.append((proc.returncode, out))
-    return results
+    procs = [spawn(root, "-c", "core.quotePath=false", *args) for args in commands]
+    return [proc.wait()[:2] for proc in procs]
 
 
 # A reflog entry whose message says this checkout made the commit it moved HEAD to: `git commit`

@@ -12,7 +12,11 @@ from __future__ import annotations
 import json
 import re
 import sys
-from typing import Any
+
+from majordomus.base.lean import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # C0 but tab and newline, DEL, C1, lone surrogates (undecodable bytes that would reach the
 # terminal raw under the surrogateescape handler), the line and paragraph separators (a line
@@ -33,8 +37,8 @@ def _escaped(match: re.Match[str]) -> str:
 
 def escape(text: str) -> str:
     """`text` with its control characters escaped; newlines and tabs kept."""
-    if text.isascii() and text.replace("\n", "").replace("\t", "").isprintable():
-        return text  # printable ASCII: nothing to escape, no pattern compiled
+    if text.replace("\n", "").replace("\t", "").isprintable():
+        return text  # nothing to escape, no pattern compiled (see `_printable`)
     return re.sub(_CONTROL, _escaped, text)
 
 
@@ -42,7 +46,15 @@ def line(value: Any) -> str:
     """`value` as text for one line: every control character escaped, newlines included. The one
     escaping of a name or a title (a file name, a record's title, an id) wherever it reaches a
     person: a newline in a file name never forges a line of a report."""
-    return re.sub(_CONTROL_OR_NEWLINE, _escaped, value if isinstance(value, str) else str(value))
+    text = value if isinstance(value, str) else str(value)
+    if text.isprintable():
+        return text  # (see `_printable`)
+    return re.sub(_CONTROL_OR_NEWLINE, _escaped, text)
+
+
+# `_printable`: every character these patterns escape is one `str.isprintable` refuses (Cc: C0, DEL,
+# C1; Cs: the surrogates; Cf: the bidirectional controls; Zl, Zp: the separators), so a text it
+# accepts has nothing to escape; one it refuses (a no-break space too) goes through the pattern.
 
 
 def show(text: str) -> None:

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+
+from majordomus.base.lean import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # Characters PyYAML refuses raw, or folds as line breaks, inside a double-quoted scalar.
 # (compiled on first use: the class spans most of Unicode, and compiling it costs ~4 ms of every

@@ -29,8 +29,11 @@ def heading(episode: str, source: str) -> str:
 
 def client_chars(text: str) -> int:
     """`text`'s length as Claude Code counts it: a JavaScript string's, in UTF-16 code units (a
-    character outside the Basic Multilingual Plane, an emoji, counts twice)."""
-    return len(text) + sum(1 for char in text if ord(char) > 0xFFFF)
+    character outside the Basic Multilingual Plane, an emoji, counts twice). Counted by the codec,
+    not a loop over the characters: the start counts its whole briefing (up to 10,000 of them)."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2  # a lone surrogate is one unit there too
 
 
 def single(text: str) -> str:

@@ -28,14 +28,16 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from majordomus.base import fsio, git
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.context.blocks import CEILING, client_chars, heading, single
 from majordomus.store import filecache
 from majordomus.store.workspace import Workspace
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from majordomus.context.briefing import Seen
 
 FILE = "briefing.prebuilt.json"

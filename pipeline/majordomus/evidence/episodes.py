@@ -17,16 +17,25 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from majordomus.base.errors import UNKNOWN, FatalError
-from majordomus.base.fsio import TMP_PREFIX, atomic_write, read_regular, read_text, remove
+from majordomus.base.fsio import (
+    TMP_PREFIX,
+    atomic_write,
+    read_regular,
+    read_text,
+    remove,
+)
 from majordomus.base.ids import ID_PATTERN, check_id
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.store.ledger import Line, parse_line
 from majordomus.store.workspace import Workspace
 
-P = ParamSpec("P")
-R = TypeVar("R")
+if TYPE_CHECKING:
+    from typing import Any, Concatenate, ParamSpec, TypeVar
+
+    P = ParamSpec("P")
+    R = TypeVar("R")
 RECORD_LIMIT = 1 << 20  # a session record is a few hundred bytes a span
 
 

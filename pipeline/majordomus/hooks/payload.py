@@ -11,7 +11,11 @@ import json
 import os
 import select
 import time
-from typing import Any
+
+from majordomus.base.lean import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_INPUT = 1 << 20  # a hook payload is a few hundred bytes; a megabyte is not one
 

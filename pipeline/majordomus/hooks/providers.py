@@ -15,7 +15,13 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any, NamedTuple
+
+from majordomus.base.lean import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 START, END, COMPACT = "session-start", "session-end", "pre-compact"
 BOUNDARIES = (START, END, COMPACT)

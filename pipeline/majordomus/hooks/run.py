@@ -22,10 +22,11 @@ import sys
 import time
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
+from majordomus.base import git
 from majordomus.base.errors import OK, FatalError
 from majordomus.base.ids import check_id
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.output import escape, say
 from majordomus.evidence import episodes
 from majordomus.hooks import providers
@@ -34,6 +35,9 @@ from majordomus.hooks.providers import COMPACT, END, START, STOP, Provider
 from majordomus.session import pending
 from majordomus.store import agents
 from majordomus.store.workspace import HOOK_WAIT_S, Workspace, find_root, wait_bound
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # Set to "plugin" by the plugin's hook script (plugins/majordomus/): a repository that has its own
 # registration (`capture install`) records each boundary through that one, and the plugin's run is
@@ -65,8 +69,9 @@ def _root(candidates: list[str | None]) -> Path | None:
     return found[0] if found else None
 
 
-def run(name: str, hook_root: str | None = None, agent: str = "claude") -> int:
-    """Run hook `name` as registered for `agent`; always 0.
+def run(name: str, hook_root: str | None = None, agent: str = "claude", asked: git.Running | None = None) -> int:
+    """Run hook `name` as registered for `agent`; always 0. `asked`: the start's `git status`,
+    started by `cli/main.py` in `hook_root` before this module was imported.
 
     A signal raises `Interrupted` wherever the hook is; wherever that is, it ends as a recorded
     failure and exit 0: inside the work (`_run`), between the handlers' installation and the work
@@ -80,7 +85,7 @@ def run(name: str, hook_root: str | None = None, agent: str = "claude") -> int:
         for caught in (signal.SIGINT, signal.SIGTERM):
             before[caught] = signal.signal(caught, _stop)
         try:
-            code = _run(name, hook_root, agent, started)
+            code = _run(name, hook_root, agent, started, asked)
         finally:
             for caught, handler in before.items():
                 signal.signal(caught, handler)
@@ -94,6 +99,17 @@ def run(name: str, hook_root: str | None = None, agent: str = "claude") -> int:
     finally:
         sys.unraisablehook = hook_before
         _SWALLOWED.clear()
+        _reap(asked)
+
+
+def _reap(asked: git.Running | None) -> None:
+    """End the early `git status` when the start did not read it (another repository, a failure,
+    a signal): killed if still running (it only reads), never waited for."""
+    if asked is not None:
+        try:
+            asked.wait(0)
+        except (OSError, git.GitError):
+            pass
 
 
 _SWALLOWED: list[str] = []  # the signals a finalizer swallowed in this hook
@@ -116,7 +132,7 @@ def _record_interrupt(ws: Workspace | None, name: str, hook_root: str | None, st
                       "a derivation it did not finish is run by the next boundary")
 
 
-def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
+def _run(name: str, hook_root: str | None, agent: str, started: float, asked: git.Running | None = None) -> int:
     ws = None
     payload: dict[str, Any] = {}
     try:
@@ -146,7 +162,9 @@ def _run(name: str, hook_root: str | None, agent: str, started: float) -> int:
             return OK  # the agent's own registration runs this boundary too: one record, not two
         if os.environ.get(VIA) == "plugin" and agents.installed(root, agents.AGENTS[actual]):
             return OK  # so does the repository's registration, when the plugin's hook runs
-        _dispatch(ws, provider, name, payload)
+        if asked is not None and hook_root is not None and Path(hook_root).resolve() != root:
+            asked = None  # asked of another folder than the repository this start is in
+        _dispatch(ws, provider, name, payload, asked)
         if name in providers.BOUNDARIES:  # not at a turn's end: no derivation delays the turn, or writes to its answer
             for waited in pending.pick_up(ws):
                 _failed(ws, name, waited)
@@ -173,7 +191,8 @@ def _failed(ws: Workspace | None, name: str, error: str) -> None:
         say(f"majordomus: {name}: could not record the failure either: {exc}")
 
 
-def _dispatch(ws: Workspace, provider: Provider, name: str, payload: dict[str, Any]) -> None:
+def _dispatch(ws: Workspace, provider: Provider, name: str, payload: dict[str, Any],
+              asked: git.Running | None = None) -> None:
     if name not in providers.HOOK_NAMES:
         raise HookInputError(f"unknown hook {name!r}")
     try:
@@ -182,7 +201,7 @@ def _dispatch(ws: Workspace, provider: Provider, name: str, payload: dict[str, A
         raise HookInputError(str(exc)) from None
     episode = check_id(call.session, "session_id", written=True)
     if name == START:
-        session_start(ws, episode, call.value, provider)
+        session_start(ws, episode, call.value, provider, asked)
     elif name == END:
         session_end(ws, episode, call.value, provider)
     elif name == COMPACT:
@@ -214,12 +233,13 @@ def forked_from(episode: str, source: str) -> str | None:
 # path, doit's runner or the derivation table; docs/PERFORMANCE.md): tests/test_layers.py lists
 # these imports as the hook paths' only function-local ones of our own.
 
-def session_start(ws: Workspace, episode: str, source: str, provider: Provider | None = None) -> None:
+def session_start(ws: Workspace, episode: str, source: str, provider: Provider | None = None,
+                  asked: git.Running | None = None) -> None:
     from majordomus.session import start
 
     provider = provider or providers.PROVIDERS["claude"]
     started = start.start(ws, episode, source=source, by="hook", agent=provider.agent,
-                          forked_from=forked_from(episode, source))
+                          forked_from=forked_from(episode, source), asked=asked)
     for error in started.errors:
         _failed(ws, START, error)
     env_file = os.environ.get("CLAUDE_ENV_FILE")

@@ -16,15 +16,17 @@ only a non-empty outbox costs a git question and doit.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from majordomus.base.fsio import atomic_write, read_bytes, read_regular
 from majordomus.base.ids import ID_PATTERN
-from majordomus.store import sessionrecord
-from majordomus.store.records import quick_status
+from majordomus.base.lean import TYPE_CHECKING, bpattern
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 SECTIONS = ("sessions", "candidates")
 
@@ -99,14 +101,16 @@ def listing(ws: Workspace) -> list[Staged]:
 
 
 # a derived record's last body line, the evidence's time in the clone that derived it (derive/table.py)
-_EVIDENCE_TIME = re.compile(rb"^Evidence: [\w.]+ at \S+Z\.$", re.M)
+_EVIDENCE_TIME = bpattern(rb"(?m)^Evidence: [\w.]+ at \S+Z\.$")
 
 
 def classify(ws: Workspace, item: Staged) -> str:
     """What a drain does with `item`: MOVE, SAME, SETTLED or DIFFERS (see the constants)."""
+    # the records' readers, for a drain alone: the start lists the outbox and, empty, goes on
+    from majordomus.store import records, sessionrecord
 
     if item.section == "candidates":
-        if (ws.curated / item.name).exists() or quick_status(item.dst) in ("verified", "superseded"):
+        if (ws.curated / item.name).exists() or records.quick_status(item.dst) in ("verified", "superseded"):
             return SETTLED
     try:
         tracked = read_bytes(item.dst)
@@ -115,7 +119,7 @@ def classify(ws: Workspace, item: Staged) -> str:
     staged = read_bytes(item.src)
     if tracked == staged:
         return SAME
-    if item.section == "candidates" and _EVIDENCE_TIME.sub(b"", tracked) == _EVIDENCE_TIME.sub(b"", staged):
+    if item.section == "candidates" and _EVIDENCE_TIME().sub(b"", tracked) == _EVIDENCE_TIME().sub(b"", staged):
         return SAME  # one record (its id is the evidence's digest), seen at another second in another clone
     if item.section == "sessions":  # a record grows by spans: the copy that holds the other whole wins
         old, new = tracked.decode("utf-8", "replace"), staged.decode("utf-8", "replace")

@@ -9,11 +9,11 @@ this one at its close (docs/EPISODES.md).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from majordomus.base import git
 from majordomus.base.errors import FatalError
 from majordomus.base.ids import check_id
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.output import escape
 from majordomus.context import prebuilt, snapshot
 from majordomus.context.blocks import CEILING, client_chars
@@ -22,8 +22,12 @@ from majordomus.outbox import staging as outbox
 from majordomus.store.workspace import Workspace
 
 if TYPE_CHECKING:  # imported where they run: a start with nothing to drain or close loads neither
+    from typing import Any, NamedTuple
+
     from majordomus.session.end import Closed
     from majordomus.tasks.drain import Drained
+else:
+    from majordomus.base.lean import NamedTuple
 
 
 class Opened(NamedTuple):
@@ -102,13 +106,16 @@ def _note(errors: list[str] | None, step: str, exc: BaseException) -> str:
 
 
 def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
-          agent: str | None = None, forked_from: str | None = None) -> Started:
+          agent: str | None = None, forked_from: str | None = None,
+          asked: git.Running | None = None) -> Started:
     """Sweep orphans, open, drain, snapshot, brief: what every session start does, whoever calls
     it. Each step after the open fails alone (git missing, a full disk, a broken record): the
     others still run, and `Started.errors` says what failed.
 
-    Git is asked once, after the sweep (which may write records) and before the open: HEAD for the
-    ledger and the paths changed for the briefing. The briefing prebuilt at the last boundary is
+    Git is asked once, before the open: HEAD for the ledger and the paths changed for the
+    briefing. `asked`: that question, started by the hook before it imported this module (git
+    answers while Python imports); when the sweep closed an episode (it writes records), git's
+    answer is out of date and it is asked again. The briefing prebuilt at the last boundary is
     printed when its inputs are unchanged (`context/prebuilt.py`); else it is composed, and kept
     for the next start."""
     errors: list[str] = []
@@ -118,8 +125,14 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
         orphans, orphan_errors = (), ()
         _note(errors, "orphan sweep", exc)
     errors.extend(orphan_errors)
+    if asked is not None and orphans:  # its answer predates the sweep's writes: asked again
+        try:
+            asked.wait(0)  # ended (killed if still running: it only reads)
+        except (OSError, git.GitError):
+            pass
+        asked = None
     try:
-        facts: git.Status | None = git.status(ws.root)
+        facts: git.Status | None = git.status_of(ws.root, asked or git.ask_status(ws.root))
     except (OSError, git.GitError):
         facts = None  # the open asks again, and says why it could not
     if facts is not None and facts.head.sha is not None:
@@ -145,8 +158,8 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
         text = prebuilt.reuse(ws, episode, source, facts) if facts is not None else None
     except Exception as exc:  # noqa: BLE001 - a prebuilt text that cannot be checked is composed
         _note(errors, "prebuilt briefing", exc)
-    if text is not None and client_chars(escape(text)) <= CEILING:
-        return Started(opened, escape(text), drained, drain_error, tuple(errors), orphans)
+    if text is not None and client_chars(text := escape(text)) <= CEILING:
+        return Started(opened, text, drained, drain_error, tuple(errors), orphans)
     return Started(opened, _composed(ws, episode, source, facts, errors), drained, drain_error,
                    tuple(errors), orphans)
 
@@ -154,7 +167,9 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
 def _composed(ws: Workspace, episode: str, source: str, facts: git.Status | None, errors: list[str]) -> str:
     """The briefing composed now, as the client reads it (control characters escaped, then
     capped), and kept for the next start when it can serve one."""
-    from majordomus.context import briefing  # the records' readers: only a start that composes loads them
+    from majordomus.context import (
+        briefing,  # the records' readers: only a start that composes loads them
+    )
 
     try:
         prepared = prebuilt.prepare(ws, facts) if source != "compact" else None

@@ -9,7 +9,13 @@ where it was seen (a real client run here, or the agent's documentation and sour
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+
+from majordomus.base.lean import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 
 class Agent(NamedTuple):

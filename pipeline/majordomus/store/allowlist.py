@@ -8,10 +8,13 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from majordomus.base.errors import FatalError
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.resources import data_dir
+
+if TYPE_CHECKING:
+    from typing import Any
 
 NAME = "allowlist.v1.json"
 

@@ -15,9 +15,12 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from majordomus.base.fsio import atomic_write, read_regular
+from majordomus.base.lean import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # A file changed this recently may change again within one tick of the file system's clock and
 # keep all four stat fields: on a file system that keeps whole seconds (or two, FAT), RACY_NS;

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+
+from majordomus.base.lean import TYPE_CHECKING, pattern
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # A plain scalar PyYAML can only resolve as a string: starts with a letter, then word characters,
 # '.', '/', '-', ':' never followed by a space, and spaces never trailing; minus the YAML 1.1
 # booleans and null.
-_PLAIN = re.compile(r"^[A-Za-z](?:[A-Za-z0-9_./-]|:(?! )| (?![ :]*\Z))*\Z")
+_PLAIN = pattern(r"^[A-Za-z](?:[A-Za-z0-9_./-]|:(?! )| (?![ :]*\Z))*\Z")
 _NOT_STR = frozenset(("y", "n", "yes", "no", "on", "off", "true", "false", "null"))
-_KEY = re.compile(r"^(?!(?:[yY]es|YES|[nN]o|NO|[tT]rue|TRUE|[fF]alse|FALSE|[oO]n|ON|[oO]ff|OFF|[nN]ull|NULL):)"
+_KEY = pattern(r"^(?!(?:[yY]es|YES|[nN]o|NO|[tT]rue|TRUE|[fF]alse|FALSE|[oO]n|ON|[oO]ff|OFF|[nN]ull|NULL):)"
                   r"([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?$")
 
 
@@ -35,7 +39,7 @@ def _key(line: str) -> tuple[str, str | None] | None:
     """(key, the rest after `: `) of a `key:` line in the subset, or None."""
     found = _KEYS.get(line, _MISS)
     if found is _MISS:
-        m = _KEY.match(line)
+        m = _KEY().match(line)
         found = (m.group(1), m.group(2)) if m is not None else None
         if len(_KEYS) < _MEMO:
             _KEYS[line] = found
@@ -72,19 +76,19 @@ def _scalar(raw: str) -> str | None:
         if len(raw) < 2 or raw[-1] != "'" or "'" in inner.replace("''", ""):
             return None
         return inner.replace("''", "'")
-    if _PLAIN.match(raw) and raw.lower() not in _NOT_STR and not raw.endswith(":"):
+    if _PLAIN().match(raw) and raw.lower() not in _NOT_STR and not raw.endswith(":"):
         return raw
     return None
 
 
-_INT = re.compile(r"(?:0|[1-9][0-9]{0,17})\Z")
+_INT = pattern(r"(?:0|[1-9][0-9]{0,17})\Z")
 
 
 def _value(raw: str) -> str | int | None:
     """A scalar as YAML reads it, in the subset: a string, or a plain decimal integer (a review's
     `seen: 0`) as the int YAML makes of it."""
     found = scalar(raw)
-    if found is None and _INT.match(raw):
+    if found is None and _INT().match(raw):
         return int(raw)
     return found
 

@@ -26,16 +26,20 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from itertools import accumulate
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from majordomus.base.errors import FatalError, refused
 from majordomus.base.fsio import append_line, atomic_write, locked, open_regular
+from majordomus.base.lean import TYPE_CHECKING, bpattern
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 # The registry: event name -> what its payload carries (documentation and the check below).
 EVENTS: dict[str, tuple[str, ...]] = {
@@ -80,9 +84,9 @@ _CHECK = 64  # the bytes before the indexed end that must still be there for the
 # A line as `append` writes it (or with JSON's blanks between the tokens, as `json.dumps` writes
 # by default): its session read without a JSON parse. A line of any other shape (another key
 # order, an escape in the id, a second "session" key) is parsed instead.
-_CANON = re.compile(  # `_`: JSON's blanks
-    rb'^\{_"ts"_:_"[^"\\\n]*"_,_"event"_:_"[^"\\\n]*"_,_"session"_:_("[^"\\\n]*"|null)_[,}]'
-    .replace(b"_", rb"[ \t\r]*"), re.M)
+_CANON = bpattern(  # `_`: JSON's blanks
+    rb'(?m)^\{_"ts"_:_"[^"\\\n]*"_,_"event"_:_"[^"\\\n]*"_,_"session"_:_("[^"\\\n]*"|null)_[,}]'
+    .replace(b"_", rb"[ \t\r]*"))
 _SESSION_KEY = b'"session"'
 BATCH = 4096  # lines parsed in one `json.loads` by the readers of matching lines
 FEW = 64  # new episodes in one block up to which each first line is found by its own search
@@ -620,7 +624,7 @@ def _scan(block: bytes, offset: int, index: LedgerIndex) -> None:
     """Extend `index` over `block` (whole lines, at byte `offset`, `index.size == offset`)."""
     total = block.count(b"\n")
     fresh = index.fresh
-    found = _CANON.findall(block) if block.count(_SESSION_KEY) == total else []
+    found = _CANON().findall(block) if block.count(_SESSION_KEY) == total else []
     if total and len(found) == total:  # every line as `append` writes it: no line parsed
         _first_lines(block, found, offset, index)
     else:  # a line of another shape: each line on its own
@@ -629,7 +633,7 @@ def _scan(block: bytes, offset: int, index: LedgerIndex) -> None:
         while pos < len(block):
             end = block.index(b"\n", pos)
             raw = block[pos:end]
-            match = _CANON.match(raw)
+            match = _CANON().match(raw)
             if match is not None and raw.count(_SESSION_KEY) == 1:
                 sessions.append((pos, match.group(1)[1:-1] if match.group(1) != b"null" else None))
             else:

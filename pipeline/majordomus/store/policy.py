@@ -14,11 +14,14 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Any
 
 from majordomus.base import yamlio
 from majordomus.base.errors import REFUSED, FatalError
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.store import allowlist
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def declared() -> dict[str, tuple[str, Any]]:

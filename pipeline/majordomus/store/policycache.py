@@ -16,11 +16,14 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
 from majordomus.base.errors import FatalError
 from majordomus.base.fsio import atomic_write, read_regular
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.store.policy import Policy, declared, load, parse, read_policy_text
+
+if TYPE_CHECKING:
+    from typing import Any
 
 CACHE_LIMIT = 1 << 20
 

@@ -10,16 +10,19 @@ from __future__ import annotations
 import errno
 import json
 import os
-import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
 
 from majordomus.base import fsio, yamlio
 from majordomus.base.fsio import read_regular
+from majordomus.base.lean import TYPE_CHECKING, pattern
 from majordomus.store import allowlist, frontmatter
 
 if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+
     from majordomus.store.workspace import Workspace
+else:
+    from majordomus.base.lean import NamedTuple
 
 KIND = "knowledge/v1"
 CLASSES = ("fact", "convention", "constraint", "memory", "lesson")
@@ -35,7 +38,7 @@ def reference_prefixes() -> tuple[str, ...]:
     return allowlist.reference_prefixes()
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = pattern(r"[\x00-\x1f\x7f]")
 RELATION_TARGET = "relations.target"  # the field whose references may name a record
 
 
@@ -59,7 +62,7 @@ def reference_problem(ref: Any, field: str | None = None) -> str | None:
         return f"{ref!r}: unknown prefix {prefix!r} (admitted: {' '.join(admitted)})"
     if target == "none":
         return f"{ref!r} refers to nothing"
-    if _CONTROL.search(target):  # as the schema's pattern: [^\x00-\x1f\x7f]
+    if _CONTROL().search(target):  # as the schema's pattern: [^\x00-\x1f\x7f]
         return f"{ref!r} carries a control character"
     return None
 

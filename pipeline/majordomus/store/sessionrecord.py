@@ -15,15 +15,20 @@ record from a conflicting one.
 from __future__ import annotations
 
 import re
-from typing import Any, NamedTuple
 
 from majordomus.base import credentials
+from majordomus.base.lean import TYPE_CHECKING, pattern
 from majordomus.base.yamlio import scalar
 
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
+
 LATER = "later_spans:\n"
-_ITEM = re.compile(r"^  - span: ", re.M)
-_OPENED = re.compile(r"^(?:    )?opened: (.*)$", re.M)
-_REASON = re.compile(r"^(?:    )?reason: (.*)$", re.M)
+_ITEM = pattern(r"(?m)^  - span: ")
+_OPENED = pattern(r"(?m)^(?:    )?opened: (.*)$")
+_REASON = pattern(r"(?m)^(?:    )?reason: (.*)$")
 
 
 class Span(NamedTuple):
@@ -102,19 +107,19 @@ def _split(text: str) -> tuple[str, str] | None:
 def span_count(text: str) -> int:
     """How many spans a record lists (0 when it is not a record)."""
     parts = _split(text)
-    return 0 if parts is None else 1 + len(_ITEM.findall(parts[0]))
+    return 0 if parts is None else 1 + len(_ITEM().findall(parts[0]))
 
 
 def openings(text: str) -> list[str]:
     """The `opened` values of the spans a record lists, first to last, as written (YAML scalars)."""
     parts = _split(text)
-    return [] if parts is None else [m.group(1) for m in _OPENED.finditer(parts[0])]
+    return [] if parts is None else [m.group(1) for m in _OPENED().finditer(parts[0])]
 
 
 def last_reason(text: str) -> str | None:
     """The close reason of the newest span a record lists, unquoted; None when there is none."""
     parts = _split(text)
-    found = _REASON.findall(parts[0]) if parts else []
+    found = _REASON().findall(parts[0]) if parts else []
     return found[-1].strip().strip('"') if found else None
 
 
@@ -133,7 +138,7 @@ def add_span(text: str, episode: str, span: Span, forked_from: str | None = None
     if parts is None:
         return render(episode, [span], forked_from)
     front, body = parts
-    count = 1 + len(_ITEM.findall(front))
+    count = 1 + len(_ITEM().findall(front))
     opened = openings(text)
     if listed is not None:
         again = count > listed
@@ -142,7 +147,7 @@ def add_span(text: str, episode: str, span: Span, forked_from: str | None = None
     if again:
         if count == 1:
             return render(episode, [span], forked_from)
-        front = front[:list(_ITEM.finditer(front))[-1].start()]
+        front = front[:list(_ITEM().finditer(front))[-1].start()]
         lines = body.splitlines(keepends=True)
         body = "".join(lines[:-1])
         count -= 1

@@ -16,16 +16,18 @@ import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from majordomus.base import git
 from majordomus.base.errors import REFUSED, FatalError
 from majordomus.base.fsio import locked
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.output import line, say
 from majordomus.store.ledger import Ledger
 from majordomus.store.policycache import load_cached
 from majordomus.store.root import checkout
-from majordomus.store.root import find_root as find_root  # where it was, for its importers
+from majordomus.store.root import (
+    find_root as find_root,  # where it was, for its importers
+)
 
 if TYPE_CHECKING:
     from majordomus.store.ledger import Ledger

@@ -1,0 +1,115 @@
+"""base/lean.py's NamedTuple behaves as `typing.NamedTuple` (the start path's records are declared
+with it), and `pattern` compiles on first use."""
+from __future__ import annotations
+
+import pickle
+import sys
+from typing import NamedTuple as TypedNamedTuple
+
+import pytest
+
+from majordomus.base import lean
+
+
+class Lean(lean.NamedTuple):
+    """A record."""
+
+    sha: str
+    branch: str | None
+    reflog: int | None = None
+    size: int = 0
+
+    def short(self) -> str:
+        return self.sha[:7]
+
+
+class Typed(TypedNamedTuple):
+    """A record."""
+
+    sha: str
+    branch: str | None
+    reflog: int | None = None
+    size: int = 0
+
+    def short(self) -> str:
+        return self.sha[:7]
+
+
+sys.modules[__name__].Lean = Lean  # pickled by reference, as a namedtuple is
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    (("abcdef123", "main", 5, 9), {}), (("abcdef123", "main"), {}), (("abcdef123",), {"branch": None}),
+    ((), {"sha": "x", "branch": "b", "size": 3}), (("x", "b"), {"reflog": 1}),
+])
+def test_a_record_is_what_typing_namedtuple_makes(args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    lean_one, typed = Lean(*args, **kwargs), Typed(*args, **kwargs)  # type: ignore[arg-type]
+    assert tuple(lean_one) == tuple(typed) and lean_one == typed and hash(lean_one) == hash(typed)
+    assert repr(lean_one) == repr(typed).replace("Typed(", "Lean(")
+    assert lean_one._asdict() == typed._asdict()
+    assert lean_one._replace(size=7) == typed._replace(size=7) and isinstance(lean_one._replace(size=7), Lean)
+    assert (lean_one.sha, lean_one.branch, lean_one.reflog, lean_one.size) == tuple(typed)
+    assert lean_one.short() == typed.short()
+    assert pickle.loads(pickle.dumps(lean_one)) == lean_one
+    sha, *_ = lean_one
+    assert sha == typed.sha and lean_one[1:] == typed[1:]
+
+
+def test_the_class_says_what_a_namedtuple_says() -> None:
+    assert Lean._fields == Typed._fields == Lean.__match_args__
+    assert Lean._field_defaults == Typed._field_defaults
+    assert Lean.__doc__ == "A record." and Lean.__name__ == "Lean" and Lean.__module__ == __name__
+    assert Lean._make(["a", "b", 1, 2]) == Typed._make(["a", "b", 1, 2]) and issubclass(Lean, tuple)
+    with pytest.raises(AttributeError):
+        Lean("a", "b").sha = "c"  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        Lean("a", "b").other = 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((), {}), (("a",), {}), (("a", "b", 1, 2, 3), {}), (("a", "b"), {"sha": "c"}), (("a", "b"), {"nope": 1}),
+])
+def test_a_wrong_call_is_refused_as_there(args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+    with pytest.raises(TypeError):
+        Typed(*args, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        Lean(*args, **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        Lean("a", "b")._replace(nope=1)
+    with pytest.raises(TypeError):
+        Lean._make(["a"])
+
+
+def test_a_default_before_a_field_without_one_is_refused() -> None:
+    with pytest.raises(TypeError):
+        class Bad(lean.NamedTuple):
+            a: int = 1
+            b: int
+
+
+def test_a_pattern_is_compiled_on_first_use() -> None:
+    word = lean.pattern(r"(?m)^w\w+$")
+    assert word() is word() and [m.group(0) for m in word().finditer("word\nnot\nwhy")] == ["word", "why"]
+    assert lean.bpattern(rb"a+")().fullmatch(b"aaa")
+
+
+def test_a_class_made_often_gets_namedtuples_compiled_new_and_behaves_the_same() -> None:
+    class Hot(lean.NamedTuple):
+        a: int
+        b: int = 2
+
+    shared = Hot.__new__
+    made = [Hot(n) for n in range(lean.HOT + 5)]
+    assert Hot.__new__ is not shared  # compiled: a ledger read makes a Line a line
+    assert made[-1] == Hot(lean.HOT + 4, 2) == Hot(a=lean.HOT + 4) and Hot(1, b=3) == (1, 3)
+    assert [h.a for h in made] == list(range(lean.HOT + 5)) and isinstance(Hot(1), Hot)
+    assert Hot(1)._replace(b=5) == (1, 5) and repr(Hot(1)) == "Hot(a=1, b=2)"
+    with pytest.raises(TypeError):
+        Hot()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Hot(1, 2, 3)  # type: ignore[call-arg]
+
+    class One(lean.NamedTuple):
+        only: str
+
+    assert [One("x") for _ in range(lean.HOT + 1)][-1] == ("x",) and One("y").only == "y"
