@@ -258,7 +258,7 @@ def on_path() -> bool:
     return False
 
 
-_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # a commit's name, SHA-1 or SHA-256
+_SHA = pattern(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # a commit's name, SHA-1 or SHA-256
 
 
 def refs_from_files(root: Path) -> Refs | None:
@@ -272,9 +272,9 @@ def refs_from_files(root: Path) -> Refs | None:
         return None
     try:
         text = read_regular(files.where / "HEAD", 4096).decode("utf-8").removesuffix("\n")
-        if _SHA.fullmatch(text):
+        if _SHA().fullmatch(text):
             return Refs(None, Head(None, text), files.trunks())
-        named = _BRANCH_REF.fullmatch(text + "\n")
+        named = _BRANCH_REF().fullmatch(text + "\n")
         if named is None or named.group(1) == ".invalid":
             return None
         name = named.group(1)
@@ -315,7 +315,7 @@ class _RefFiles:
             self._packed = {}
             for row in data.splitlines():
                 sha, _, ref = row.partition(" ")
-                if _SHA.fullmatch(sha) and ref:
+                if _SHA().fullmatch(sha) and ref:
                     self._packed[ref] = sha
         return self._packed
 
@@ -333,7 +333,7 @@ class _RefFiles:
         text = self.text(ref)
         if text is None:
             return self.packed().get(ref)
-        if not _SHA.fullmatch(text):
+        if not _SHA().fullmatch(text):
             raise _Unusual(ref)
         return text
 
