@@ -226,7 +226,10 @@ def prepare(ws: Workspace, status: git.Status | None = None, settle: bool = Fals
         return None  # git's paths are relative to another folder than the root's
     if status is None:
         try:
-            status = git.status(ws.root)
+            asked = git.ask_status(ws.root)
+            if settle:  # the wait for this boundary's own writes runs while git answers
+                _settle(_sources(ws, []) or [])
+            status = git.status_of(ws.root, asked)
         except (OSError, git.GitError):
             return None
     ledger = _ledger_at(ws)
