@@ -201,3 +201,30 @@ def test_a_line_longer_than_the_bound_is_skipped_counted_and_never_written(tmp_p
         ledger.append("decision.recorded", "e1", task=None, text="z" * LINE_LIMIT)
     assert refused.value.code == 4 and "longer than" in refused.value.message
     assert ledger.path.read_bytes() == line("one") + line("two")
+
+
+def test_a_tail_stamp_tells_the_same_ledger_grown_from_what_was_appended(tmp_path: Path) -> None:
+    """`tail_stamp` + `appended_since`, the prebuilt briefing's and the no-op's one check of the
+    ledger: the bytes appended since, or None for another ledger (rewritten, trimmed, replaced,
+    grown past the limit, a stamp of another shape)."""
+    ledger = Ledger(tmp_path)
+    empty = ledger.tail_stamp()
+    assert empty == [0, 0, 0, ""] and ledger.appended_since(empty, 1 << 20) == b""
+    ledger.append("checkpoint.recorded", "e1", note="one")
+    assert ledger.appended_since(empty, 1 << 20) == ledger.path.read_bytes()  # created since: all of it
+    kept = ledger.tail_stamp()
+    assert ledger.appended_since(kept, 1 << 20) == b""
+    ledger.append("checkpoint.recorded", "e2", note="two")
+    grown = ledger.appended_since(kept, 1 << 20)
+    assert grown is not None and json.loads(grown)["note"] == "two"
+    assert ledger.appended_since(kept, len(grown) - 1) is None  # more than the check may read
+    for wrong in (None, [], [1, 2, 3], ["1", 2, 3, ""], [1, 2, 3, 4]):
+        assert ledger.appended_since(wrong, 1 << 20) is None
+    data = ledger.path.read_bytes()
+    ledger.path.write_bytes(data.replace(b"one", b"two"))  # the stamped bytes rewritten in place
+    assert ledger.appended_since(kept, 1 << 20) is None
+    ledger.path.unlink()
+    assert ledger.appended_since(kept, 1 << 20) is None
+    ledger.path.write_bytes(data)  # the same bytes in another file
+    st = ledger.path.stat()
+    assert ledger.appended_since(kept, 1 << 20) is None or (st.st_dev, st.st_ino) == tuple(kept[:2])

@@ -45,7 +45,6 @@ OWN_CACHE = "own.cache.json"  # the branch's own paths (`own`), by the refs they
 VERSION = 1
 LIMIT = 1 << 24  # bytes the prebuilt file may hold
 TAIL_LIMIT = 1 << 18  # ledger bytes appended since the build a check reads, at most
-CHECK = 64  # ledger bytes before the built length that must still be there
 WALK_LIMIT = 5_000  # files of an untracked folder under .ai/repo stamped, at most
 SETTLE_S = 0.06  # how long a boundary waits for its own writes' stats to vouch for them, at most
 CEILING_ROOM = 200  # `blocks.fit`'s room for the closing note: a text within it was never cut
@@ -118,44 +117,12 @@ def _named(ws: Workspace, path: Path) -> str:
         return str(path)
 
 
-def _ledger_at(ws: Workspace) -> list[Any] | None:
-    """[device, inode, length, the CHECK bytes before the end (hex)] of the ledger now."""
-    try:
-        fd = fsio.open_regular(ws.ledger.path)
-    except FileNotFoundError:
-        return [0, 0, 0, ""]
-    except OSError:
-        return None
-    with open(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        handle.seek(max(st.st_size - CHECK, 0))
-        tail = handle.read(CHECK)
-    return [st.st_dev, st.st_ino, st.st_size, tail.hex()]
-
-
 def _ledger_unchanged(ws: Workspace, kept: Any, episodes: str) -> bool:
     """Whether the ledger is the one built from, with nothing appended since that the briefing
     reads (IRRELEVANT)."""
-    if not (isinstance(kept, list) and len(kept) == 4):
+    appended = ws.ledger.appended_since(kept, TAIL_LIMIT)
+    if appended is None:
         return False
-    dev, ino, size, check = kept
-    try:
-        fd = fsio.open_regular(ws.ledger.path)
-    except FileNotFoundError:
-        return bool(size == 0)
-    except OSError:
-        return False
-    with open(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if (st.st_dev, st.st_ino) != (dev, ino) and size != 0 or st.st_size < size \
-                or st.st_size - size > TAIL_LIMIT:
-            return False
-        start = max(size - CHECK, 0)
-        handle.seek(start)
-        data = handle.read(st.st_size - start + 1)
-    if data[: size - start].hex() != check:
-        return False
-    appended = data[size - start:]
     if appended and not appended.endswith(b"\n"):
         return False  # a line being written: the next start reads it whole
     for raw in appended.splitlines():
@@ -232,7 +199,7 @@ def prepare(ws: Workspace, status: git.Status | None = None, settle: bool = Fals
             status = git.status_of(ws.root, asked)
         except (OSError, git.GitError):
             return None
-    ledger = _ledger_at(ws)
+    ledger = ws.ledger.tail_stamp()
     sources = _sources(ws, sorted(p for p in status.paths if _in_repo(p)))
     if ledger is None or sources is None:
         return None

@@ -375,6 +375,46 @@ class Ledger:
         """The bytes before `size` an index of the ledger up to `size` checks are still there."""
         return self._check(size)
 
+    def tail_stamp(self) -> list[Any] | None:
+        """[device, inode, length, the bytes before the end (hex)]: what a file derived from the
+        ledger (a prebuilt briefing, a no-op's stamps) keeps of it, to tell later from what was
+        appended since (`appended_since`) alone that it is the same ledger grown. [0, 0, 0, ""]
+        when there is none; None when it cannot be read."""
+        try:
+            fd = open_regular(self.path)
+        except FileNotFoundError:
+            return [0, 0, 0, ""]
+        except OSError:
+            return None
+        with open(fd, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            handle.seek(max(st.st_size - _CHECK, 0))
+            return [st.st_dev, st.st_ino, st.st_size, handle.read(_CHECK).hex()]
+
+    def appended_since(self, kept: Any, limit: int) -> bytes | None:
+        """The bytes appended since `kept` (a `tail_stamp`), a line being written included; None
+        when the ledger is not that one grown by at most `limit` bytes (another file, a shorter
+        one, the bytes before the stamped end changed: a trim, a rewrite). A ledger stamped when
+        there was none may be any file since."""
+        if not (isinstance(kept, list) and len(kept) == 4 and all(type(x) is int for x in kept[:3])
+                and isinstance(kept[3], str)):
+            return None
+        dev, ino, size, check = kept
+        try:
+            fd = open_regular(self.path)
+        except FileNotFoundError:
+            return b"" if size == 0 else None
+        except OSError:
+            return None
+        with open(fd, "rb") as handle:
+            st = os.fstat(handle.fileno())
+            if (st.st_dev, st.st_ino) != (dev, ino) and size != 0 or not size <= st.st_size <= size + limit:
+                return None
+            start = max(size - _CHECK, 0)
+            handle.seek(start)
+            data = handle.read(st.st_size - start)
+        return data[size - start:] if data[:size - start].hex() == check else None
+
     def read(self, contains: str | None = None) -> ReadResult:
         """Every parseable line, in order; `contains` is a cheap substring pre-filter."""
         result = ReadResult(lines=[])

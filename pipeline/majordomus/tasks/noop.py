@@ -29,7 +29,6 @@ from majordomus.tasks.engine import lock_path  # light: doit is imported only by
 VERSION = 1
 LIMIT = 1 << 22  # bytes the stamps file may hold
 TAIL_LIMIT = 1 << 20  # ledger bytes appended since the stamps a check reads, at most
-CHECK = 64  # ledger bytes before the stamped length that must still be there
 
 
 def path(ws: Workspace, episode: str) -> Path:
@@ -47,40 +46,15 @@ def _context(ws: Workspace) -> list[Any] | None:
             refs.current, refs.head.branch, refs.head.sha, sorted(refs.trunks)]
 
 
-def _ledger_at(ws: Workspace) -> list[Any] | None:
-    """[device, inode, length, the CHECK bytes before the end (hex)] of the ledger now."""
-    try:
-        fd = fsio.open_regular(ws.ledger.path)
-    except OSError:
-        return None
-    with open(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        handle.seek(max(st.st_size - CHECK, 0))
-        return [st.st_dev, st.st_ino, st.st_size, handle.read(CHECK).hex()]
-
-
 def _window_unchanged(ws: Workspace, kept: Any, episode: str, closed_at: str | None = None) -> bool:
     """Whether the ledger is the one stamped, with no line stamped with `episode` appended since
     (the episode's window is what it was). `closed_at` (a close's check): its `session.closed`
     line at that head, which bounds the span where HEAD already bounded it, may be among them."""
-    if not (isinstance(kept, list) and len(kept) == 4):
-        return False
-    dev, ino, size, check = kept
-    try:
-        fd = fsio.open_regular(ws.ledger.path)
-    except OSError:
-        return False
-    with open(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        if (st.st_dev, st.st_ino) != (dev, ino) or st.st_size < size or st.st_size - size > TAIL_LIMIT:
-            return False
-        start = max(size - CHECK, 0)
-        handle.seek(start)
-        data = handle.read(st.st_size - start)
-    if data[: size - start].hex() != check:
+    appended = ws.ledger.appended_since(kept, TAIL_LIMIT)
+    if appended is None:
         return False
     needle = json.dumps(episode, ensure_ascii=False).encode("utf-8")
-    for raw in data[size - start:].splitlines():
+    for raw in appended.splitlines():
         if needle in raw:
             try:
                 line = json.loads(raw)
@@ -99,7 +73,7 @@ def keep(ws: Workspace, episode: str, sources: list[Path], said: str, derived: d
     """Keep what a re-run of `episode` over `sources` (as they are now, or as `stamps` vouch for
     them) prints (`said`) and appends (`derived`, stamped with `session`); forget it when the
     context cannot be told."""
-    context, ledger = _context(ws), _ledger_at(ws)
+    context, ledger = _context(ws), ws.ledger.tail_stamp()
     if context is None or ledger is None:
         forget(ws, episode)
         return
