@@ -11,11 +11,14 @@ commit subject, a handover) can neither forge a line nor send the terminal an es
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, overload
+from collections.abc import Sequence
 
-
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.output import line as one_line
+
+if TYPE_CHECKING:  # the start path imports this module, and no `typing`
+    from collections.abc import Callable
+    from typing import Any
 
 CEILING = 10_000  # Claude Code cuts hook context above this to a short preview
 ITEM_CHARS = 300  # one list item, at most
@@ -62,13 +65,7 @@ class Lines(Sequence[str]):
     def __len__(self) -> int:
         return len(self.rows)
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | list[str]:
+    def __getitem__(self, index: Any) -> Any:  # an int: a line; a slice: a list of them
         if isinstance(index, slice):
             return [self.make(row) for row in self.rows[index]]
         return self.make(self.rows[index])
