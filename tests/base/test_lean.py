@@ -90,7 +90,7 @@ def test_a_default_before_a_field_without_one_is_refused() -> None:
 def test_a_pattern_is_compiled_on_first_use() -> None:
     word = lean.pattern(r"(?m)^w\w+$")
     assert word() is word() and [m.group(0) for m in word().finditer("word\nnot\nwhy")] == ["word", "why"]
-    assert lean.bpattern(rb"a+")().fullmatch(b"aaa")
+    assert lean.pattern(rb"a+")().fullmatch(b"aaa")
 
 
 def test_a_class_made_often_gets_namedtuples_compiled_new_and_behaves_the_same() -> None:

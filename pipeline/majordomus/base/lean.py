@@ -24,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import re
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, AnyStr
 
 # what a class body holds that is not a field or a method to keep
 _SKIP = frozenset({"__module__", "__qualname__", "__annotations__", "__doc__", "__slots__",
@@ -134,26 +134,12 @@ def _bind(name: str, fields: tuple[str, ...], index: dict[str, int], defaults: t
     return tuple(values)
 
 
-def pattern(src: str, flags: int = 0) -> Callable[[], re.Pattern[str]]:
-    """A compiled pattern, compiled on the first call: `_WORD = pattern(r"\\w+")`, then
-    `_WORD().match(text)`."""
-    compiled: list[re.Pattern[str]] = []
+def pattern(src: AnyStr, flags: int = 0) -> Callable[[], re.Pattern[AnyStr]]:
+    """A compiled pattern (of text or of bytes), compiled on the first call:
+    `_WORD = pattern(r"\\w+")`, then `_WORD().match(text)`."""
+    compiled: list[re.Pattern[AnyStr]] = []
 
-    def get() -> re.Pattern[str]:
-        if not compiled:
-            import re
-
-            compiled.append(re.compile(src, flags))
-        return compiled[0]
-
-    return get
-
-
-def bpattern(src: bytes, flags: int = 0) -> Callable[[], re.Pattern[bytes]]:
-    """`pattern` for a bytes pattern."""
-    compiled: list[re.Pattern[bytes]] = []
-
-    def get() -> re.Pattern[bytes]:
+    def get() -> re.Pattern[AnyStr]:
         if not compiled:
             import re
 

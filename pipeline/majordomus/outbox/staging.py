@@ -20,7 +20,7 @@ from pathlib import Path
 
 from majordomus.base.fsio import atomic_write, read_bytes, read_regular
 from majordomus.base.ids import ID_PATTERN
-from majordomus.base.lean import TYPE_CHECKING, bpattern
+from majordomus.base.lean import TYPE_CHECKING, pattern
 from majordomus.store.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ def listing(ws: Workspace) -> list[Staged]:
 
 
 # a derived record's last body line, the evidence's time in the clone that derived it (derive/table.py)
-_EVIDENCE_TIME = bpattern(rb"(?m)^Evidence: [\w.]+ at \S+Z\.$")
+_EVIDENCE_TIME = pattern(rb"(?m)^Evidence: [\w.]+ at \S+Z\.$")
 
 
 def classify(ws: Workspace, item: Staged) -> str:

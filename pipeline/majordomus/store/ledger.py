@@ -34,7 +34,7 @@ from pathlib import Path
 
 from majordomus.base.errors import FatalError, refused
 from majordomus.base.fsio import append_line, atomic_write, locked, open_regular
-from majordomus.base.lean import TYPE_CHECKING, bpattern
+from majordomus.base.lean import TYPE_CHECKING, pattern
 
 if TYPE_CHECKING:
     from typing import Any, NamedTuple
@@ -84,7 +84,7 @@ _CHECK = 64  # the bytes before the indexed end that must still be there for the
 # A line as `append` writes it (or with JSON's blanks between the tokens, as `json.dumps` writes
 # by default): its session read without a JSON parse. A line of any other shape (another key
 # order, an escape in the id, a second "session" key) is parsed instead.
-_CANON = bpattern(  # `_`: JSON's blanks
+_CANON = pattern(  # `_`: JSON's blanks
     rb'(?m)^\{_"ts"_:_"[^"\\\n]*"_,_"event"_:_"[^"\\\n]*"_,_"session"_:_("[^"\\\n]*"|null)_[,}]'
     .replace(b"_", rb"[ \t\r]*"))
 _SESSION_KEY = b'"session"'
