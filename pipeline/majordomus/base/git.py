@@ -63,11 +63,17 @@ class Running:
 
     def __init__(self, args: tuple[str, ...], pid: int, fds: list[int], data: bytes) -> None:
         self.args, self.pid, self.fds, self.data = args, pid, fds, data
-        self.done: tuple[int, str, str] | None = None
+        self.done: tuple[int, bytes, bytes] | None = None
 
     def wait(self, timeout: float = TIMEOUT_S) -> tuple[int, str, str]:
         """(exit code, stdout, stderr), decoded as `subprocess` decodes text (UTF-8, errors
         replaced, universal newlines). Past `timeout` the process is killed and GitError raised."""
+        code, out, err = self.wait_bytes(timeout)
+        text = [b.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n") for b in (out, err)]
+        return code, text[0], text[1]
+
+    def wait_bytes(self, timeout: float = TIMEOUT_S) -> tuple[int, bytes, bytes]:
+        """`wait`'s answer as git wrote it (a `-z` listing of paths that are not UTF-8)."""
         if self.done is None:
             if not self.fds:  # killed by an earlier wait
                 raise GitError(f"git {' '.join(self.args)}: killed before it answered")
@@ -82,7 +88,7 @@ class Running:
                 self.fds = []
         return self.done
 
-    def _collect(self, deadline: float) -> tuple[int, str, str]:
+    def _collect(self, deadline: float) -> tuple[int, bytes, bytes]:
         import select
 
         out, err, feed = self.fds[:3]
@@ -122,9 +128,7 @@ class Running:
             if time.monotonic() > deadline:
                 raise self._late()
             time.sleep(0.001)
-        text = [b"".join(chunks[fd]).decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
-                for fd in (out, err)]
-        return os.waitstatus_to_exitcode(status), text[0], text[1]
+        return os.waitstatus_to_exitcode(status), b"".join(chunks[out]), b"".join(chunks[err])
 
     def _late(self) -> GitError:
         return GitError(f"git {' '.join(self.args)}: no answer in time: killed")
@@ -410,12 +414,10 @@ def toplevel(path: Path) -> Path | None:
 def tracked(root: Path, *paths: str) -> list[str] | None:
     """The files git's index holds under `paths` (literal paths, no glob), in one git call; None
     when git cannot say."""
-    import subprocess
-    proc = subprocess.run(["git", "--literal-pathspecs", "ls-files", "-z", "--", *paths], cwd=root,
-                          capture_output=True, env=environment())
-    if proc.returncode != 0:
+    code, out, _ = spawn(root, "--literal-pathspecs", "ls-files", "-z", "--", *paths).wait_bytes()
+    if code != 0:
         return None
-    return [p.decode("utf-8", "surrogateescape") for p in proc.stdout.split(b"\0") if p]
+    return [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
 
 
 class Listing:
@@ -750,10 +752,8 @@ def subjects(root: Path, shas: list[str]) -> dict[str, str]:
 def identity(root: Path) -> str | None:
     """Who acts here: the author name git would sign a commit with (`git var GIT_AUTHOR_IDENT`:
     the environment's, else `user.name`), or None when git knows none."""
-    import subprocess
-    proc = subprocess.run(["git", "var", "GIT_AUTHOR_IDENT"], cwd=root, capture_output=True, text=True,
-                          encoding="utf-8", errors="replace", env=environment())
-    name = proc.stdout.rsplit("<", 1)[0].strip() if proc.returncode == 0 and "<" in proc.stdout else ""
+    code, out, _ = spawn(root, "var", "GIT_AUTHOR_IDENT").wait()
+    name = out.rsplit("<", 1)[0].strip() if code == 0 and "<" in out else ""
     return name or None
 
 
@@ -769,14 +769,12 @@ def stage(root: Path, added: list[str], removed: list[str]) -> None:
 def files_of(root: Path, shas: list[str]) -> dict[str, list[str]]:
     """The paths each commit of `shas` touched (its first parent's diff; renames as the new
     name), in one `git show`; a sha this clone does not have is left out."""
-    import subprocess
     if not shas:
         return {}
-    proc = subprocess.run(["git", "-c", "core.quotePath=false", "show", "--no-renames", "--name-only",
-                           "--format=%x00%H", "--ignore-missing", *shas, "--"], cwd=root, capture_output=True,
-                          text=True, encoding="utf-8", errors="replace", env=environment())
+    out = run(root, "-c", "core.quotePath=false", "show", "--no-renames", "--name-only", "--format=%x00%H",
+              "--ignore-missing", *shas, "--", check=False)
     found: dict[str, list[str]] = {}
-    for chunk in proc.stdout.split("\0")[1:]:
+    for chunk in out.split("\0")[1:]:
         lines = [ln for ln in chunk.splitlines() if ln.strip()]
         if lines:
             found[lines[0].strip()] = sorted(set(lines[1:]))
@@ -784,10 +782,8 @@ def files_of(root: Path, shas: list[str]) -> dict[str, list[str]]:
 
 
 def config_get(root: Path, key: str) -> str | None:
-    import subprocess
-    proc = subprocess.run(["git", "config", "--get", key], cwd=root, capture_output=True, text=True,
-                          encoding="utf-8", errors="replace", env=environment())
-    return proc.stdout.strip() if proc.returncode == 0 else None
+    code, out, _ = spawn(root, "config", "--get", key).wait()
+    return out.strip() if code == 0 else None
 
 
 def config_set(root: Path, key: str, value: str) -> None:
