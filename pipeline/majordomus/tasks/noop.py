@@ -107,16 +107,24 @@ def answered(ws: Workspace, episode: str) -> bool:
         if not isinstance(record, dict) or record.get("v") != VERSION:
             return False
         with ws.lock(lock_path(ws.dep_file)):
-            sources, stamps = record["sources"], record["stamps"]
-            if record["context"] != _context(ws) or len(sources) != len(stamps) \
-                    or not all(filecache.vouched(kept, where) for where, kept in zip(sources, stamps)) \
-                    or not _window_unchanged(ws, record["ledger"], episode):
+            if not _holds(ws, record, episode):
                 return False
             ws.ledger.append("knowledge.derived", record["session"], **record["derived"])
     except (KeyError, TypeError, AttributeError):
         return False  # not a file this module wrote
     show(record["said"] + "\n")
     return True
+
+
+def _holds(ws: Workspace, record: dict[str, Any], episode: str, skip: set[str] | None = None,
+           closed_at: str | None = None) -> bool:
+    """Whether every input `record` stamped is as it was (but the sources in `skip`), and no line
+    of `episode`'s window was appended since (`closed_at`: its own close's may be)."""
+    sources, stamps = record["sources"], record["stamps"]
+    return record["context"] == _context(ws) and len(sources) == len(stamps) \
+        and all(skip is not None and where in skip or filecache.vouched(kept, where)
+                for where, kept in zip(sources, stamps)) \
+        and _window_unchanged(ws, record["ledger"], episode, closed_at)
 
 
 def after_close(ws: Workspace, episode: str, session: str | None, moved: list[Path]) -> None:
@@ -129,9 +137,7 @@ def after_close(ws: Workspace, episode: str, session: str | None, moved: list[Pa
         record = json.loads(fsio.read_regular(path(ws, episode), LIMIT))
         sources, stamps = record["sources"], record["stamps"]
         skip = {str(p) for p in moved}
-        holds = record["context"] == _context(ws) and len(sources) == len(stamps) \
-            and all(where in skip or filecache.vouched(kept, where) for where, kept in zip(sources, stamps)) \
-            and _window_unchanged(ws, record["ledger"], episode, closed_at=record["context"][5])
+        holds = _holds(ws, record, episode, skip, closed_at=record["context"][5])
     except (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError):
         holds = False
     if not holds:
