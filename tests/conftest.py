@@ -48,10 +48,22 @@ def _checkout_untouched() -> Iterator[None]:
         assert after == before, f"the test run changed the checkout:\n{after}"
 
 
+@pytest.fixture(scope="session")
+def _bytecode(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the suite's `majordomus` processes keep their compiled bytecode: outside the checkout,
+    shared by the whole run. A used install has its bytecode; without this, an environment with
+    PYTHONDONTWRITEBYTECODE set made each of the suite's thousands of processes compile the
+    package's modules from source again (about half a second each)."""
+    return tmp_path_factory.mktemp("bytecode")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch,
+                   _bytecode: Path) -> Iterator[None]:
     """A fresh $HOME per test, which must stay empty: nothing of ours writes there."""
     home = tmp_path_factory.mktemp("home")
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.setenv("PYTHONPYCACHEPREFIX", str(_bytecode))
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig-unused"))
     for key in ("MAJORDOMUS_EPISODE", "MAJORDOMUS_ROOT", "CLAUDE_ENV_FILE", "CLAUDE_PROJECT_DIR", "MJ_TIMING"):
@@ -126,7 +138,37 @@ class Repo:
         return sorted(p for p in folder.glob("*.md") if p.name != "README.md")
 
 
+# Prepared repositories, one per (init, capture), made once a run by the real commands below and
+# copied for each test that asks for the same: `_templates` names their folder.
+_TEMPLATES: dict[str, Path] = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _templates(tmp_path_factory: pytest.TempPathFactory) -> None:
+    _TEMPLATES["folder"] = tmp_path_factory.mktemp("templates")
+
+
 def make_repo(path: Path, init: bool = True, capture: bool = True) -> Repo:
+    """A real git repository with one commit, `majordomus init` and `capture install` done as
+    asked. The first of a kind in a run is made by those commands; the others are copies of it
+    (names no path of its own: `test_a_copied_repository_is_a_fresh_one` checks it)."""
+    folder = _TEMPLATES.get("folder")
+    if folder is None or (path.exists() and any(path.iterdir())):
+        return _make_repo(path, init, capture)
+    template = folder / f"init{int(init)}-capture{int(capture)}"
+    if not template.exists():
+        building = template.with_name(template.name + ".tmp")
+        shutil.rmtree(building, ignore_errors=True)
+        _make_repo(building, init, capture)
+        building.rename(template)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        path.rmdir()
+    shutil.copytree(template, path, symlinks=True, copy_function=shutil.copy)
+    return Repo(path)
+
+
+def _make_repo(path: Path, init: bool, capture: bool) -> Repo:
     path.mkdir(parents=True, exist_ok=True)
     repo = Repo(path)
     repo.git("init", "-q", "-b", "main")
