@@ -17,6 +17,7 @@ import json
 import os
 import re
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from majordomus.base.fsio import read_regular
@@ -38,7 +39,7 @@ FEW = 16  # files read directly rather than through the cache
 
 class Candidate(NamedTuple):
     id: str
-    path: Path
+    path: str  # the file, as text: a queue of thousands makes no path objects
     cls: str
     status: str
     title: str
@@ -203,7 +204,7 @@ def statuses(ws: Workspace, folder: Path) -> dict[Path, str | None]:
     return found
 
 
-def fronts(folder: Path, paths: list[Path] | None = None, index: Index | None = None
+def fronts(folder: Path, paths: Sequence[str | Path] | None = None, index: Index | None = None
            ) -> list[tuple[str, str, dict[str, str], str | None]]:
     """(id, file, front-matter fields, episode named in derived_from) of every record with status
     candidate, sorted by id: the files of `folder`, or `paths` (the files a source class lists).
@@ -220,7 +221,8 @@ def fronts(folder: Path, paths: list[Path] | None = None, index: Index | None = 
     else:
         by_folder: dict[str, list[str]] = {}
         for p in paths:
-            by_folder.setdefault(os.fspath(p.parent), []).append(p.name)
+            parent, _, name = os.fspath(p).rpartition(os.sep)
+            by_folder.setdefault(parent, []).append(name)
         for parent, names in by_folder.items():
             if index is not None:
                 got = dict(index.view(Path(parent), "queue", _VERSION, _read, only=names))
@@ -240,7 +242,7 @@ def fronts(folder: Path, paths: list[Path] | None = None, index: Index | None = 
     return found
 
 
-def waiting(ws: Workspace, folder: Path | None = None, paths: list[Path] | None = None,
+def waiting(ws: Workspace, folder: Path | None = None, paths: Sequence[str | Path] | None = None,
             ledger_branches: dict[str, str | None] | None = None,
             current: tuple[str, str | None] | None = None) -> list[Candidate]:
     """Every candidate with status candidate, sorted by id, placed on its branch. `paths` (the
@@ -252,7 +254,7 @@ def waiting(ws: Workspace, folder: Path | None = None, paths: list[Path] | None 
     branches = episode_branches(ws, {e for *_, e in raw if e}, ledger_branches, cache, current)
     if cache is not None:
         cache.save()
-    return [Candidate(rid, Path(where), f.get("class", "?"), f.get("status", "candidate"),
+    return [Candidate(rid, where, f.get("class", "?"), f.get("status", "candidate"),
                       f.get("title", ""), episode, branches.get(episode) if episode else None,
                       f.get("date", ""), f.get("ts", ""))
             for rid, where, f, episode in raw]

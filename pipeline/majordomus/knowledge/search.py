@@ -9,6 +9,7 @@ is kept in the index (`store/index.py`), and a record that cannot be read is pas
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +33,16 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
     words = [w.casefold() for w in text.split()]
     hits: list[dict[str, Any]] = []
     entries = [e for e in store.listing(ws).entries if e.readable]
-    by_folder: dict[Path, list[str]] = {}
+    by_folder: dict[str, list[str]] = {}
     for entry in entries:
-        by_folder.setdefault(entry.path.parent, []).append(entry.path.name)
+        folder, _, name = entry.file.rpartition(os.sep)
+        by_folder.setdefault(folder, []).append(name)
     index = store_index.of(ws)
-    kept = {folder: dict(index.view(folder, "search", VERSION, _read, only=names))
+    kept = {folder: dict(index.view(Path(folder), "search", VERSION, _read, only=names))
             for folder, names in by_folder.items()}
     for entry in entries:
-        read = kept[entry.path.parent].get(entry.path.name)
+        folder, _, name = entry.file.rpartition(os.sep)
+        read = kept[folder].get(name)
         if read is None:
             continue
         title, rec_cls, rec_status, date, folded_body = read

@@ -27,10 +27,10 @@ def candidates(ws: Workspace) -> list[dict[str, Any]]:
     from majordomus.store import listing as store
 
     listed = store.listing(ws)
-    entries = {e.path: e for e in listed.of("candidates") if e.readable}
+    entries = {e.file: e for e in listed.of("candidates") if e.readable}
     # a reviewed record back at `candidate` (two clones' reviewers disagreed) waits for a person too
     contested = store.Store(tuple(listed.of("curated")))
-    entries.update({e.path: e for e, status, _ in store.summaries(ws, contested, []) if status == "candidate"})
+    entries.update({e.file: e for e, status, _ in store.summaries(ws, contested, []) if status == "candidate"})
     waiting = queue.waiting(ws, paths=list(entries))
     ordered = agenda.ordered(ws, waiting, git.branch(ws.root)) if waiting else []
     return [{"id": w.candidate.id, "title": w.candidate.title, "class": w.candidate.cls,
@@ -64,7 +64,7 @@ def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parame
     refs = [r.as_dict() for r in provenance.resolve(ws, meta)] if isinstance(meta, dict) else []
     review = None
     if entry.source == "candidates" and isinstance(meta, dict) and meta.get("status", "candidate") == "candidate":
-        (one,) = queue.waiting(ws, paths=[entry.path]) or (None,)
+        (one,) = queue.waiting(ws, paths=[entry.file]) or (None,)
         if one is not None:
             (w,) = agenda.ordered(ws, [one], git.branch(ws.root))
             review = {**w.as_dict(), "branch": one.branch, "episode": one.episode}

@@ -36,7 +36,7 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
 
     facts = accumulation.facts(ws)  # the ledger's facts, from the knowledge index: no pass over it
     verdict = freshness.judge(ws, facts.freshness_lines(), now=now)
-    paths = [e.path for e in listed.of("candidates") if e.readable]
+    paths = [e.file for e in listed.of("candidates") if e.readable]
     queue = candidates.waiting(ws, paths=paths)
     max_age = int(ws.policy["knowledge.candidate_max_age_minutes"])
     max_files = int(ws.policy["knowledge.candidates_max_files"])

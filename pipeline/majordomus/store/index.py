@@ -200,16 +200,20 @@ class Index:
         where = os.fspath(folder) + os.sep
         found: list[tuple[str, Any]] = []
         fresh: list[tuple[str, str, str]] = []
+        kept: list[str] = []  # the kept values, decoded together below
         for name, kept_stamp, value in rows:
             if wanted is not None and name not in wanted:
                 continue
             if value is not None and kept_stamp is not None:
-                found.append((name, json.loads(value)))
+                found.append((name, None))
+                kept.append(value)
                 continue
             got = read(where + name)
             found.append((name, got))
+            kept.append("null")
             if kept_stamp is not None:  # a file too recent to vouch for itself is read each time
                 fresh.append((json.dumps(got, separators=(",", ":"), ensure_ascii=False), rel, name))
+        found = _decoded(found, kept)
         if fresh:
             with _transaction(db):
                 db.executemany(f"UPDATE files SET {view} = ? WHERE folder = ? AND name = ?", fresh)
@@ -308,6 +312,15 @@ def _wrong(db: sqlite3.Connection) -> str | None:
     except sqlite3.DatabaseError as exc:
         return f"unreadable ({exc})"
     return None
+
+
+def _decoded(found: list[tuple[str, Any]], kept: list[str]) -> list[tuple[str, Any]]:
+    """`found` with the kept values (JSON texts, "null" where `found` holds what was just read)
+    decoded in one `json.loads` of them all: a call a row costs more than the decoding."""
+    values = json.loads("[" + ",".join(kept) + "]")
+    if not isinstance(values, list) or len(values) != len(kept):  # a value written by no reader of ours
+        raise ValueError("the index holds a value that is not one JSON value")
+    return [(name, got if value is None else value) for (name, got), value in zip(found, values)]
 
 
 def _text(value: object) -> str:

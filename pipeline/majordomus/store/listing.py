@@ -27,13 +27,22 @@ SOURCES = "sources.yaml"
 CONTRACT = "README.md"  # each folder's README contract: not a record
 
 
-class Entry(NamedTuple):
+class _Listed(NamedTuple):
     id: str  # the file name without .md
     source: str  # the source class: candidates | curated
-    path: Path
+    file: str  # the absolute path as text: a listing of thousands makes no path objects
     tracked: bool  # False: in the tree, not in git's index (reviewed by nobody else)
     readable: bool = True  # a regular file, really inside the store (never a symbolic link)
     rel: str = ""  # the repository-relative path, as git wrote it
+
+
+class Entry(_Listed):
+    """One file the source classes list."""
+
+    @property
+    def path(self) -> Path:
+        """The file as a path object, made for the few entries a reader shows or reads."""
+        return Path(self.file)
 
 
 class Store(NamedTuple):
@@ -135,6 +144,7 @@ def listing(ws: Workspace) -> Store:
     matchers = [(name, _matcher(spec)) for name, spec in specs.items()]
     guard = Guard(ws, index if folders else None)
     store_dir = ws.rel(ws.knowledge) + "/"
+    root = os.fspath(ws.root) + os.sep
     seen: dict[tuple[str, str], Entry] = {}
     for item in out.split("\0"):
         if len(item) < 3:
@@ -147,9 +157,8 @@ def listing(ws: Workspace) -> Store:
         source = next((n for n, m in matchers if m.match(rel)), None)
         if source is None:
             continue
-        path = ws.root / rel
-        seen[(source, rel)] = Entry(name[:-3], source, path, tracked=tag != "?", readable=guard(path),
-                                    rel=rel)
+        path = root + rel
+        seen[(source, rel)] = Entry(name[:-3], source, path, tag != "?", guard(path), rel)
     # A candidate beside its reviewed record (every act leaves one; docs/TEAM.md) is that record.
     reviewed = {e.id for e in seen.values() if e.source != "candidates"}
     kept = [e for e in seen.values() if e.source != "candidates" or e.id not in reviewed]
@@ -196,9 +205,9 @@ class Guard:
         self.index = index
         self.names: dict[str, set[str] | None] = {}
 
-    def __call__(self, path: Path) -> bool:
+    def __call__(self, path: str) -> bool:
         if self.index is not None:
-            folder, name = os.path.split(path)
+            folder, _, name = path.rpartition(os.sep)
             if folder not in self.names:
                 listed = self.index.names(Path(folder)) if self._inside(folder) else []
                 self.names[folder] = set(listed) if listed is not None else None
@@ -245,14 +254,19 @@ def summaries(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> 
     """`readable`, as each record's status and class alone (`(none)` when it states none), through
     the knowledge index (`store/index.py`): a record unchanged since it was read is not read again."""
     index = store_index.of(ws)
-    by_folder: dict[Path, list[str]] = {}
+    by_folder: dict[str, list[str]] = {}
     for entry in store.entries:
         if entry.readable:
-            by_folder.setdefault(entry.path.parent, []).append(entry.path.name)
-    kept: dict[Path, dict[str, Any]] = {folder: dict(index.view(folder, "summary", SUMMARY, _summary, only=names))
-                                        for folder, names in by_folder.items()}
+            folder, _, name = entry.file.rpartition(os.sep)
+            by_folder.setdefault(folder, []).append(name)
+    kept: dict[str, dict[str, Any]] = {
+        folder: dict(index.view(Path(folder), "summary", SUMMARY, _summary, only=names))
+        for folder, names in by_folder.items()}
     for entry in store.entries:
-        summary = kept.get(entry.path.parent, {}).get(entry.path.name) if entry.readable else None
+        summary = None
+        if entry.readable:
+            folder, _, name = entry.file.rpartition(os.sep)
+            summary = kept.get(folder, {}).get(name)
         if summary is None:
             summary = _summary_of(ws, entry)
         if summary[0] == "ok":
