@@ -47,12 +47,15 @@ sys.path.insert(0, str(HERE))
 from scalerun import TIME_BIN, Sample, checked, mcp_run, run  # noqa: E402
 from scalestore import CHOICES, build, episode_id, hex_digest  # noqa: E402
 
+from majordomus.base.git import STATUS  # noqa: E402  (the command line itself, not a copy of it)
+
 BIN = Path(sys.executable).parent
 MJ = BIN / "majordomus"
 FLOOR = "python -c pass"
 SIZES = {"small": (20_000, 500), "large": (1_000_000, 20_000)}
 DECISIONS = 20
 HISTORY_EVENT = "session.closed"
+GIT_STATUS = ["git", "-c", "core.quotePath=false", *STATUS]  # as `git.ask_status` starts it
 SLOW_MS = 2000  # a warm-up run slower than this is also a timed sample
 
 
@@ -84,6 +87,9 @@ class Target:
 
 
 HOOK_ROWS = ("session-start hook (briefing)", f"session-end hook (close + derive {DECISIONS})", "no-op re-derive")
+# no target, for reference: the start hook's one git process alone, run just after each start (it
+# is what the start cannot be faster than on a big working tree: one lstat per tracked file)
+GIT_ROW = "git status alone (the start's one git call)"
 READ_ROWS: dict[str, list[str]] = {
     "knowledge candidates": ["knowledge", "candidates"],
     "knowledge status": ["knowledge", "status"],
@@ -103,7 +109,8 @@ MCP_ROW = "mcp initialize + tools/list"
 MCP_CALLS = ("candidates", "status", "search", "record")
 MCP_CALL_ROWS = {f"mcp first call: {verb}": f"knowledge_base_{verb}" for verb in MCP_CALLS}
 CLI_JSON_ROWS = {f"knowledge {verb} --json": verb for verb in MCP_CALLS}
-ORDER = [FLOOR, *HOOK_ROWS, *READ_ROWS, MCP_ROW, *(r for pair in zip(CLI_JSON_ROWS, MCP_CALL_ROWS) for r in pair)]
+ORDER = [FLOOR, HOOK_ROWS[0], GIT_ROW, *HOOK_ROWS[1:], *READ_ROWS, MCP_ROW,
+         *(r for pair in zip(CLI_JSON_ROWS, MCP_CALL_ROWS) for r in pair)]
 
 
 def target(row: str, size: str) -> Target | None:
@@ -282,6 +289,7 @@ def measure(size: str, tmp: Path, runs: int, budget: float, progress: Any) -> di
             (HOOK_ROWS[0], lambda: checked(run([str(hooks / "majordomus-session-start")], root, use,
                                                hook_payload(root, ep, "SessionStart", source="startup"),
                                                probe=n == 0), HOOK_ROWS[0], True)),
+            (GIT_ROW, lambda: checked(run(GIT_STATUS, root, use), GIT_ROW)),
             (HOOK_ROWS[1], lambda: checked(run([str(hooks / "majordomus-session-end")], root, use,
                                                hook_payload(root, ep, "SessionEnd", reason="other"),
                                                probe=n == 0), HOOK_ROWS[1], True)),
