@@ -3,6 +3,7 @@ before), nor at any folder above it from `.ai` down; a link above the repository
 from __future__ import annotations
 
 import errno
+import os
 from pathlib import Path
 
 import pytest
@@ -42,3 +43,17 @@ def test_a_link_above_the_repository_is_the_users_own(tmp_path: Path) -> None:
     path = tmp_path / "home" / "repo" / ".ai/repo/knowledge/curated/r-1.md"
     assert fsio.read_regular(path) == b"mine\n"
     assert fsio.read_text(path) == "mine\n"
+
+
+def test_sweep_tmp_removes_only_old_temp_files(tmp_path: Path) -> None:
+    """Leftovers of interrupted writes older than the cutoff go; young ones (a live writer's),
+    records, and a folder that only looks like a leftover stay."""
+    old, young = tmp_path / f"{fsio.TMP_PREFIX}a.md.1", tmp_path / f"{fsio.TMP_PREFIX}b.md.2"
+    for p in (old, young, tmp_path / "r.md"):
+        p.write_text("x", encoding="utf-8")
+    (tmp_path / f"{fsio.TMP_PREFIX}dir").mkdir()
+    os.utime(old, (1_000_000_000, 1_000_000_000))
+    os.utime(tmp_path / f"{fsio.TMP_PREFIX}dir", (1_000_000_000, 1_000_000_000))
+    assert fsio.sweep_tmp(tmp_path) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([young.name, "r.md", f"{fsio.TMP_PREFIX}dir"])
+    assert fsio.sweep_tmp(tmp_path / "missing") == 0

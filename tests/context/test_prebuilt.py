@@ -5,8 +5,10 @@ fresh composition prints, and no marker."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,7 @@ from conftest import Repo, published
 from kbstore import curated
 from majordomus.base.output import escape
 from majordomus.context import briefing, prebuilt
+from majordomus.store import filecache
 from majordomus.store.workspace import Workspace
 
 MARK = "PREBUILT-MARKER"
@@ -290,3 +293,50 @@ def test_the_own_cache_is_recomputed_when_head_or_the_trunk_moves(store: Repo, m
     assert prebuilt.own(store.root) == frozenset() and len(asked) == 2
     store.git("pack-refs", "--all")  # the same refs, packed: the same key
     assert prebuilt.own(store.root) == frozenset() and len(asked) == 2
+
+
+def _settle() -> None:
+    time.sleep(filecache.FINE_NS / 1e9 + 0.02)  # a stat taken after this vouches for the change before it
+
+
+def test_a_digest_taken_at_a_boundary_is_kept_as_a_stat_only_while_it_holds(store: Repo) -> None:
+    folder = store.root / ".ai/repo/knowledge/candidates"
+    candidate(store, "e5-a", "e5")  # the folder changed just now: its stat cannot vouch for it yet
+    kept = filecache.vouch(folder)
+    assert kept[:1] == ["d"]
+    _settle()
+    assert prebuilt._settled(folder, kept) == filecache.stamp(folder) != []
+    kept = filecache.vouch(candidate(store, "e5-b", "e5"))
+    assert kept[:1] == ["d"]
+    candidate(store, "e5-b", "e5", "Rewritten after the stamp")  # in place: the bytes differ from the digest
+    _settle()
+    assert prebuilt._settled(store.root / ".ai/repo/knowledge/candidates/e5-b.md", kept) == kept
+
+
+def _outboxed(repo: Repo, rid: str, title: str) -> None:
+    """A candidate in the outbox (ignored by git: only its folder's stamp tells it came)."""
+    folder = repo.root / ".ai/local/state/outbox/candidates"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{rid}.md").write_text(CANDIDATE.format(rid=rid, episode="e6", title=title), encoding="utf-8")
+
+
+def test_a_record_added_while_the_boundary_composes_is_never_printed_stale(
+        store: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The boundary's stamps are taken before it composes (a digest for its own fresh writes);
+    a candidate added during the composition fails the next start's check."""
+    _outboxed(store, "e6-first", "Written by the boundary")  # too recent for its folder's stat
+    real = briefing.compose
+
+    def composing(*args: Any, **kwargs: Any) -> str:
+        text = real(*args, **kwargs)
+        _outboxed(store, "e6-later", "Added while the boundary composed")
+        _settle()
+        return text
+
+    monkeypatch.setattr(briefing, "compose", composing)
+    assert prebuilt.refresh(Workspace(store.root))
+    monkeypatch.setattr(briefing, "compose", real)
+    plant(store)
+    text = start(store, "e7")
+    assert MARK not in text and "Added while the boundary composed" in text
+    assert text == fresh(store, "e7")

@@ -337,14 +337,15 @@ def sweep_tmp(folder: Path, older_than_s: float = 60.0) -> int:
     if not folder.is_dir() or folder.is_symlink():
         return 0
     cutoff = time.time() - older_than_s
-    for entry in folder.iterdir():
-        if entry.name.startswith(TMP_PREFIX):
-            try:
-                if entry.lstat().st_mtime < cutoff:
-                    entry.unlink()
-                    removed += 1
-            except (FileNotFoundError, IsADirectoryError):
-                pass
+    with os.scandir(folder) as listing:  # names as strings: a candidates folder holds thousands
+        for entry in listing:
+            if entry.name.startswith(TMP_PREFIX):
+                try:
+                    if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                        os.unlink(entry.path)
+                        removed += 1
+                except (FileNotFoundError, IsADirectoryError):
+                    pass
     return removed
 
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 from majordomus.base import fsio, git
@@ -46,7 +45,6 @@ VERSION = 1
 LIMIT = 1 << 24  # bytes the prebuilt file may hold
 TAIL_LIMIT = 1 << 18  # ledger bytes appended since the build a check reads, at most
 WALK_LIMIT = 5_000  # files of an untracked folder under .ai/repo stamped, at most
-SETTLE_S = 0.06  # how long a boundary waits for its own writes' stats to vouch for them, at most
 CEILING_ROOM = 200  # `blocks.fit`'s room for the closing note: a text within it was never cut
 # Ledger events the briefing never reads (the opening of an episode no candidate names
 # included): appended after the build, they leave it true. Any other event fails the check.
@@ -182,43 +180,36 @@ def own(root: Path) -> frozenset[str]:
     return found
 
 
-def prepare(ws: Workspace, status: git.Status | None = None, settle: bool = False) -> Prepared | None:
+def prepare(ws: Workspace, status: git.Status | None = None) -> Prepared | None:
     """Ask git for its status (unless the caller has it; the paths of HEAD's own commits are asked
-    for later, only when a record relates to a path) and stamp the sources. `settle` (a boundary,
-    not a start): when a source changed too recently for its stat to vouch for it, wait the few
-    milliseconds until it can (SETTLE_S at most), so the next start compares stats, not digests.
+    for later, only when a record relates to a path) and stamp the sources. A source that changed
+    too recently for its stat to vouch for it (a boundary's own writes) is stamped by a digest,
+    taken again as a stat when the text is kept (`save`), once the composition has let it settle.
     None when this checkout's briefing cannot be prebuilt (git cannot be asked, the root is not
     the repository's top, the refs are not files, too much is untracked)."""
     if not (ws.root / ".git").exists():
         return None  # git's paths are relative to another folder than the root's
     if status is None:
         try:
-            asked = git.ask_status(ws.root)
-            if settle:  # the wait for this boundary's own writes runs while git answers
-                _settle(_sources(ws, []) or [])
-            status = git.status_of(ws.root, asked)
+            status = git.status_of(ws.root, git.ask_status(ws.root))
         except (OSError, git.GitError):
             return None
     ledger = ws.ledger.tail_stamp()
     sources = _sources(ws, sorted(p for p in status.paths if _in_repo(p)))
     if ledger is None or sources is None:
         return None
-    if settle:
-        _settle(sources)
     return Prepared(ws.root, status, None, sources, [filecache.vouch(p) for p in sources], ledger)
 
 
-def _settle(sources: list[Path]) -> None:
-    """Sleep until every source's stat can vouch for it (`filecache.settled`), when that is
-    within SETTLE_S: on a file system that keeps whole seconds, the digests vouch instead."""
-    now = time.time_ns()
-    recent = [st.st_ctime_ns for st in map(filecache.lstat, sources)
-              if st is not None and not filecache.settled(st, now)]
-    if not recent or any(ctime % 1_000_000_000 == 0 for ctime in recent):
-        return
-    wait = (max(recent) + filecache.FINE_NS - now) / 1e9
-    if 0 < wait <= SETTLE_S:
-        time.sleep(wait + 0.001)
+def _settled(path: Path, kept: Any) -> Any:
+    """`kept` (a `vouch` taken before the composition read `path`), or, when it is a digest that
+    still holds and the stat can vouch now, that stat: the next start compares one `lstat`, not a
+    listing or the bytes. The stat is taken first: a change after it shows in it (it settled), a
+    change before it shows in the digest."""
+    if not (isinstance(kept, list) and kept[:1] == ["d"]):
+        return kept
+    now = filecache.stamp(path)
+    return now if now and filecache.vouched(kept, path) else kept
 
 
 def save(ws: Workspace, prepared: Prepared, text: str, seen: Seen, episode: str = "") -> bool:
@@ -237,7 +228,8 @@ def save(ws: Workspace, prepared: Prepared, text: str, seen: Seen, episode: str 
         "targets": sorted(seen.targets),
         "own": relevant(prepared.own or frozenset(), seen.targets),
         "relevant": relevant(changed, seen.targets),
-        "sources": [_named(ws, p) for p in prepared.sources], "stamps": prepared.stamps,
+        "sources": [_named(ws, p) for p in prepared.sources],
+        "stamps": [_settled(p, kept) for p, kept in zip(prepared.sources, prepared.stamps)],
         "ledger": prepared.ledger, "episodes": " " + " ".join(sorted(seen.episodes)) + " ",
     }
     try:
@@ -259,7 +251,7 @@ def refresh(ws: Workspace) -> bool:
     """Compose the briefing for the next start and keep it (a boundary's last step). Whether one
     was kept; never raises for a failure of its own (the next start composes)."""
     try:
-        prepared = prepare(ws, settle=True)
+        prepared = prepare(ws)
         if prepared is None:
             _forget(ws)
             return False

@@ -126,7 +126,7 @@ def close_episode(ws: Workspace, episode: str, reason: str = "other", by: str = 
     if not sweep:  # the next start's briefing, composed now (a sweep's start composes its own)
         prebuilt.refresh(ws)
     if outcome is not None and not error:  # a re-derivation's stamps, as the close left things
-        # (last: the writes above have settled, so the stamps are stats, not digests)
+        # (last: the composition above let the writes settle, so the stamps are stats, not digests)
         noop.after_close(ws, episode, derive.stamped_as(ws, episode),
                          [episodes.open_dir(ws) / f"{episode}.json", *episodes.current_sources(ws)])
     return Closed(episode, path, outcome, error, drained, drain_error, late,
