@@ -35,7 +35,7 @@ def rules(ws: Workspace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 def knowledge_counts(ws: Workspace, folder: Path) -> dict[str, int]:
     """Records under `folder` counted by the `status` of their front matter (read through the
     queue's cache: a record unchanged since it was read is not read again)."""
-    counts: Counter[str] = Counter(status or "unreadable" for status in queue.statuses(ws, folder).values())
+    counts: Counter[str] = Counter(status or "unreadable" for status in queue.status_names(ws, folder).values())
     return dict(sorted(counts.items()))
 
 

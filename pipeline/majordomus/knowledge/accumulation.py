@@ -170,10 +170,12 @@ def review_ages(ws: Workspace, paths: Sequence[_P], lines: Iterable[Line] | None
     return result
 
 
-def waiting(ws: Workspace) -> list[Path]:
-    """The records under candidates/ whose status is candidate (read without a YAML parse)."""
-
-    return [p for p, status in queue.statuses(ws, ws.candidates).items() if (status or "candidate") == "candidate"]
+def waiting(ws: Workspace) -> list[str]:
+    """The records under candidates/ whose status is candidate (read without a YAML parse), as
+    text: thousands of path objects cost more than the reading."""
+    where = os.fspath(ws.candidates) + os.sep
+    return [where + name for name, status in queue.status_names(ws, ws.candidates).items()
+            if (status or "candidate") == "candidate"]
 
 
 def records(ws: Workspace) -> list[str]:

@@ -175,11 +175,11 @@ class _Reviewed:
         self.curated: dict[str, set[str] | None] = {}
 
     def __call__(self, folder: str, name: str) -> bool:
-        if self.index is None or os.path.basename(folder) != "candidates":
-            return reviewed(folder, name)
-        if folder not in self.curated:
-            names = self.index.names(Path(_knowledge_of(folder), "curated"))
-            self.curated[folder] = set(names) if names is not None else None
+        if folder not in self.curated:  # None: one stat a name (no index, or not a candidates folder)
+            listed = None
+            if self.index is not None and os.path.basename(folder) == "candidates":
+                listed = self.index.names(Path(_knowledge_of(folder), "curated"))
+            self.curated[folder] = set(listed) if listed is not None else None
         found = self.curated[folder]
         return reviewed(folder, name) if found is None else name in found
 
@@ -192,15 +192,20 @@ def statuses(ws: Workspace, folder: Path) -> dict[Path, str | None]:
     """The `status:` of each record file of `folder` (None when it has none, or cannot be read),
     as `records.quick_status` reads it, through the index: counts and the review queue's length
     for `majordomus context`, doctor and status."""
+    return {folder / name: status for name, status in status_names(ws, folder).items()}
+
+
+def status_names(ws: Workspace, folder: Path) -> dict[str, str | None]:
+    """`statuses`, by file name: what counts them makes no path objects."""
     index = store_index.of(ws)
     is_reviewed = _Reviewed(index)
     where = os.fspath(folder)
-    found: dict[Path, str | None] = {}
+    found: dict[str, str | None] = {}
     for name, read in index.view(folder, "queue", _VERSION, _read):
-        path = folder / name
-        found[path] = read[2] if read is not None else None
-        if found[path] in (None, "candidate") and is_reviewed(where, name):
-            found[path] = "reviewed"
+        status = read[2] if read is not None else None
+        if status in (None, "candidate") and is_reviewed(where, name):
+            status = "reviewed"
+        found[name] = status
     return found
 
 
@@ -238,7 +243,8 @@ def fronts(folder: Path, paths: Sequence[str | Path] | None = None, index: Index
         fields, session, _ = read
         if fields.get("status", "candidate") != "candidate" or is_reviewed(parent, name):
             continue
-        found.append((os.path.splitext(name)[0], parent + os.sep + name, fields, session))
+        found.append((name[:-3] if name.endswith(".md") else os.path.splitext(name)[0], parent + os.sep + name,
+                      fields, session))
     return found
 
 

@@ -7,8 +7,10 @@ that is not registered here.
 """
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from dataclasses import dataclass, field, replace
 
 from majordomus.base import git
@@ -147,7 +149,7 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
     cap, max_age = policy["knowledge.candidates_max_files"], policy["knowledge.candidate_max_age_minutes"]
     review = "review them: `majordomus knowledge promote <id>` or `majordomus knowledge reject <id> --reason …`"
     if len(waiting) > cap:
-        ids = [p.stem for p in waiting]
+        ids = [os.path.splitext(os.path.basename(p))[0] for p in waiting]
         named = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
         verdict.findings.append(rule.finding(
             f"{len(waiting)} candidates await review, more than knowledge.candidates_max_files "
@@ -156,14 +158,16 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
     overdue = [(ctx.now - age.since, path, age.detail) for path in waiting
                if (age := ages.get(path)) is not None and (ctx.now - age.since) / 60.0 > max_age]
     if len(overdue) >= OVERDUE_AS_ONE:  # one finding for them all, the oldest named
-        waited, path, detail = max(overdue, key=lambda o: (o[0], o[1].name))
+        waited, oldest, detail = max(overdue, key=lambda o: (o[0], os.path.basename(o[1])))
+        path = Path(oldest)
         verdict.findings.append(rule.finding(
             f"{len(overdue)} candidates have waited longer than knowledge.candidate_max_age_minutes "
             f"({max_age}) for review; the oldest, {path.stem}, {acc.minutes(waited)} (measured from {detail})",
             "review them: `majordomus knowledge review` walks the queue", file=ws.rel(ws.candidates) + "/",
             reproduce="majordomus knowledge candidates"))
         overdue = []
-    for waited, path, detail in overdue:
+    for waited, one, detail in overdue:
+        path = Path(one)
         verdict.findings.append(rule.finding(
             f"candidate {path.stem} has waited {acc.minutes(waited)} for review, more than "
             f"knowledge.candidate_max_age_minutes ({max_age}); measured from {detail}",
