@@ -35,6 +35,7 @@ from majordomus.store import filecache
 from majordomus.store.workspace import Workspace
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from majordomus.context.briefing import Seen
@@ -180,18 +181,23 @@ def own(root: Path) -> frozenset[str]:
     return found
 
 
-def prepare(ws: Workspace, status: git.Status | None = None) -> Prepared | None:
+def prepare(ws: Workspace, status: git.Status | None = None, meanwhile: Callable[[], object] | None = None
+            ) -> Prepared | None:
     """Ask git for its status (unless the caller has it; the paths of HEAD's own commits are asked
-    for later, only when a record relates to a path) and stamp the sources. A source that changed
-    too recently for its stat to vouch for it (a boundary's own writes) is stamped by a digest,
-    taken again as a stat when the text is kept (`save`), once the composition has let it settle.
+    for later, only when a record relates to a path; `meanwhile` runs while git answers) and stamp
+    the sources. A source that changed too recently for its stat to vouch for it (a boundary's own
+    writes) is stamped by a digest, taken again as a stat when the text is kept (`save`), once the
+    composition has let it settle.
     None when this checkout's briefing cannot be prebuilt (git cannot be asked, the root is not
     the repository's top, the refs are not files, too much is untracked)."""
     if not (ws.root / ".git").exists():
         return None  # git's paths are relative to another folder than the root's
     if status is None:
         try:
-            status = git.status_of(ws.root, git.ask_status(ws.root))
+            asked = git.ask_status(ws.root)
+            if meanwhile is not None:
+                meanwhile()
+            status = git.status_of(ws.root, asked)
         except (OSError, git.GitError):
             return None
     ledger = ws.ledger.tail_stamp()
@@ -251,7 +257,7 @@ def refresh(ws: Workspace) -> bool:
     """Compose the briefing for the next start and keep it (a boundary's last step). Whether one
     was kept; never raises for a failure of its own (the next start composes)."""
     try:
-        prepared = prepare(ws)
+        prepared = prepare(ws, meanwhile=_composer)
         if prepared is None:
             _forget(ws)
             return False
@@ -264,6 +270,11 @@ def refresh(ws: Workspace) -> bool:
     except Exception:  # noqa: BLE001 - a boundary never fails for its prebuilt briefing
         _forget(ws)
         return False
+
+
+def _composer() -> None:
+    """The composition's modules, imported while git answers (a boundary's wall time)."""
+    from majordomus.context import briefing  # noqa: F401
 
 
 def reuse(ws: Workspace, episode: str, source: str, status: git.Status) -> str | None:
