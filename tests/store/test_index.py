@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from typing import Any
 
 import pytest
@@ -113,6 +114,18 @@ def test_a_garbled_index_is_rebuilt_with_one_line(repo: Repo) -> None:
     assert outputs(repo) == kept
     assert repo.mj("knowledge", "candidates", "--json").stderr == proc.stderr.replace(
         proc.stderr.splitlines()[0] + "\n", "", 1)  # said once: the next reader finds it sound
+
+
+def test_a_kept_value_that_is_not_one_json_value_is_not_trusted(repo: Repo) -> None:
+    """A view's kept values are decoded together, in one `json.loads`: a value that is not one
+    JSON value (written by no reader of ours) costs the index, never a neighbouring row its answer."""
+    build(repo)
+    kept = outputs(repo)
+    assert outputs(repo) == kept  # by now every settled record's values are kept
+    with sqlite3.connect(repo.root.joinpath(*INDEX)) as db:
+        changed = db.execute("UPDATE files SET queue = '1,2' WHERE queue IS NOT NULL").rowcount
+    assert changed > 0
+    assert outputs(repo) == kept
 
 
 def test_a_record_rewritten_in_place_is_caught_up_by_a_refresh(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
