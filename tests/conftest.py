@@ -2,6 +2,7 @@
 scripts fed real JSON on stdin. No mock stands in for git, doit or the file system."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -152,10 +153,10 @@ def make_repo(path: Path, init: bool = True, capture: bool = True) -> Repo:
     """A real git repository with one commit, `majordomus init` and `capture install` done as
     asked. The first of a kind in a run is made by those commands; the others are copies of it
     (names no path of its own: `test_a_copied_repository_is_a_fresh_one` checks it)."""
-    folder = _TEMPLATES.get("folder")
-    if folder is None or (path.exists() and any(path.iterdir())):
+    folder, kind = _TEMPLATES.get("folder"), _kind(init, capture)
+    if folder is None or kind is None or (path.exists() and any(path.iterdir())):
         return _make_repo(path, init, capture)
-    template = folder / f"init{int(init)}-capture{int(capture)}"
+    template = folder / kind
     if not template.exists():
         building = template.with_name(template.name + ".tmp")
         shutil.rmtree(building, ignore_errors=True)
@@ -166,6 +167,22 @@ def make_repo(path: Path, init: bool = True, capture: bool = True) -> Repo:
         path.rmdir()
     shutil.copytree(template, path, symlinks=True, copy_function=shutil.copy)
     return Repo(path)
+
+
+def _kind(init: bool, capture: bool) -> str | None:
+    """The name of the prepared repository the real commands would make in this environment, or
+    None when they would not make the same one twice: a test that changed the environment (a
+    commit date, PATH, ...) gets its own, and one without fixed commit dates or with a global git
+    configuration gets a repository made afresh."""
+    env = dict(os.environ)
+    home = Path(env.get("HOME", "/nonexistent"))
+    if ("GIT_AUTHOR_DATE" not in env or "GIT_COMMITTER_DATE" not in env or not home.is_dir()
+            or any(home.iterdir()) or Path(env.get("GIT_CONFIG_GLOBAL", home / ".gitconfig")).exists()):
+        return None
+    for key in ("HOME", "GIT_CONFIG_GLOBAL", "PYTEST_CURRENT_TEST"):  # a fresh empty one per test
+        env.pop(key, None)
+    digest = hashlib.sha256(repr(sorted(env.items())).encode()).hexdigest()[:16]
+    return f"init{int(init)}-capture{int(capture)}-{digest}"
 
 
 def _make_repo(path: Path, init: bool, capture: bool) -> Repo:

@@ -1,6 +1,7 @@
 """The shared fixtures' copies of a prepared repository are what the real commands would make."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -31,3 +32,18 @@ def test_a_copied_repository_is_a_fresh_one(tmp_path: Path, init: bool, capture:
                         if p.is_file() and p.stat().st_mode & 0o111)
     assert executable == sorted(str(p.relative_to(fresh.root)) for p in fresh.root.rglob("*")
                                 if p.is_file() and p.stat().st_mode & 0o111)
+
+
+def test_a_changed_environment_gets_a_repository_of_its_own(tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test that changed the commit dates before asking for a repository (as some do) gets what
+    the real commands make under them, and later tests still get theirs."""
+    standard = make_repo(tmp_path / "standard")
+    date = os.environ["GIT_COMMITTER_DATE"]
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "2026-12-03T09:50:48Z")
+    changed = make_repo(tmp_path / "changed")
+    assert _files(changed.root) == _files(_make_repo(tmp_path / "fresh", True, True).root)
+    assert changed.git("rev-parse", "HEAD") != standard.git("rev-parse", "HEAD")
+    monkeypatch.setenv("GIT_COMMITTER_DATE", date)
+    again = make_repo(tmp_path / "again")
+    assert _files(again.root) == _files(standard.root)
