@@ -131,7 +131,8 @@ def test_the_queue_through_its_cache_is_the_queue_of_the_files(
     for n, action in enumerate(actions):
         _act(ws, action, n)
         assert _cached(ws) == _uncached(ws)
-        assert queue.statuses(ws, ws.candidates) == {p: records.quick_status(p) for p in records.files(ws.candidates)}
+        assert queue.status_names(ws, ws.candidates) == {p.name: records.quick_status(p)
+                                                          for p in records.files(ws.candidates)}
 
 
 def test_an_edit_within_one_clock_tick_is_seen(repo: Repo) -> None:

@@ -12,8 +12,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Sequence
-from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
 
 from majordomus.base import git
 from majordomus.base.fsio import read_regular
@@ -27,9 +26,6 @@ KEYS = ("knowledge.candidates_max_files", "knowledge.candidate_max_age_minutes")
 STAMP = "%Y-%m-%dT%H:%M:%SZ"  # the ledger's `ts`
 _STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z", re.ASCII)
 _DATE = re.compile(r"^date:\s*\"?(\d{4}-\d{2}-\d{2})\"?\s*$", re.M)
-
-
-_P = TypeVar("_P", str, Path)
 
 
 class Age(NamedTuple):  # no dataclass on the reader paths (docs/PERFORMANCE.md, imports)
@@ -128,7 +124,7 @@ def session_records(ws: Workspace) -> list[str]:
         return []
 
 
-def date_age(path: str | Path) -> Age | None:
+def date_age(path: str) -> Age | None:
     try:
         head = read_regular(path, 4096).decode("utf-8", errors="replace")
     except OSError:
@@ -153,15 +149,15 @@ def indexed_ages(ws: Workspace, names: Iterable[str], found: store_facts.Facts |
     return ages
 
 
-def review_ages(ws: Workspace, paths: Sequence[_P], lines: Iterable[Line] | None = None,
-                found: store_facts.Facts | None = None) -> dict[_P, Age | None]:
+def review_ages(ws: Workspace, paths: Sequence[str], lines: Iterable[Line] | None = None,
+                found: store_facts.Facts | None = None) -> dict[str, Age | None]:
     """Each candidate's review age, from the strongest source that has one, keyed by the paths
-    as given (text or path objects). The ledger's part from `lines` (its `knowledge.derived`
+    as given (text: a queue of thousands makes no path objects). The ledger's part from `lines` (its `knowledge.derived`
     lines) when given, else from its facts (`found`, or the index's)."""
     named = [(p, os.path.basename(p)) for p in paths]
     names = {name for _, name in named}
     from_ledger = ledger_ages(lines, names) if lines is not None else indexed_ages(ws, names, found)
-    result: dict[_P, Age | None] = {p: from_ledger.get(name) for p, name in named}
+    result: dict[str, Age | None] = {p: from_ledger.get(name) for p, name in named}
     if any(age is None for age in result.values()):
         from_git = commit_ages(ws)
         for p, name in named:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from majordomus.base.fsio import read_regular
@@ -188,15 +188,10 @@ def _read(path: str) -> list[Any] | None:
     return _front(path)
 
 
-def statuses(ws: Workspace, folder: Path) -> dict[Path, str | None]:
-    """The `status:` of each record file of `folder` (None when it has none, or cannot be read),
-    as `records.quick_status` reads it, through the index: counts and the review queue's length
-    for `majordomus context`, doctor and status."""
-    return {folder / name: status for name, status in status_names(ws, folder).items()}
-
-
 def status_names(ws: Workspace, folder: Path) -> dict[str, str | None]:
-    """`statuses`, by file name: what counts them makes no path objects."""
+    """The `status:` of each record file of `folder`, by file name (None when it has none, or
+    cannot be read), as `records.quick_status` reads it, through the index: counts and the review
+    queue's length for `majordomus context`, doctor and status."""
     index = store_index.of(ws)
     is_reviewed = _Reviewed(index)
     where = os.fspath(folder)

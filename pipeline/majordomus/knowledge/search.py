@@ -9,7 +9,6 @@ is kept in the index (`store/index.py`), and a record that cannot be read is pas
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +34,13 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
     entries = [e for e in store.listing(ws).entries if e.readable]
     by_folder: dict[str, list[str]] = {}
     for entry in entries:
-        folder, _, name = entry.file.rpartition(os.sep)
+        folder, name = entry.split()
         by_folder.setdefault(folder, []).append(name)
     index = store_index.of(ws)
     kept = {folder: dict(index.view(Path(folder), "search", VERSION, _read, only=names))
             for folder, names in by_folder.items()}
     for entry in entries:
-        folder, _, name = entry.file.rpartition(os.sep)
+        folder, name = entry.split()
         read = kept[folder].get(name)
         if read is None:
             continue

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from majordomus.base import git
 from majordomus.base.findings import Finding

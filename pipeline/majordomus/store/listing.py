@@ -44,6 +44,11 @@ class Entry(_Listed):
         """The file as a path object, made for the few entries a reader shows or reads."""
         return Path(self.file)
 
+    def split(self) -> tuple[str, str]:
+        """(its folder, its file name), as text."""
+        folder, _, name = self.file.rpartition(os.sep)
+        return folder, name
+
 
 class Store(NamedTuple):
     entries: tuple[Entry, ...]
@@ -258,7 +263,7 @@ def summaries(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> 
     by_folder: dict[str, list[str]] = {}
     for entry in store.entries:
         if entry.readable:
-            folder, _, name = entry.file.rpartition(os.sep)
+            folder, name = entry.split()
             by_folder.setdefault(folder, []).append(name)
     kept: dict[str, dict[str, Any]] = {
         folder: dict(index.view(Path(folder), "summary", SUMMARY, _summary, only=names))
@@ -266,7 +271,7 @@ def summaries(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> 
     for entry in store.entries:
         summary = None
         if entry.readable:
-            folder, _, name = entry.file.rpartition(os.sep)
+            folder, name = entry.split()
             summary = kept.get(folder, {}).get(name)
         if summary is None:
             summary = _summary_of(ws, entry)
