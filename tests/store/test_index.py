@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sqlite3
 from typing import Any
 
@@ -20,6 +21,7 @@ from kbstore import build
 READERS = (("knowledge", "candidates", "--json"), ("knowledge", "status", "--json"),
            ("knowledge", "search", "--json"), ("knowledge", "search", "tabs"), ("context",))
 INDEX = (".ai", "local", "state", "index.sqlite3")
+KB_FOLDER = ".ai/repo/knowledge"
 RECORD = """---
 id: {rid}
 kind: knowledge/v1
@@ -145,3 +147,41 @@ def test_a_record_rewritten_in_place_is_caught_up_by_a_refresh(repo: Repo, monke
         handle.write(RECORD.format(rid="in-place", title="Tabs later"))
     store_index.of(ws).refresh([ws.candidates])
     assert [c.title for c in queue.waiting(ws)] == ["Tabs later"]
+
+
+def _human(repo: Repo) -> tuple[int, list[str], str]:
+    """`knowledge candidates` as a person reads it, the WAITING cell aside (the clock moves it)."""
+    proc = repo.mj("knowledge", "candidates")
+    rows = [re.sub(r"  \d+ (?:min|h|days)  ", "  ", line) for line in proc.stdout.splitlines()]
+    return proc.returncode, rows, proc.stderr
+
+
+def test_the_head_of_the_queue_ordered_in_the_index_is_the_files_own(repo: Repo) -> None:
+    """`knowledge candidates` filters, counts and orders the queue in the index (the columns kept
+    beside each record's values) and decodes only the rows it shows: the rows of a read of every
+    file, after a candidate is added, edited out of the queue, or reviewed (its record beside it)."""
+    build(repo)
+    for k in range(3):
+        _write(repo, "candidates", f"e9-{k:012d}", f"Tabs number {k}")
+
+    def same() -> tuple[int, list[str], str]:
+        kept = _human(repo)
+        repo.root.joinpath(*INDEX).unlink()
+        assert _human(repo) == kept
+        return kept
+
+    first = same()
+    assert sum("Tabs number" in row for row in first[1]) == 3
+    _write(repo, "candidates", "e9-000000000001", "Tabs number 1")
+    path = repo.root / KB_FOLDER / "candidates" / "e9-000000000001.md"
+    text = path.read_text().replace("status: candidate", "status: superseded")
+    (path.parent / ".tmp.x").write_text(text)
+    os.replace(path.parent / ".tmp.x", path)  # out of the queue, through a rename
+    edited = same()
+    assert not any("Tabs number 1" in row for row in edited[1]) and len(edited[1]) == len(first[1]) - 1
+    curated = repo.root / KB_FOLDER / "curated"
+    (curated / ".tmp.y").write_text(RECORD.format(rid="e9-000000000002", title="Tabs number 2").replace(
+        "status: candidate", "status: verified"))
+    os.replace(curated / ".tmp.y", curated / "e9-000000000002.md")  # reviewed: its record beside it
+    reviewed = same()
+    assert not any("Tabs number 2" in row for row in reviewed[1]) and len(reviewed[1]) == len(edited[1]) - 1

@@ -8,13 +8,16 @@ take — and each entry says which source it used (ledger, commit or date).
 """
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Iterable
-from typing import NamedTuple
+from collections.abc import Container, Iterable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
 
-from majordomus.knowledge import accumulation
+from majordomus.knowledge import accumulation, queue
 from majordomus.knowledge.accumulation import Age
 from majordomus.knowledge.queue import Candidate
+from majordomus.store import index as store_index
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
@@ -51,6 +54,86 @@ def ordered(ws: Workspace, queue: list[Candidate], branch: str | None, lines: It
         return group, 0 if w.age is not None else 1, since, w.candidate.when, w.candidate.id
 
     return sorted(found, key=key)
+
+
+class Row(NamedTuple):
+    """One entry of the queue as the index orders it: no value of the record decoded."""
+
+    path: str  # the file, as text
+    id: str
+    episode: str | None
+    when: str  # `Candidate.when`
+    age: Age | None
+
+
+def dated(ws: Workspace, wanted: Container[str]) -> list[Row] | None:
+    """The entries of the queue (status candidate, no reviewed record beside) among the files
+    `wanted` (paths as text) of candidates/ and curated/, each with its review age, in no order:
+    from the knowledge index, None without one."""
+    found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
+    rows = queue.waiting_rows(ws)
+    if rows is None:
+        return None
+    folders = {ws.rel(f): os.fspath(f) + os.sep for f in (ws.candidates, ws.curated)}
+    tail = found.tail.derived  # a last line being written is in no table
+    listed: list[Row] = []
+    undated: list[int] = []
+    for folder, name, episode, when, ts, number, since in rows:
+        path = folders[folder] + name
+        if path not in wanted:
+            continue
+        if since is None and name in tail:
+            ts, number, since = tail[name]
+        age = None if since is None else Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
+        if age is None:
+            undated.append(len(listed))
+        listed.append(Row(path, name[:-3] if name.endswith(".md") else os.path.splitext(name)[0], episode, when, age))
+    if undated:  # the ledger names none of these: git's history, else the record's date
+        from_git = accumulation.commit_ages(ws)
+        for i in undated:
+            row = listed[i]
+            listed[i] = row._replace(age=from_git.get(row.path.rpartition(os.sep)[2]) or accumulation.date_age(row.path))
+    return listed
+
+
+def ranked(ws: Workspace, wanted: Container[str], branch: str | None) -> list[tuple[Row, str | None]] | None:
+    """`dated`, each with the branch it is placed on, in review order (as `ordered`)."""
+    listed = dated(ws, wanted)
+    if listed is None:
+        return None
+    cache = queue._cache(ws)
+    branches = queue.episode_branches(ws, {r.episode for r in listed if r.episode}, None, cache)
+    cache.save()
+    placed = [(r, branches.get(r.episode) if r.episode else None) for r in listed]
+
+    def key(item: tuple[Row, str | None]) -> tuple[int, int, float, str, str]:
+        row, on = item
+        group = 0 if branch is not None and on == branch else (1 if on is not None else 2)
+        return group, 0 if row.age is not None else 1, row.age.since if row.age is not None else float("inf"), \
+            row.when, row.id
+
+    return sorted(placed, key=key)
+
+
+def shown(ws: Workspace, head: Sequence[tuple[Row, str | None]], branch: str | None,
+          now: float | None = None) -> list[Waiting]:
+    """The entries `head` (of `ranked`) as `ordered` gives them: only these records' values decoded."""
+    now = time.time() if now is None else now
+    by_folder: dict[str, list[str]] = {}
+    for row, _ in head:
+        folder, _, name = row.path.rpartition(os.sep)
+        by_folder.setdefault(folder, []).append(name)
+    index = store_index.of(ws)
+    kept: dict[str, Any] = {}
+    for folder, names in by_folder.items():
+        kept.update((folder + os.sep + n, v) for n, v in (index.values(Path(folder), "queue", names) or {}).items())
+    found = []
+    for row, on in head:
+        read = kept[row.path] if row.path in kept else queue._front(row.path)
+        c = queue.candidate(row.path, read, on)
+        minutes = int(max(0.0, now - row.age.since) // 60) if row.age is not None else None
+        found.append(Waiting(c, row.age, minutes, branch is not None and on == branch))
+    return found
 
 
 def waited(minutes: int | None) -> str:

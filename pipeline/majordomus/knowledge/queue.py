@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -188,6 +188,44 @@ def _read(path: str) -> list[Any] | None:
     return _front(path)
 
 
+def _keys(read: list[Any] | None) -> tuple[int, str | None, str]:
+    """The queue's KEYED columns in the index (`store/index.py`) of what `_front` read: whether the
+    file waits for review (status candidate), the episode it names and what orders it
+    (`Candidate.when`)."""
+    if read is None:
+        return 0, None, ""
+    fields, session, _ = read
+    return int(fields.get("status", "candidate") == "candidate"), session, fields.get("ts") or fields.get("date", "")
+
+
+def view(index: Index, folder: Path, only: Iterable[str] | None = None) -> list[tuple[str, Any]]:
+    """What the queue reads of each record file of `folder` (of `only`), through the index."""
+    return index.view(folder, "queue", _VERSION, _read, only=only, keys=_keys)
+
+
+# The rows waiting in candidates/ (:folder0) and curated/ (:folder1), a candidate with a reviewed
+# record beside it aside (`reviewed`), each with its oldest `knowledge.derived` line when the
+# ledger's facts have one (store/facts.py): what orders the queue, no value decoded.
+WAITING = ("SELECT f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.since FROM files f "
+           "LEFT JOIN derived d ON d.name = f.name WHERE f.folder IN (:folder0, :folder1) AND f.q_live = 1 "
+           "AND NOT (f.folder = :folder0 AND f.name IN (SELECT name FROM files WHERE folder = :folder1))")
+
+
+def waiting_rows(ws: Workspace) -> list[Any] | None:
+    """(folder, name, episode, when, ledger ts, ledger line, since) of every file waiting in
+    candidates/ or curated/ (WAITING), from the index brought up to date; None without one."""
+    return store_index.of(ws).rows([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys, WAITING, {})
+
+
+def candidate(path: str, read: list[Any] | None, branch: str | None) -> Candidate:
+    """The Candidate of the file `path`, of what `_front` read of it, placed on `branch`."""
+    fields, episode, _ = read if read is not None else ({}, None, None)
+    name = path.rpartition(os.sep)[2]
+    return Candidate(name[:-3] if name.endswith(".md") else os.path.splitext(name)[0], path,
+                     fields.get("class", "?"), fields.get("status", "candidate"), fields.get("title", ""),
+                     episode, branch, fields.get("date", ""), fields.get("ts", ""))
+
+
 def status_names(ws: Workspace, folder: Path) -> dict[str, str | None]:
     """The `status:` of each record file of `folder`, by file name (None when it has none, or
     cannot be read), as `records.quick_status` reads it, through the index: counts and the review
@@ -196,7 +234,7 @@ def status_names(ws: Workspace, folder: Path) -> dict[str, str | None]:
     is_reviewed = _Reviewed(index)
     where = os.fspath(folder)
     found: dict[str, str | None] = {}
-    for name, read in index.view(folder, "queue", _VERSION, _read):
+    for name, read in view(index, folder):
         status = read[2] if read is not None else None
         if status in (None, "candidate") and is_reviewed(where, name):
             status = "reviewed"
@@ -215,7 +253,7 @@ def fronts(folder: Path, paths: Sequence[str | Path] | None = None, index: Index
     if paths is None:
         where = os.fspath(folder)
         if index is not None:
-            listed = [(where, n, r) for n, r in index.view(folder, "queue", _VERSION, _read)]
+            listed = [(where, n, r) for n, r in view(index, folder)]
         else:
             listed = [(where, n, _front(where + os.sep + n)) for n in records.names(folder)]
     else:
@@ -225,7 +263,7 @@ def fronts(folder: Path, paths: Sequence[str | Path] | None = None, index: Index
             by_folder.setdefault(parent, []).append(name)
         for parent, names in by_folder.items():
             if index is not None:
-                got = dict(index.view(Path(parent), "queue", _VERSION, _read, only=names))
+                got = dict(view(index, Path(parent), names))
                 listed.extend((parent, n, got[n] if n in got else _front(parent + os.sep + n)) for n in names)
             else:
                 listed.extend((parent, n, _front(parent + os.sep + n)) for n in names)

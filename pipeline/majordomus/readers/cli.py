@@ -16,7 +16,7 @@ from majordomus.base.output import emit_json, line, say, show, table
 from majordomus.knowledge.accumulation import minutes as waited
 from majordomus.knowledge.graph import TYPES
 from majordomus.knowledge.graph import edges as read
-from majordomus.readers.answers import call
+from majordomus.readers.answers import call, head
 from majordomus.readers.knowledge_base import CAPABILITIES, Capability
 from majordomus.store.workspace import open_workspace
 
@@ -66,31 +66,30 @@ def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]", only
 def run(cap: Capability, args: argparse.Namespace) -> int:
 
     ws = open_workspace()
+    if cap.verb == "candidates" and not args.json:  # the head of the queue: only its rows decoded
+        _candidates(*head(ws, None if args.all else SHOWN))
+        return OK
     result = call(ws, cap, {p.name: getattr(args, p.name, None) for p in cap.parameters})
     if args.json:
         emit_json(result)
-    elif cap.verb == "candidates":
-        _candidates(result, every=args.all)
     else:
         RENDER.get(cap.verb, lambda r: emit_json(r))(result)
     return OK
 
 
-def _candidates(items: list[dict[str, Any]], every: bool) -> None:
-    """The queue as a table: its first SHOWN rows in review order (this branch first, oldest first),
-    then how many more wait, unless `every`. A queue of thousands is read at its head; the rest
+def _candidates(shown: list[dict[str, Any]], total: int, untracked: list[str]) -> None:
+    """The queue as a table: its first rows in review order (this branch first, oldest first),
+    `shown`, then how many more of `total` wait. A queue of thousands is read at its head; the rest
     is a screenful nobody reads and a terminal's time to print."""
-    if not items:
+    if not shown:
         say("no candidates await review")
         return
-    shown = items if every else items[:SHOWN]
     rows = [[line(c["id"]), line(c["class"]), line(c["branch"] or "(unattributed)"), _waited(c["age_minutes"]),
              line(c["title"])] for c in shown]
     show(table(rows, ["ID", "CLASS", "BRANCH", "WAITING", "TITLE"]))
-    if len(shown) < len(items):
-        say(f"{len(items) - len(shown)} more candidate(s) await review: run `majordomus knowledge "
+    if len(shown) < total:
+        say(f"{total - len(shown)} more candidate(s) await review: run `majordomus knowledge "
             "candidates --all` to list them all")
-    untracked = [c["path"] for c in items if not c["tracked"]]
     if untracked:
         say(f"{len(untracked)} candidate(s) not tracked by git, so reviewed on no other checkout: "
             f"git add {' '.join(line(p) for p in untracked)}")

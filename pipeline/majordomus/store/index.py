@@ -43,8 +43,13 @@ from majordomus.store import records
 from majordomus.store.filecache import entry_stat, settled, stamp
 
 FILE = "index.sqlite3"
-SCHEMA = 2  # of the tables: raise it when they change (a view's own version is kept per view)
+SCHEMA = 3  # of the tables: raise it when they change (a view's own version is kept per view)
 VIEWS = ("queue", "known", "summary", "search", "integrity")
+# The columns a view's reader also keeps of a file, beside its JSON, for a query to filter, join
+# and order the rows by without decoding them (`rows`): the queue's, whether a file waits for
+# review (1) or not (0), the episode it names and the time that orders it (knowledge/queue.py).
+KEYED = {"queue": ("q_live", "q_episode", "q_when")}
+Keys = Callable[[Any], tuple[Any, ...]]  # what a view keeps of a file -> its KEYED columns
 # A folder of fewer records is checked file by file every time (one `lstat` each, a millisecond),
 # so a record rewritten in place is seen at once; a bigger one is trusted to its stamp.
 SCAN_BELOW = 1000
@@ -52,7 +57,8 @@ _TABLES = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE folders (folder TEXT PRIMARY KEY, stamp TEXT NOT NULL)",
     "CREATE TABLE files (folder TEXT NOT NULL, name TEXT NOT NULL, stamp TEXT, "
-    + ", ".join(f"{v} TEXT" for v in VIEWS) + ", PRIMARY KEY (folder, name))",
+    + ", ".join(f"{v} TEXT" for v in VIEWS) + "".join(f", {k}" for keys in KEYED.values() for k in keys)
+    + ", PRIMARY KEY (folder, name))",
 )
 
 Reader = Callable[[str], Any]  # a file's path -> what a view keeps of it (JSON)
@@ -173,33 +179,34 @@ class Index:
             return None
 
     def view(self, folder: Path, view: str, version: int | str, read: Reader,
-             only: Iterable[str] | None = None, each: bool = False) -> list[tuple[str, Any]]:
+             only: Iterable[str] | None = None, each: bool = False, keys: Keys | None = None
+             ) -> list[tuple[str, Any]]:
         """(name, what `read` made of it) of every record file of `folder` (or of the names in
         `only`), sorted by name: kept values for the files whose stamp is unchanged, `read` of the
         others (and kept). `each`: every file's stamp is checked, whatever its folder's says (doctor's
-        integrity view: a record edited in place is read again). Without the index, `read` of every
-        file."""
+        integrity view: a record edited in place is read again). `keys`: what the view keeps in its
+        KEYED columns, given whenever it has some. Without the index, `read` of every file."""
         rel = self._rel(folder)
         db = self.db()
         where = os.fspath(folder) + os.sep
         if db is not None and rel is not None:
             try:
-                return self._view(db, folder, rel, view, version, read, only, each)
+                return self._view(db, folder, rel, view, version, read, only, each, keys)
             except (sqlite3.Error, ValueError):
                 self._lost()
         names = records.names(folder) if only is None else sorted(set(only) & set(records.names(folder)))
         return [(n, read(where + n)) for n in names]
 
     def _view(self, db: sqlite3.Connection, folder: Path, rel: str, view: str, version: int | str, read: Reader,
-              only: Iterable[str] | None, each: bool) -> list[tuple[str, Any]]:
-        assert view in VIEWS
+              only: Iterable[str] | None, each: bool, keys: Keys | None = None) -> list[tuple[str, Any]]:
+        assert view in VIEWS and (keys is not None) == (view in KEYED)
         self._versions(db, view, version)
         self._check(db, folder, rel, force=each)
         rows = db.execute(f"SELECT name, stamp, {view} FROM files WHERE folder = ? ORDER BY name", (rel,)).fetchall()
         wanted = set(only) if only is not None else None
         where = os.fspath(folder) + os.sep
         found: list[tuple[str, Any]] = []
-        fresh: list[tuple[str, str, str]] = []
+        fresh: list[tuple[Any, ...]] = []
         kept: list[str] = []  # the kept values, decoded together below
         for name, kept_stamp, value in rows:
             if wanted is not None and name not in wanted:
@@ -212,12 +219,64 @@ class Index:
             found.append((name, got))
             kept.append("null")
             if kept_stamp is not None:  # a file too recent to vouch for itself is read each time
-                fresh.append((json.dumps(got, separators=(",", ":"), ensure_ascii=False), rel, name))
+                fresh.append(_kept(got, keys, rel, name))
         found = _decoded(found, kept)
         if fresh:
             with _transaction(db):
-                db.executemany(f"UPDATE files SET {view} = ? WHERE folder = ? AND name = ?", fresh)
+                db.executemany(_update(view), fresh)
         return found
+
+    def rows(self, folders: Iterable[Path], view: str, version: int | str, read: Reader, keys: Keys,
+             sql: str, params: dict[str, Any]) -> list[Any] | None:
+        """The rows `sql` selects once `view` of every record file of `folders` is kept (in its
+        KEYED columns too), so that the query filters, joins and orders what it needs without a
+        value decoded: `:folder0`, `:folder1`, ... name the folders in `sql`. A file too recent to
+        vouch for itself is read again each time (its value kept only until the next check).
+        None when the index cannot be used."""
+        db = self.db()
+        rels = [self._rel(folder) for folder in folders]
+        if db is None or None in rels:
+            return None
+        try:
+            self._versions(db, view, version)
+            stale: list[tuple[Any, ...]] = []
+            for folder, rel in zip(folders, rels):
+                assert rel is not None
+                self._check(db, folder, rel)
+                where = os.fspath(folder) + os.sep
+                stale += [_kept(read(where + name), keys, rel, name) for (name,) in db.execute(
+                    f"SELECT name FROM files WHERE folder = ? AND ({view} IS NULL OR stamp IS NULL)", (rel,))]
+            if stale:
+                with _transaction(db):
+                    db.executemany(_update(view), stale)
+            return db.execute(sql, {**params, **{f"folder{i}": rel for i, rel in enumerate(rels)}}).fetchall()
+        except sqlite3.Error:
+            self._lost()
+            return None
+
+    def values(self, folder: Path, view: str, names: Iterable[str]) -> dict[str, Any] | None:
+        """What `view` keeps of the files `names` of `folder`, as `rows` just left it (decoded: the
+        few rows a reader shows). None when the index cannot be used or a value is not kept."""
+        db = self.db()
+        rel = self._rel(folder)
+        wanted = sorted(set(names))
+        if db is None or rel is None:
+            return None
+        try:
+            found: list[tuple[str, Any]] = []
+            kept: list[str] = []
+            for i in range(0, len(wanted), 500):
+                part = wanted[i:i + 500]
+                for name, value in db.execute(f"SELECT name, {view} FROM files WHERE folder = ? AND name IN "
+                                              f"({','.join('?' * len(part))})", [rel, *part]):
+                    if value is None:
+                        return None
+                    found.append((name, None))
+                    kept.append(value)
+            return dict(_decoded(found, kept)) if len(found) == len(wanted) else None
+        except (sqlite3.Error, ValueError):
+            self._lost()
+            return None
 
     def _versions(self, db: sqlite3.Connection, view: str, version: int | str) -> None:
         """A view read by another version of its reader is forgotten."""
@@ -225,7 +284,7 @@ class Index:
         row = db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         if row is None or row[0] != str(version):
             with _transaction(db):
-                db.execute(f"UPDATE files SET {view} = NULL")
+                db.execute(f"UPDATE files SET {view} = NULL" + "".join(f", {k} = NULL" for k in KEYED.get(view, ())))
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(version)))
 
     def _check(self, db: sqlite3.Connection, folder: Path, rel: str, force: bool = False) -> None:
@@ -302,13 +361,25 @@ class _transaction:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
 
 
+def _kept(value: Any, keys: Keys | None, rel: str, name: str) -> tuple[Any, ...]:
+    """The parameters of `_update`: what a view keeps of the file `name` of folder `rel`."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return (text, *keys(value), rel, name) if keys is not None else (text, rel, name)
+
+
+def _update(view: str) -> str:
+    return f"UPDATE files SET {view} = ?" + "".join(f", {k} = ?" for k in KEYED.get(view, ())) \
+        + " WHERE folder = ? AND name = ?"
+
+
 def _wrong(db: sqlite3.Connection) -> str | None:
     """Why the index cannot be used as it is (None: it can)."""
     try:
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         if row is None or row[0] != str(SCHEMA):
             return "of another version"  # said before its tables are read: another version's differ
-        db.execute("SELECT folder, name, stamp, " + ", ".join(VIEWS) + " FROM files LIMIT 1").fetchall()
+        db.execute("SELECT folder, name, stamp, " + ", ".join(VIEWS) + "".join(
+            f", {k}" for keys in KEYED.values() for k in keys) + " FROM files LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:
         return f"unreadable ({exc})"
     return None
