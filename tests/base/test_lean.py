@@ -1,13 +1,14 @@
 """base/lean.py's NamedTuple behaves as `typing.NamedTuple` (the start path's records are declared
-with it), and `pattern` compiles on first use."""
+with it), `pattern` compiles on first use, and the package imports pathlib without `urllib.parse`."""
 from __future__ import annotations
 
 import pickle
+import subprocess
 import sys
+from pathlib import Path
 from typing import NamedTuple as TypedNamedTuple
 
 import pytest
-
 from majordomus.base import lean
 
 
@@ -113,3 +114,29 @@ def test_a_class_made_often_gets_namedtuples_compiled_new_and_behaves_the_same()
         only: str
 
     assert [One("x") for _ in range(lean.HOT + 1)][-1] == ("x",) and One("y").only == "y"
+
+
+def _fresh(code: str, *path: Path) -> list[str]:
+    """What `code` prints in a fresh interpreter that imports the package first (`path` first on
+    its module path)."""
+    env = {"PYTHONPATH": ":".join([*map(str, path), *sys.path]), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-c", "import majordomus, sys\n" + code], env=env,
+                          capture_output=True, text=True, check=True)
+    return proc.stdout.splitlines()
+
+
+def test_the_package_imports_pathlib_without_urllib_parse_and_both_still_work() -> None:
+    assert _fresh("""
+from pathlib import Path
+print(sorted({"pathlib", "urllib", "urllib.parse", "ipaddress"} & set(sys.modules)))
+print(Path("/a b/\u00e9").as_uri())
+import urllib.parse
+print(urllib.parse.urlsplit("http://h/p").netloc, urllib.parse.quote_from_bytes(b"a b"))
+""") == ["['pathlib']", "file:///a%20b/%C3%A9", "h a%20b"]
+
+
+def test_a_pathlib_that_imports_more_of_urllib_parse_gets_the_real_module(tmp_path: Path) -> None:
+    (tmp_path / "pathlib.py").write_text("from urllib.parse import quote_from_bytes, urlsplit\n"
+                                         "MORE = urlsplit('http://h/p').netloc\n", encoding="utf-8")
+    assert _fresh("import pathlib\nprint(pathlib.MORE, sys.modules['urllib.parse'].urlsplit('http://g').netloc)",
+                  tmp_path) == ["h g"]

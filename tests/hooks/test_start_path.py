@@ -12,7 +12,7 @@ from conftest import MAJORDOMUS, Repo
 from lifecycle import age, end, start
 
 HEAVY = {"subprocess", "typing", "doit", "sqlite3", "yaml", "jinja2", "dataclasses", "string", "threading",
-         "locale", "selectors", "inspect", "ast"}
+         "locale", "selectors", "inspect", "ast", "urllib.parse", "ipaddress"}
 
 
 def _start(repo: Repo, episode: str, trace: Path) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
