@@ -211,3 +211,9 @@ def test_candidates_lists_the_head_of_a_long_queue_and_all_with_all(repo: Repo) 
     every = repo.mj("knowledge", "candidates", "--all", check=True)
     assert [r.split()[0] for r in every.stdout.splitlines()[1:]] == [c["id"] for c in listed]
     assert "more candidate(s)" not in every.stderr
+    # none is tracked: the first three named in review order, then how to name them all
+    untracked = [c["path"] for c in listed]
+    assert f"45 candidate(s) not tracked by git, so reviewed on no other checkout: git add " \
+        f"{' '.join(untracked[:3])} and 42 more (`majordomus knowledge candidates --all` names them all)\n" \
+        in human.stderr
+    assert f"git add {' '.join(untracked)}\n" in every.stderr

@@ -185,3 +185,27 @@ def test_the_head_of_the_queue_ordered_in_the_index_is_the_files_own(repo: Repo)
     os.replace(curated / ".tmp.y", curated / "e9-000000000002.md")  # reviewed: its record beside it
     reviewed = same()
     assert not any("Tabs number 2" in row for row in reviewed[1]) and len(reviewed[1]) == len(edited[1]) - 1
+
+
+def test_the_queue_follows_git_s_listing_kept_in_the_index(repo: Repo) -> None:
+    """What git lists of the queue (tracked or not, ignored or not) is kept in the index with the
+    stamps of what the listing depends on: a `git add` and an ignore rule show at once."""
+    build(repo)
+    for k in range(3):
+        _write(repo, "candidates", f"e9-{k:012d}", f"Tabs number {k}")
+
+    def same() -> tuple[int, list[str], str]:
+        kept = _human(repo)
+        assert _human(repo) == kept
+        repo.root.joinpath(*INDEX).unlink()
+        assert _human(repo) == kept
+        return kept
+
+    first = same()
+    assert "4 candidate(s) not tracked by git" in first[2]
+    repo.git("add", f"{KB_FOLDER}/candidates/e9-000000000000.md")
+    added = same()
+    assert "3 candidate(s) not tracked by git" in added[2] and "e9-000000000000" not in added[2]
+    (repo.root / ".gitignore").write_text("e9-000000000001.md\n")
+    ignored = same()
+    assert not any("Tabs number 1" in row for row in ignored[1]) and len(ignored[1]) == len(added[1]) - 1

@@ -18,6 +18,7 @@ from majordomus.knowledge import accumulation, queue
 from majordomus.knowledge.accumulation import Age
 from majordomus.knowledge.queue import Candidate
 from majordomus.store import index as store_index
+from majordomus.store import listing as store_listing
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
@@ -64,39 +65,56 @@ class Row(NamedTuple):
     episode: str | None
     when: str  # `Candidate.when`
     age: Age | None
+    rel: str = ""  # repository-relative, as git lists it (`dated` of the listing)
+    tracked: bool = True
 
 
-def dated(ws: Workspace, wanted: Container[str]) -> list[Row] | None:
+def dated(ws: Workspace, wanted: Container[str] | None = None) -> list[Row] | None:
     """The entries of the queue (status candidate, no reviewed record beside) among the files
     `wanted` (paths as text) of candidates/ and curated/, each with its review age, in no order:
-    from the knowledge index, None without one."""
+    from the knowledge index, None without one. Without `wanted`, the files git's listing names
+    (`listing.indexed`): the candidates and the curated records back at status candidate (a
+    reviewed record two clones' reviewers disagreed on), as `knowledge candidates` lists them."""
+    if wanted is None and not store_listing.indexed(ws):
+        return None
     found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
-    rows = queue.waiting_rows(ws)
+    rows = queue.waiting_rows(ws, listed=wanted is None)
     if rows is None:
         return None
     folders = {ws.rel(f): os.fspath(f) + os.sep for f in (ws.candidates, ws.curated)}
     tail = found.tail.derived  # a last line being written is in no table
     listed: list[Row] = []
     undated: list[int] = []
-    for folder, name, episode, when, ts, number, since in rows:
+    contested: list[int] = []
+    for folder, name, episode, when, ts, number, since, source, tracked in rows:
         path = folders[folder] + name
-        if path not in wanted:
+        if wanted is not None and path not in wanted:
             continue
         if since is None and name in tail:
             ts, number, since = tail[name]
         age = None if since is None else Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
         if age is None:
             undated.append(len(listed))
-        listed.append(Row(path, name[:-3] if name.endswith(".md") else os.path.splitext(name)[0], episode, when, age))
+        if source == "curated":
+            contested.append(len(listed))
+        listed.append(Row(path, name[:-3] if name.endswith(".md") else os.path.splitext(name)[0], episode, when,
+                          age, folder + "/" + name, bool(tracked) if tracked is not None else True))
     if undated:  # the ledger names none of these: git's history, else the record's date
         from_git = accumulation.commit_ages(ws)
         for i in undated:
             row = listed[i]
             listed[i] = row._replace(age=from_git.get(row.path.rpartition(os.sep)[2]) or accumulation.date_age(row.path))
+    if contested:  # a curated record waits when its status, read whole, is candidate
+        entries = store_listing.Store(tuple(store_listing.Entry(listed[i].id, "curated", listed[i].path,
+                                                                listed[i].tracked, True, listed[i].rel)
+                                            for i in contested))
+        waits = {e.file for e, status, _ in store_listing.summaries(ws, entries, []) if status == "candidate"}
+        cut = {listed[i].path for i in contested} - waits
+        listed = [r for r in listed if r.path not in cut]
     return listed
 
 
-def ranked(ws: Workspace, wanted: Container[str], branch: str | None) -> list[tuple[Row, str | None]] | None:
+def ranked(ws: Workspace, wanted: Container[str] | None, branch: str | None) -> list[tuple[Row, str | None]] | None:
     """`dated`, each with the branch it is placed on, in review order (as `ordered`)."""
     listed = dated(ws, wanted)
     if listed is None:

@@ -206,15 +206,35 @@ def view(index: Index, folder: Path, only: Iterable[str] | None = None) -> list[
 # The rows waiting in candidates/ (:folder0) and curated/ (:folder1), a candidate with a reviewed
 # record beside it aside (`reviewed`), each with its oldest `knowledge.derived` line when the
 # ledger's facts have one (store/facts.py): what orders the queue, no value decoded.
-WAITING = ("SELECT f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.since FROM files f "
+WAITING = ("SELECT f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.since, NULL, NULL FROM files f "
            "LEFT JOIN derived d ON d.name = f.name WHERE f.folder IN (:folder0, :folder1) AND f.q_live = 1 "
            "AND NOT (f.folder = :folder0 AND f.name IN (SELECT name FROM files WHERE folder = :folder1))")
+# The same, of the files git's listing names (the `listed` table, store/listing.py) as the
+# candidates and curated source classes, a candidate the listing names under another class aside
+# (`listing.listing`), each with its class and whether git tracks it.
+LISTED = ("SELECT f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.since, l.source, l.tracked "
+          "FROM files f JOIN listed l ON l.folder = f.folder AND l.name = f.name "
+          "LEFT JOIN derived d ON d.name = f.name WHERE f.folder IN (:folder0, :folder1) AND f.q_live = 1 "
+          "AND l.source IN ('candidates', 'curated') "
+          "AND NOT (f.folder = :folder0 AND f.name IN (SELECT name FROM files WHERE folder = :folder1)) "
+          "AND NOT (l.source = 'candidates' AND f.name IN (SELECT name FROM listed WHERE source != 'candidates'))")
+# Whether the two classes list files beyond the two folders (then LISTED does not answer).
+BEYOND = ("SELECT count(*) FROM listed WHERE source IN ('candidates', 'curated') "
+          "AND folder NOT IN (:folder0, :folder1)")
 
 
-def waiting_rows(ws: Workspace) -> list[Any] | None:
-    """(folder, name, episode, when, ledger ts, ledger line, since) of every file waiting in
-    candidates/ or curated/ (WAITING), from the index brought up to date; None without one."""
-    return store_index.of(ws).rows([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys, WAITING, {})
+def waiting_rows(ws: Workspace, listed: bool = False) -> list[Any] | None:
+    """(folder, name, episode, when, ledger ts, ledger line, since, source class, tracked) of every
+    file waiting in candidates/ or curated/ (WAITING; with `listed`, LISTED, source and tracked
+    filled), from the index brought up to date; None without one (or when the classes list files
+    elsewhere)."""
+    index = store_index.of(ws)
+    folders = [ws.candidates, ws.curated]
+    if listed:
+        beyond = index.rows(folders, "queue", _VERSION, _read, _keys, BEYOND, {})
+        if beyond is None or beyond[0][0]:
+            return None
+    return index.rows(folders, "queue", _VERSION, _read, _keys, LISTED if listed else WAITING, {})
 
 
 def candidate(path: str, read: list[Any] | None, branch: str | None) -> Candidate:

@@ -5,7 +5,6 @@ only describes the readers (`majordomus openapi`, the MCP tool list, the command
 does not import what answers them."""
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +30,22 @@ def head(ws: Workspace, limit: int | None) -> tuple[list[dict[str, Any]], int, l
     of those git does not track, in review order: the queue is counted and ordered in the knowledge
     index, and only the entries shown are decoded."""
     from majordomus.base import git
+    from majordomus.knowledge import agenda
+
+    branch = git.branch(ws.root)
+    ranked = agenda.ranked(ws, None, branch)
+    if ranked is None:  # no index (or a source class beyond the two folders): every entry read
+        return _head(ws, limit, branch)
+    ordered = agenda.shown(ws, ranked if limit is None else ranked[:limit], branch)
+    rows = {r.path: r for r, _ in ranked[:len(ordered)]}
+    return [{"id": w.candidate.id, "title": w.candidate.title, "class": w.candidate.cls,
+             "branch": w.candidate.branch, **w.as_dict(), "episode": w.candidate.episode,
+             "path": rows[w.candidate.path].rel, "tracked": rows[w.candidate.path].tracked}
+            for w in ordered], len(ranked), [r.rel for r, _ in ranked if not r.tracked]
+
+
+def _head(ws: Workspace, limit: int | None, branch: str | None) -> tuple[list[dict[str, Any]], int, list[str]]:
+    """`head` from the files and git's listing, every entry read and ordered."""
     from majordomus.knowledge import agenda, queue
     from majordomus.store import listing as store
 
@@ -39,22 +54,13 @@ def head(ws: Workspace, limit: int | None) -> tuple[list[dict[str, Any]], int, l
     # a reviewed record back at `candidate` (two clones' reviewers disagreed) waits for a person too
     contested = store.Store(tuple(listed.of("curated")))
     entries.update({e.file: e for e, status, _ in store.summaries(ws, contested, []) if status == "candidate"})
-    branch = git.branch(ws.root)
-    folders = {os.fspath(ws.candidates), os.fspath(ws.curated)}
-    ranked = agenda.ranked(ws, entries, branch) if all(e.split()[0] in folders for e in entries.values()) else None
-    if ranked is not None:
-        ordered = agenda.shown(ws, ranked if limit is None else ranked[:limit], branch)
-        total, untracked = len(ranked), [entries[r.path].rel for r, _ in ranked if not entries[r.path].tracked]
-    else:  # no index (or a source class beyond the two folders): every entry read and ordered
-        waiting = queue.waiting(ws, paths=list(entries))
-        ordered = agenda.ordered(ws, waiting, branch) if waiting else []
-        total, untracked = len(ordered), [entries[w.candidate.path].rel for w in ordered
-                                          if not entries[w.candidate.path].tracked]
-        ordered = ordered if limit is None else ordered[:limit]
+    waiting = queue.waiting(ws, paths=list(entries))
+    ordered = agenda.ordered(ws, waiting, branch) if waiting else []
+    untracked = [entries[w.candidate.path].rel for w in ordered if not entries[w.candidate.path].tracked]
     return [{"id": w.candidate.id, "title": w.candidate.title, "class": w.candidate.cls,
              "branch": w.candidate.branch, **w.as_dict(), "episode": w.candidate.episode,
              "path": entries[w.candidate.path].rel, "tracked": entries[w.candidate.path].tracked}
-            for w in ordered], total, untracked
+            for w in (ordered if limit is None else ordered[:limit])], len(ordered), untracked
 
 
 def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parameter's declared name

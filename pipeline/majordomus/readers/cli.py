@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import argparse
 
 SHOWN = 40  # the candidates `knowledge candidates` lists without --all
+UNTRACKED_SHOWN = 3  # the untracked candidates it names in its `git add` without --all
 
 
 def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]", only: str | None = None) -> None:
@@ -67,7 +68,7 @@ def run(cap: Capability, args: argparse.Namespace) -> int:
 
     ws = open_workspace()
     if cap.verb == "candidates" and not args.json:  # the head of the queue: only its rows decoded
-        _candidates(*head(ws, None if args.all else SHOWN))
+        _candidates(*head(ws, None if args.all else SHOWN), every=args.all)
         return OK
     result = call(ws, cap, {p.name: getattr(args, p.name, None) for p in cap.parameters})
     if args.json:
@@ -77,10 +78,11 @@ def run(cap: Capability, args: argparse.Namespace) -> int:
     return OK
 
 
-def _candidates(shown: list[dict[str, Any]], total: int, untracked: list[str]) -> None:
+def _candidates(shown: list[dict[str, Any]], total: int, untracked: list[str], every: bool = False) -> None:
     """The queue as a table: its first rows in review order (this branch first, oldest first),
-    `shown`, then how many more of `total` wait. A queue of thousands is read at its head; the rest
-    is a screenful nobody reads and a terminal's time to print."""
+    `shown`, then how many more of `total` wait, and the `git add` of those git does not track (the
+    first few, unless `every`). A queue of thousands is read at its head; the rest is a screenful
+    nobody reads and a terminal's time to print."""
     if not shown:
         say("no candidates await review")
         return
@@ -90,9 +92,12 @@ def _candidates(shown: list[dict[str, Any]], total: int, untracked: list[str]) -
     if len(shown) < total:
         say(f"{total - len(shown)} more candidate(s) await review: run `majordomus knowledge "
             "candidates --all` to list them all")
-    if untracked:
+    if untracked:  # a deriver's run leaves a hundred: the first few named, then how to list them all
+        named = untracked if every or len(untracked) <= UNTRACKED_SHOWN + 1 else untracked[:UNTRACKED_SHOWN]
+        more = len(untracked) - len(named)
         say(f"{len(untracked)} candidate(s) not tracked by git, so reviewed on no other checkout: "
-            f"git add {' '.join(line(p) for p in untracked)}")
+            f"git add {' '.join(line(p) for p in named)}"
+            + (f" and {more} more (`majordomus knowledge candidates --all` names them all)" if more else ""))
 
 
 def _waited(minutes: int | None) -> str:

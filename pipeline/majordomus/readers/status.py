@@ -8,11 +8,12 @@ the answer says which source it used (ledger, commit or date).
 """
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 from typing import Any
 
-from majordomus.knowledge import accumulation, currency, freshness
+from majordomus.knowledge import accumulation, agenda, currency, freshness
 from majordomus.knowledge import queue as candidates
 from majordomus.store import listing as kstore
 from majordomus.store.workspace import Workspace
@@ -36,13 +37,10 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
 
     facts = accumulation.facts(ws)  # the ledger's facts, from the knowledge index: no pass over it
     verdict = freshness.judge(ws, facts.freshness_lines(), now=now)
-    paths = [e.file for e in listed.of("candidates") if e.readable]
-    queue = candidates.waiting(ws, paths=paths)
+    queue = _waiting(ws, listed, facts)
     max_age = int(ws.policy["knowledge.candidate_max_age_minutes"])
     max_files = int(ws.policy["knowledge.candidates_max_files"])
-    measured = accumulation.review_ages(ws, [c.path for c in queue], found=facts)
-    ages = sorted(((max(0.0, (now - age.since) / 60.0), c.id, age)
-                   for c in queue if (age := measured.get(c.path)) is not None),
+    ages = sorted(((max(0.0, (now - age.since) / 60.0), rid, age) for rid, age in queue if age is not None),
                   key=lambda a: (-a[0], a[1]))
     oldest = None
     if ages:
@@ -74,6 +72,19 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
                    "stale_minutes": int(ws.policy["session.freshness.stale_minutes"])},
         "currency": currencies(ws),
     }
+
+
+def _waiting(ws: Workspace, listed: kstore.Store, facts: Any) -> list[tuple[str, accumulation.Age | None]]:
+    """(id, review age) of each candidate of candidates/ waiting for review: counted in the knowledge
+    index (no record's values decoded, no branch placed), else read from the files."""
+    paths = {e.file: e for e in listed.of("candidates") if e.readable}
+    folder = os.fspath(ws.candidates)
+    rows = agenda.dated(ws, paths) if all(e.split()[0] == folder for e in paths.values()) else None
+    if rows is not None:
+        return [(r.id, r.age) for r in rows]
+    queue = candidates.waiting(ws, paths=list(paths))
+    measured = accumulation.review_ages(ws, [c.path for c in queue], found=facts)
+    return [(c.id, measured.get(c.path)) for c in queue]
 
 
 def currencies(ws: Workspace) -> dict[str, Any]:

@@ -6,12 +6,16 @@ changes no output, only time.
 It holds, in stdlib `sqlite3` (a rollback journal; opened on first use):
 - `listing`: git's listing of the source classes (`git ls-files`, store/listing.py), kept with the
   stamps of what that listing depends on: git's index file, `sources.yaml`, every folder of the
-  store and the ignore files on the way to it;
+  store and the ignore files on the way to it; and the same listing as rows (`listed`: each file's
+  source class, folder, name and whether git tracks it), for a query to join;
 - `folders`: each record folder's stamp (`filecache.stamp`) when its rows were last checked;
 - `files`: each record file's stamp and, per view, what a reader made of it (JSON): the queue's
   fields (`queue`), the verified list's (`known`), status and class (`summary`), the search's, and
   the integrity check's (`integrity`: the record's own findings and what the checks across records
-  need, which doctor trusts while the file keeps its stamp, checked one `lstat` a file).
+  need, which doctor trusts while the file keeps its stamp, checked one `lstat` a file); beside a
+  view's JSON, the columns a query filters and orders by (KEYED: the queue's, whether the record
+  waits, its episode and its time), so that `knowledge candidates` counts and orders the queue,
+  joined with the ledger's facts (store/facts.py) and git's listing, and decodes the rows it shows.
 
 How it is checked: one `lstat` a folder. A folder's stamp changes when an entry is added, removed
 or renamed in it, which every writer of ours (temp file + rename) and git's checkout, merge and
@@ -43,7 +47,7 @@ from majordomus.store import records
 from majordomus.store.filecache import entry_stat, settled, stamp
 
 FILE = "index.sqlite3"
-SCHEMA = 3  # of the tables: raise it when they change (a view's own version is kept per view)
+SCHEMA = 4  # of the tables: raise it when they change (a view's own version is kept per view)
 VIEWS = ("queue", "known", "summary", "search", "integrity")
 # The columns a view's reader also keeps of a file, beside its JSON, for a query to filter, join
 # and order the rows by without decoding them (`rows`): the queue's, whether a file waits for
@@ -56,6 +60,8 @@ SCAN_BELOW = 1000
 _TABLES = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE folders (folder TEXT PRIMARY KEY, stamp TEXT NOT NULL)",
+    "CREATE TABLE listed (source TEXT NOT NULL, folder TEXT NOT NULL, name TEXT NOT NULL, tracked INTEGER NOT NULL, "
+    "PRIMARY KEY (folder, name, source)) WITHOUT ROWID",
     "CREATE TABLE files (folder TEXT NOT NULL, name TEXT NOT NULL, stamp TEXT, "
     + ", ".join(f"{v} TEXT" for v in VIEWS) + "".join(f", {k}" for keys in KEYED.values() for k in keys)
     + ", PRIMARY KEY (folder, name))",
@@ -136,30 +142,59 @@ class Index:
 
     # --- git's listing -----------------------------------------------------------------------
 
-    def listing(self, key: object, inputs: Iterable[Path], make: Callable[[], str]) -> str:
+    def listing(self, key: object, inputs: Iterable[Path], make: Callable[[], str],
+                rows: Callable[[str], Iterable[tuple[str, str, str, int]]] | None = None) -> str:
         """What `make` (git's listing) returns for `key`, kept while every one of `inputs` keeps
-        its stamp. One `lstat` an input when it is unchanged."""
+        its stamp. One `lstat` an input when it is unchanged. `rows`: the listing's files as
+        (source, folder, name, tracked), kept in the `listed` table for a query to join (`listed`)."""
         stamps = [stamp(p) for p in inputs]
         kept_key = json.dumps([key, stamps], separators=(",", ":"))
         db = self.db()
+        out: str | None = None
         if db is not None and [] not in stamps:
             try:
                 row = db.execute("SELECT value FROM meta WHERE key = 'listing'").fetchone()
                 if row is not None:
                     found = json.loads(row[0])
                     if found[0] == kept_key:
-                        return str(found[1])
+                        out = str(found[1])
             except (sqlite3.Error, ValueError, IndexError, TypeError):
                 self._lost()
                 db = None
-        out = make()
+        fresh = out is None
+        if out is None:
+            out = make()
         if db is not None and [] not in stamps:
             try:
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('listing', ?)",
-                           (json.dumps([kept_key, out], separators=(",", ":")),))
+                if fresh:
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('listing', ?)",
+                               (json.dumps([kept_key, out], separators=(",", ":")),))
+                if rows is not None and not self._listed(db, kept_key):
+                    with _transaction(db):
+                        db.execute("DELETE FROM listed")
+                        db.executemany("INSERT OR REPLACE INTO listed VALUES (?, ?, ?, ?)", rows(out))
+                        db.execute("INSERT OR REPLACE INTO meta VALUES ('listed', ?)", (kept_key,))
             except sqlite3.Error:
                 self._lost()
         return out
+
+    def listed(self, key: object, inputs: Iterable[Path]) -> bool:
+        """Whether the `listed` table holds git's listing for `key` as of now (as `listing` kept
+        it, every one of `inputs` keeping its stamp since): one `lstat` an input."""
+        stamps = [stamp(p) for p in inputs]
+        db = self.db()
+        if db is None or [] in stamps:
+            return False
+        try:
+            return self._listed(db, json.dumps([key, stamps], separators=(",", ":")))
+        except sqlite3.Error:
+            self._lost()
+            return False
+
+    @staticmethod
+    def _listed(db: sqlite3.Connection, kept_key: str) -> bool:
+        row = db.execute("SELECT value FROM meta WHERE key = 'listed'").fetchone()
+        return row is not None and row[0] == kept_key
 
     # --- record folders ----------------------------------------------------------------------
 
@@ -380,6 +415,7 @@ def _wrong(db: sqlite3.Connection) -> str | None:
             return "of another version"  # said before its tables are read: another version's differ
         db.execute("SELECT folder, name, stamp, " + ", ".join(VIEWS) + "".join(
             f", {k}" for keys in KEYED.values() for k in keys) + " FROM files LIMIT 1").fetchall()
+        db.execute("SELECT source, folder, name, tracked FROM listed LIMIT 1").fetchall()
     except sqlite3.DatabaseError as exc:
         return f"unreadable ({exc})"
     return None

@@ -136,6 +136,38 @@ def listing(ws: Workspace) -> Store:
         return Store(())
     index = store_index.of(ws)
     folders = _folders(ws, specs)
+    out = _ls_files(ws, specs, index, folders)
+    guard = Guard(ws, index if folders else None)
+    root = os.fspath(ws.root) + os.sep
+    seen: dict[tuple[str, str], Entry] = {}
+    for source, rel, name, tracked in _listed(ws, specs, out):
+        path = root + rel
+        seen[(source, rel)] = Entry(name[:-3], source, path, tracked, guard(path), rel)
+    # A candidate beside its reviewed record (every act leaves one; docs/TEAM.md) is that record.
+    reviewed = {e.id for e in seen.values() if e.source != "candidates"}
+    kept = [e for e in seen.values() if e.source != "candidates" or e.id not in reviewed]
+    return Store(tuple(sorted(kept, key=lambda e: (e.source, e.id))))
+
+
+def indexed(ws: Workspace) -> bool:
+    """Whether the knowledge index's `listed` table holds git's listing of the source classes as
+    of now, each file as (source, folder, name, tracked): brought up to date when it does not
+    (`listing`). False when the listing is not kept (no index, a pathspec into subfolders, an
+    input too recent to vouch for itself): then `listing` is the one answer."""
+    specs = pathspecs(ws)
+    index = store_index.of(ws)
+    folders = _folders(ws, specs) if specs else []
+    if not folders:
+        return False
+    key, inputs = sorted(specs.items()), _inputs(ws, folders)
+    if not index.listed(key, inputs):
+        _ls_files(ws, specs, index, folders)
+    return index.listed(key, inputs)
+
+
+def _ls_files(ws: Workspace, specs: dict[str, str], index: store_index.Index, folders: list[Path]) -> str:
+    """git's listing of the source classes: kept in the index while what it depends on is unchanged
+    (with its files in the `listed` table), else asked of git."""
 
     def ls_files() -> str:
         try:
@@ -145,12 +177,21 @@ def listing(ws: Workspace) -> Store:
             raise FatalError(f"{exc}: the store is read through git; run majordomus inside the repository "
                              "(`git init` if it has none)", NOT_INITIALISED) from None
 
-    out = index.listing(sorted(specs.items()), _inputs(ws, folders), ls_files) if folders else ls_files()
+    if not folders:
+        return ls_files()
+
+    def rows(out: str) -> Iterator[tuple[str, str, str, int]]:
+        for source, rel, name, tracked in _listed(ws, specs, out):
+            yield source, rel.rpartition("/")[0], name, int(tracked)
+
+    return index.listing(sorted(specs.items()), _inputs(ws, folders), ls_files, rows)
+
+
+def _listed(ws: Workspace, specs: dict[str, str], out: str) -> Iterator[tuple[str, str, str, bool]]:
+    """(source class, repository-relative path, file name, tracked) of each record file in git's
+    listing `out` that a source class names."""
     matchers = [(name, _matcher(spec).match) for name, spec in specs.items()]
-    guard = Guard(ws, index if folders else None)
     store_dir = ws.rel(ws.knowledge) + "/"
-    root = os.fspath(ws.root) + os.sep
-    seen: dict[tuple[str, str], Entry] = {}
     for item in out.split("\0"):
         if len(item) < 3:
             continue
@@ -163,12 +204,7 @@ def listing(ws: Workspace) -> Store:
                 break
         else:
             continue
-        path = root + rel
-        seen[(source, rel)] = Entry(name[:-3], source, path, item[0] != "?", guard(path), rel)
-    # A candidate beside its reviewed record (every act leaves one; docs/TEAM.md) is that record.
-    reviewed = {e.id for e in seen.values() if e.source != "candidates"}
-    kept = [e for e in seen.values() if e.source != "candidates" or e.id not in reviewed]
-    return Store(tuple(sorted(kept, key=lambda e: (e.source, e.id))))
+        yield source, rel, name, item[0] != "?"
 
 
 def _folders(ws: Workspace, specs: dict[str, str]) -> list[Path]:
