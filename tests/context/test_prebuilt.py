@@ -5,6 +5,7 @@ fresh composition prints, and no marker."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -340,3 +341,36 @@ def test_a_record_added_while_the_boundary_composes_is_never_printed_stale(
     text = start(store, "e7")
     assert MARK not in text and "Added while the boundary composed" in text
     assert text == fresh(store, "e7")
+
+
+def test_the_boundary_warms_the_index_while_git_answers_and_still_composes_what_is_there(
+        store: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While git answers the boundary's status, the knowledge index is brought up to date with the
+    record folders (here trusted to their stamps at any size); a candidate added after that scan
+    and before the composition is in the briefing kept, as a fresh composition shows it."""
+    from majordomus.store import index as store_index
+
+    monkeypatch.setattr(store_index, "SCAN_BELOW", 0)  # every folder trusted to its stamp, as a big one is
+    candidate(store, "e8-a", "e8", "Written by the derivation")
+    _settle()
+    real = briefing.warm
+    warmed: list[object] = []
+
+    def warming(ws: Workspace) -> None:
+        real(ws)
+        db = sqlite3.connect(store.root / ".ai/local/state" / store_index.FILE)
+        warmed.append(db.execute("SELECT stamp FROM folders WHERE folder = ?",
+                                 (".ai/repo/knowledge/candidates",)).fetchone())
+        db.close()
+        candidate(store, "e8-b", "e8", "Added after the index was warmed")
+        _settle()
+
+    monkeypatch.setattr(briefing, "warm", warming)
+    assert prebuilt.refresh(Workspace(store.root))
+    monkeypatch.setattr(briefing, "warm", real)
+    assert warmed and warmed[0] is not None  # the scan happened: the folder's stamp was kept
+    plant(store)
+    text = start(store, "e9")
+    assert MARK in text and "Written by the derivation" in text and "Added after the index was warmed" in text
+    assert text.replace(MARK + "\n", "") == fresh(store, "e9")
+

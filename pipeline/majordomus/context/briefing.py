@@ -19,7 +19,9 @@ branch only when the caller does not already know it.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from majordomus.base import git
@@ -30,6 +32,8 @@ from majordomus.derive.text import same_finding
 from majordomus.evidence import work
 from majordomus.knowledge import known
 from majordomus.knowledge import queue as candidates
+from majordomus.store import filecache
+from majordomus.store import index as store_index
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 
@@ -160,8 +164,10 @@ def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]
     working context above, so they are counted, not listed again."""
     at_work = (episode, branch) if episode is not None else None
     queue = candidates.waiting(ws, ledger_branches=opened, current=at_work)
+    # an empty outbox (a branch's, or a trunk's once drained) is not read: the queue's read loads
+    # its branch cache, which costs more than the listing that tells it holds nothing
     staged = candidates.waiting(ws, folder=ws.outbox / "candidates", ledger_branches=opened, current=at_work) \
-        if (ws.outbox / "candidates").is_dir() else []
+        if _holds_any(ws.outbox / "candidates") else []
     outboxed = {c.id for c in staged}
     if seen is not None:
         seen.episodes.update(c.episode for c in queue + staged if c.episode)
@@ -199,6 +205,33 @@ def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]
                                 + (f"this checkout cannot place its episode {c.episode})" if c.episode
                                    else "it names no episode)") for c in unplaced],
                   what="unattributed candidates", more=more, budgeted=False)]
+
+
+def _holds_any(folder: Path) -> bool:
+    """Whether `folder` is a folder with any entry in it."""
+    try:
+        with os.scandir(folder) as entries:
+            return next(entries, None) is not None
+    except OSError:  # not there, or not a folder
+        return False
+
+
+def folders(ws: Workspace) -> tuple[Path, ...]:
+    """The record folders a composition reads through the knowledge index."""
+    return ws.curated, ws.candidates, ws.outbox / "candidates"
+
+
+def warm(ws: Workspace) -> None:
+    """Bring the knowledge index up to date with the record folders a composition reads (a
+    boundary's own writes make it scan a folder again), while git answers the boundary's status:
+    the composition then finds each folder's rows current by one `lstat`, and scans again only
+    what changed since. The index is a cache checked by each reader: warming it reads nothing the
+    briefing shows. A folder changed too recently to vouch for itself is left to the composition
+    (a scan of it now would be repeated then)."""
+    index = store_index.of(ws)
+    for folder in folders(ws):
+        if filecache.stamp(folder):
+            index.names(folder)
 
 
 def current_handover(found: Scan) -> dict[str, Any] | None:

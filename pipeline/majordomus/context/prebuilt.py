@@ -257,7 +257,7 @@ def refresh(ws: Workspace) -> bool:
     """Compose the briefing for the next start and keep it (a boundary's last step). Whether one
     was kept; never raises for a failure of its own (the next start composes)."""
     try:
-        prepared = prepare(ws, meanwhile=_composer)
+        prepared = prepare(ws, meanwhile=lambda: _composer(ws))
         if prepared is None:
             _forget(ws)
             return False
@@ -272,9 +272,13 @@ def refresh(ws: Workspace) -> bool:
         return False
 
 
-def _composer() -> None:
-    """The composition's modules, imported while git answers (a boundary's wall time)."""
-    from majordomus.context import briefing  # noqa: F401
+def _composer(ws: Workspace) -> None:
+    """The composition's modules imported, and the knowledge index brought up to date with the
+    record folders it reads, while git answers (a boundary's wall time: at 1M the scan of a
+    candidates folder the derivation just wrote to costs about what git's status does)."""
+    from majordomus.context import briefing
+
+    briefing.warm(ws)
 
 
 def reuse(ws: Workspace, episode: str, source: str, status: git.Status) -> str | None:
