@@ -14,7 +14,8 @@ import pytest
 from conftest import Repo
 from rules_helpers import findings_of, run_json, write_candidate
 from majordomus.knowledge import integrity
-from majordomus.store import index
+from majordomus.rules import dispatch as rules_dispatch
+from majordomus.store import filecache, index
 from majordomus.store.workspace import open_workspace
 
 INTEGRITY = "majordomus.knowledge-integrity"
@@ -132,3 +133,25 @@ def test_doctor_names_what_is_not_a_regular_record_file_as_knowledge_check_does(
             (".ai/repo/knowledge/candidates/b-link.md", "not a regular file (a ")]
         assert [{k: v for k, v in f.items() if k != "rule"} for f in found] == \
             [{k: v for k, v in f.items() if k != "rule"} for f in check]
+
+
+def test_the_queue_rule_names_the_candidates_of_the_folder_as_it_is_now(repo: Repo,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The queue's rule takes the candidates' names from the index, trusted to the folder's stamp
+    (as every folder is at a million lines): a file added or removed changes that stamp."""
+    monkeypatch.setattr(index, "SCAN_BELOW", 0)
+    monkeypatch.setattr(index, "settled", lambda st, now_ns=None: True)
+    monkeypatch.setattr(filecache, "settled", lambda st, now_ns=None: True)
+
+    def untracked() -> list[str]:
+        report = rules_dispatch.run(open_workspace(repo.root), "doctor")
+        return [f.file or "" for f in report.findings if f.rule == "majordomus.candidates-reviewed"
+                and f.what.startswith("git does not track this candidate")]
+
+    first = write_candidate(repo, "e1-000000000001")
+    assert untracked() == [".ai/repo/knowledge/candidates/e1-000000000001.md"]
+    write_candidate(repo, "e1-000000000002")
+    assert untracked() == [".ai/repo/knowledge/candidates/e1-000000000001.md",
+                           ".ai/repo/knowledge/candidates/e1-000000000002.md"]
+    first.unlink()
+    assert untracked() == [".ai/repo/knowledge/candidates/e1-000000000002.md"]
