@@ -211,6 +211,13 @@ def test_a_trimmed_ledger_is_vouched_for_by_the_tracked_session_record(store: di
         "provenance.derived_from[0]", "provenance.derived_from[1]", "provenance.derived_from[2]"}
     (episode.root / ".ai/repo/sessions/old.md").write_text("---\nid: old\n---\n", encoding="utf-8")
     assert check(episode) == (0, [])
+    # an episode this ledger opened vouches for nothing, record or not: its tasks would be here
+    (episode.root / ".ai/repo/sessions/e1.md").write_text("---\nid: e1\n---\n", encoding="utf-8")
+    data["provenance"]["derived_from"] = ["session:e1", "task:t-old", "decision:t-old"]
+    put(episode, "candidates", "e1-aaaaaaaaaaaa", data)
+    code, findings = check(episode)
+    assert code == 10 and [f["field"] for f in findings if f["file"] == rel] == [
+        "provenance.derived_from[1]", "provenance.derived_from[2]"]
 
 
 def test_commit_references_cost_one_git_query(store: dict[str, str], episode: Repo) -> None:

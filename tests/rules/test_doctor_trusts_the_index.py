@@ -4,6 +4,7 @@ which reads every record, says: the sources stay the truth, deleting the index c
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,8 @@ import pytest
 from conftest import Repo
 from rules_helpers import findings_of, run_json, write_candidate
 from majordomus.knowledge import integrity
-from majordomus.store import index
+from majordomus.rules import dispatch as rules_dispatch
+from majordomus.store import filecache, index
 from majordomus.store.workspace import open_workspace
 
 INTEGRITY = "majordomus.knowledge-integrity"
@@ -110,3 +112,46 @@ def test_one_listing_answers_every_question_of_what_git_tracks(repo: Repo, tmp_p
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert findings_of(json.loads(proc.stdout), INTEGRITY) == []
         assert _git_processes(trace) == expected, command
+
+
+def test_doctor_names_what_is_not_a_regular_record_file_as_knowledge_check_does(repo: Repo) -> None:
+    """Doctor lists a record folder through its integrity view (the view's scan keeps regular files
+    only): a link, a pipe, each named in the order `knowledge check`'s scan names them; a folder
+    named like a record, and the README contract, are not records at all."""
+    write_candidate(repo, "e1-000000000001")
+    folder = repo.root / ".ai/repo/knowledge/candidates"
+    (folder / "b-link.md").symlink_to("e1-000000000001.md")
+    os.mkfifo(folder / "a-pipe.md")
+    (folder / "c-folder.md").mkdir()
+    run_json(repo, "doctor")  # the view is built
+    check = json.loads(repo.mj("knowledge", "check", "--json").stdout)["findings"]
+    for _ in range(2):  # and read back
+        code, data = run_json(repo, "doctor")
+        found = findings_of(data, INTEGRITY)
+        assert code == 10 and [(f["file"], f["what"][:22]) for f in found] == [
+            (".ai/repo/knowledge/candidates/a-pipe.md", "not a regular file (a "),
+            (".ai/repo/knowledge/candidates/b-link.md", "not a regular file (a ")]
+        assert [{k: v for k, v in f.items() if k != "rule"} for f in found] == \
+            [{k: v for k, v in f.items() if k != "rule"} for f in check]
+
+
+def test_the_queue_rule_names_the_candidates_of_the_folder_as_it_is_now(repo: Repo,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The queue's rule takes the candidates' names from the index, trusted to the folder's stamp
+    (as every folder is at a million lines): a file added or removed changes that stamp."""
+    monkeypatch.setattr(index, "SCAN_BELOW", 0)
+    monkeypatch.setattr(index, "settled", lambda st, now_ns=None: True)
+    monkeypatch.setattr(filecache, "settled", lambda st, now_ns=None: True)
+
+    def untracked() -> list[str]:
+        report = rules_dispatch.run(open_workspace(repo.root), "doctor")
+        return [f.file or "" for f in report.findings if f.rule == "majordomus.candidates-reviewed"
+                and f.what.startswith("git does not track this candidate")]
+
+    first = write_candidate(repo, "e1-000000000001")
+    assert untracked() == [".ai/repo/knowledge/candidates/e1-000000000001.md"]
+    write_candidate(repo, "e1-000000000002")
+    assert untracked() == [".ai/repo/knowledge/candidates/e1-000000000001.md",
+                           ".ai/repo/knowledge/candidates/e1-000000000002.md"]
+    first.unlink()
+    assert untracked() == [".ai/repo/knowledge/candidates/e1-000000000002.md"]

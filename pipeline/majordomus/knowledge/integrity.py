@@ -83,20 +83,21 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
             finding(ws.rel(folder), None, f"{exc.strerror}: its records are never read",
                     "replace the link with a real folder holding the records")
             continue
-        strays: list[str] = []
-        names = records.names(folder, strays)  # names, not paths: 20,000 Path objects cost 0.2 s
-        for name in strays:
-            finding(prefix + name, None, "not a regular file (a symbolic link, a pipe): "
-                    "never read, never followed", "replace it with the record's own file, or remove it")
         read = partial(_local, folder_name, prefix, screen)
-        if trusted:
-            kept = [(prefix + name, got) for name, got in
-                    index.of(ws).view(folder, "integrity", version, read, each=True)]
+        if trusted:  # the view's scan lists the regular files: the folder is not scanned twice
+            view = index.of(ws).view(folder, "integrity", version, read, each=True)
+            strays = records.strays(folder, {name for name, _ in view})
+            kept = [(prefix + name, got) for name, got in view]
             for rel, _ in kept:
                 screen.unchanged(rel)
         else:
+            strays = []
+            names = records.names(folder, strays)  # names, not paths: 20,000 Path objects cost 0.2 s
             where = os.fspath(folder) + os.sep
             kept = [(prefix + name, read(where + name)) for name in names]
+        for name in strays:
+            finding(prefix + name, None, "not a regular file (a symbolic link, a pipe): "
+                    "never read, never followed", "replace it with the record's own file, or remove it")
         for rel, got in kept:
             for fld, what, fix, blocking in got["findings"]:
                 finding(rel, fld, what, fix, blocking)

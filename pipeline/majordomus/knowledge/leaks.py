@@ -35,7 +35,7 @@ FIX = ("remove it (and from git's history, then revoke it: it may have been push
 CACHE = "screen.cache.json"
 _VERSION = 1
 _TEXT, _FIELDS = "text:", "fields:"  # the two answers a file may have, kept apart
-_SCREEN = "screen:"  # the identity of the screen that kept the answers, for `by_stat`
+_SCREEN = "screen:"  # the identity of the screen that kept the answers, for `by_stats`
 
 
 class Screen:
@@ -68,19 +68,30 @@ class Screen:
         if st is not None:  # the stat is stored beside the digest, never asked (`get` is not used)
             self.cache.put(folder, name, st, value, digest)
 
-    def by_stat(self, rel: str) -> tuple[bool, str | None]:
-        """(hit, kind) of a tracked file answered by its stat alone: under `trusted`, when this
-        screen (the identity kept beside the answers) answered it at that very stat (the cache keeps
-        no stat taken within one tick of the file system's clock of a change)."""
+    def by_stats(self, rels: list[str]) -> dict[str, str | None]:
+        """rel -> kind of the tracked files answered by their stat alone: under `trusted`, when this
+        screen (the identity kept beside the answers) answered a file at that very stat (the cache
+        keeps no stat taken within one tick of the file system's clock of a change). One `lstat` a
+        file, its folder's answers looked up once: at a million ledger lines these are 20,000
+        session records on every doctor."""
         if not self.trusted or self.cache.folders.get(_SCREEN, {}).get("identity") != self._marker():
-            return False, None
-        st = lstat(self._root + rel)
-        folder, name = _TEXT + rel.rpartition("/")[0], rel.rpartition("/")[2]
-        hit, kind = self.cache.get(folder, name, st) if st is not None else (False, None)
-        if hit and (kind is None or isinstance(kind, str)):
-            self.seen.setdefault(folder, set()).add(name)
-            return True, kind
-        return False, None
+            return {}
+        found: dict[str, str | None] = {}
+        where, folder, seen = None, "", set()
+        for rel in rels:
+            parent, _, name = rel.rpartition("/")
+            if parent != where:  # the listing is sorted: one look-up a folder
+                where, folder = parent, _TEXT + parent
+                seen = self.seen.setdefault(folder, set())
+            try:
+                st = os.lstat(self._root + rel)
+            except OSError:
+                continue
+            hit, kind = self.cache.get(folder, name, st)
+            if hit and (kind is None or isinstance(kind, str)):
+                seen.add(name)
+                found[rel] = kind
+        return found
 
     def _marker(self) -> list[Any]:
         if self._mark is None:  # an entry no stat matches, holding the screen's key
@@ -132,7 +143,7 @@ class Screen:
             if not self.cache.folders[folder]:
                 del self.cache.folders[folder]
         if self.cache.folders.get(_SCREEN, {}).get("identity") != self._marker():
-            self.cache.folders[_SCREEN] = {"identity": self._marker()}  # who answered (`by_stat`)
+            self.cache.folders[_SCREEN] = {"identity": self._marker()}  # who answered (`by_stats`)
             self.cache.changed = True
         self.cache.save()
 
@@ -144,14 +155,18 @@ def screen(ws: Workspace, parsed: dict[str, str | None], finding: Callable[[str,
     with what `credential_in` found in its path (the caller keeps it with the record); `listing`:
     git's, shared with the caller; `kept`: the caller's screen, which it saves."""
     cache = kept if kept is not None else Screen(ws)
-    for rel in listing.under(".ai/repo") or []:
+    tracked = listing.under(".ai/repo") or []
+    known = cache.by_stats([rel for rel in tracked if rel not in parsed])  # a hit: this screen passed
+    # its name and answered its text
+    for rel in tracked:
         if rel in parsed:
             kind = parsed[rel]
             if kind:
                 finding(rel, "name", f"its file name carries a credential ({kind})", "rename it: " + FIX)
             continue
-        hit, kind = cache.by_stat(rel)  # a hit: this screen passed its name and answered its text
-        if not hit:
+        if rel in known:
+            kind = known[rel]
+        else:
             kind = credential_in(rel)
             if kind:
                 finding(rel, "name", f"its file name carries a credential ({kind})", "rename it: " + FIX)

@@ -96,25 +96,33 @@ class Resolver:
         return git.run(self.ws.root, *args, check=False, input=input)
 
     def unresolved(self, refs: list[Ref]) -> list[tuple[Ref, str]]:
+        split = [(r, *r.ref.partition(":")[::2]) for r in refs]
         kinds: dict[str, set[str]] = {}
-        for r in refs:
-            prefix, _, target = r.ref.partition(":")
+        for _, prefix, target in split:
             kinds.setdefault(prefix, set()).add(target)
         need_ledger = bool(kinds.keys() & {"session", "task", "decision"})
-        sessions, opened, tasks, decisions = self._ledger(kinds, refs) if need_ledger else (set(), set(), set(), set())
         tracked = self._session_records() if need_ledger else set()
+        facts = self._facts() if need_ledger else None
+        # The ledger is asked only what the tracked session records leave open (each look-up is a
+        # query of the index, and nearly every record's episode has its session record): an
+        # episode whose record is tracked resolves `session:` without it, and whether the ledger
+        # opened an episode matters only for a task or decision it does not name.
+        sessions = facts.having("session", kinds.get("session", set()) - tracked) if facts else set()
+        tasks = facts.having("task", kinds.get("task", set())) if facts else set()
+        decisions = facts.having("decision", kinds.get("decision", set())) if facts else set()
+        unnamed = {e for r, prefix, target in split if prefix in ("task", "decision")
+                   and target not in (tasks if prefix == "task" else decisions) for e in r.episodes}
+        opened = facts.having("opened", unnamed & tracked) if facts else set()
         commits = self._commits(kinds.get("commit", set()))
         files = self._files(kinds.get("file", set()))
         bad: list[tuple[Ref, str]] = []
-        for r in refs:
-            prefix, _, target = r.ref.partition(":")
+        for r, prefix, target in split:
             why = None
             if prefix == "session" and target not in sessions and target not in tracked:
                 why = f"no ledger line of episode {target} and no .ai/repo/sessions/{target}.md"
             elif prefix in ("task", "decision"):
                 known = tasks if prefix == "task" else decisions
-                vouched = any(e in tracked and e not in opened for e in r.episodes)
-                if target not in known and not vouched:
+                if target not in known and not any(e in tracked and e not in opened for e in r.episodes):
                     what = "task" if prefix == "task" else "decision.recorded"
                     why = f"no {what} line names task {target} in the ledger"
             elif prefix == "commit" and target not in commits:
@@ -146,15 +154,12 @@ class Resolver:
                 found[old] = sha
         return found
 
-    def _ledger(self, kinds: dict[str, set[str]], refs: list[Ref]) -> tuple[set[str], set[str], set[str], set[str]]:
-        """Of the episodes and tasks the references name: those the ledger has seen, opened, named,
-        given a decision. Each looked up in the ledger's facts (the index, `Facts.having`): at a
-        million lines the ledger names a quarter of a million tasks, which no reference needs read."""
+    def _facts(self) -> Facts:
+        """The ledger's facts (the index, `Facts.having` looks each id up): at a million lines the
+        ledger names a quarter of a million tasks, which no reference needs read."""
         facts = self.facts if self.facts is not None else accumulation.facts(self.ws)
         self.ledger_lines = facts.parsed
-        episodes = {e for r in refs if r.ref.partition(":")[0] in ("task", "decision") for e in r.episodes}
-        return (facts.having("session", kinds.get("session", set())), facts.having("opened", episodes),
-                facts.having("task", kinds.get("task", set())), facts.having("decision", kinds.get("decision", set())))
+        return facts
 
     def _session_records(self) -> set[str]:
         try:

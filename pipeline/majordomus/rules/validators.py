@@ -22,7 +22,7 @@ from majordomus.knowledge.freshness import read_events
 from majordomus.knowledge.verdict import fix
 from majordomus.rules import wiring
 from majordomus.rules.ruleset import Rule
-from majordomus.store import agents
+from majordomus.store import agents, index, records
 from majordomus.store.facts import Facts
 from majordomus.store.ledger import Line, ReadResult
 from majordomus.store.workspace import Workspace
@@ -61,6 +61,12 @@ class Context:
         if self._facts is None:
             self._facts = acc.facts(self.ws)
         return self._facts
+
+    def records(self, folder: Path) -> list[str]:
+        """The record files of `folder`, sorted: the index's, checked against the folder's stamp
+        (which changes with every name added, removed or renamed in it), else a scan."""
+        found = index.of(self.ws).names(folder)
+        return found if found is not None else records.names(folder)
 
     def ledger(self) -> ReadResult:
         """The malformed lines of the whole ledger, counted (no lines kept)."""
@@ -176,7 +182,7 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
             file=ws.rel(path), reproduce=f"majordomus knowledge record {path.stem}"))
     held = acc.tracked(ws, ctx.listing())
     where = ws.rel(ws.candidates) + "/"  # one relative path made, not one a record
-    for name in acc.records(ws):
+    for name in ctx.records(ws.candidates):
         if where + name not in held:
             path = ws.candidates / name
             verdict.findings.append(rule.finding(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 from pathlib import Path
 
 from majordomus.base import fsio, yamlio
@@ -194,6 +195,35 @@ def entries(folder: Path, strays: list[str] | None = None) -> list[os.DirEntry[s
         strays.extend(sorted(odd))
     found.sort(key=lambda e: e.name)
     return found
+
+
+def strays(folder: Path, regular: set[str]) -> list[str]:
+    """The `strays` of `entries`, sorted, for a caller that has the folder's regular record files
+    (`regular`, from the index) and would not scan it again: its names, listed once, less those
+    and less what is a regular file or a folder when looked at (one `lstat` each, almost never)."""
+    try:
+        fsio.confined(folder, folder=True)
+        listed = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        return []
+    where = os.fspath(folder) + os.sep
+    odd = []
+    for name in listed:
+        if not name.endswith(".md") or name == "README.md" or name.startswith(".tmp.") or name in regular:
+            continue
+        try:
+            mode = os.lstat(where + name).st_mode
+        except FileNotFoundError:
+            continue  # gone since it was listed
+        except OSError:
+            mode = 0
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):  # a regular file here came after the index's scan
+            odd.append(name)
+    return sorted(odd)
 
 
 def quick_status(path: Path) -> str | None:

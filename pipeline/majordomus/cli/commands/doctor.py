@@ -1,6 +1,10 @@
 """majordomus check | doctor | watch: rule dispatch over the effective set (vendor + project)."""
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from majordomus.base.output import emit_json, say, show
 from majordomus.cli.commands import Subparsers
 from majordomus.rules import dispatch as rules_dispatch
@@ -37,7 +41,8 @@ def dispatch(command: str, as_json: bool) -> int:
 
     ws = open_workspace()
     ws.warn = False  # the policy's problems are findings here, each with its fix
-    report = rules_dispatch.run(ws, command)
+    with _no_cycle_collection():
+        report = rules_dispatch.run(ws, command)
     text, talk = rules_dispatch.render_text(report)
     if as_json:
         emit_json(rules_dispatch.as_data(report))
@@ -46,6 +51,21 @@ def dispatch(command: str, as_json: bool) -> int:
     for line in talk:
         say(line)
     return report.exit_code
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """The cycle collector paused for one run of the rules: a run decodes the index's views (at a
+    million ledger lines, hundreds of thousands of containers, all alive until it ends) and makes
+    next to no cyclic garbage, so each collection walks the growing heap for nothing (15-20% of
+    doctor's CPU time at that size). Reference counting frees everything else as usual."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
 
 def check(as_json: bool = False) -> int:
