@@ -87,17 +87,16 @@ def test_function_local_imports_are_only_heavy_third_party() -> None:
                       "sqlite3", "hashlib", "difflib",
                       # issue 31, the readers' fixed cost: `subprocess` (~5 ms with threading and
                       # selectors) is imported by base/git.py's functions that start git, as a
-                      # reader answered from its caches starts none; `signal` (with enum) by the
-                      # hook path of cli/main.py alone; `calendar` (and datetime) by the ledger
-                      # stamp reader of knowledge/accumulation.py, which an empty queue never calls
-                      "subprocess", "signal", "calendar",
+                      # reader answered from its caches starts none (`signal`'s C module, `_signal`,
+                      # is imported at the top: the interpreter loaded it); `calendar` (and datetime)
+                      # by the ledger stamp reader of knowledge/accumulation.py, which an empty queue
+                      # never calls
+                      "subprocess", "calendar",
                       # base/lean.py's `pattern`: a pattern is compiled on its first use, not at import;
                       # `select` by base/git.py's wait for a git process, which many readers never start
                       "re", "select",
                       # base/lean.py's `pathlib_alone`: pathlib imported without `urllib.parse`
-                      "pathlib",
-                      # the hooks' signal handling (cli/main.py, hooks/run.py): the C module alone
-                      "_signal"}
+                      "pathlib"}
     found = []
     for path in PACKAGE.rglob("*.py"):
         tree = ast.parse(path.read_text(encoding="utf-8"))

@@ -14,10 +14,13 @@ from majordomus.base.output import say
 
 if TYPE_CHECKING:
     import argparse
+    import signal
     from collections.abc import Sequence
     from typing import Any
 
     from majordomus.base import git
+else:  # the C module, loaded with the interpreter: `signal` wraps its numbers in enums (~0.7 ms)
+    import _signal as signal
 
 # Command modules, in the order `majordomus --help` lists them, with the commands each declares
 # (its NAMES): a command imports its own module only, not all sixteen and what they import. A
@@ -125,11 +128,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     hook = _hook_call(argv)
     if hook is not None:  # the hooks' modules, imported by the hooks alone
-        if TYPE_CHECKING:
-            import signal
-        else:  # the hooks' only, without `signal`'s enums (~0.7 ms; with enum ~2 ms a reader would pay)
-            import _signal as signal
-
         # a Ctrl-C before hooks/run.py can record it is dropped, never a traceback (the hook
         # scripts ignore SIGINT until then too: `trap '' INT`)
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
