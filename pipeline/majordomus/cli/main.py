@@ -139,6 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             signal.signal(signal.SIGINT, previous)
         return code
+    if argv == ["--version"]:  # what the parser's own action prints, without importing every command for it
+        print(f"majordomus {__version__}")
+        return OK
     parser = build_parser(*argv[:2])
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
