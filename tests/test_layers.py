@@ -44,6 +44,9 @@ def test_an_upward_import_breaks_the_contract(tmp_path: Path) -> None:
 HOOK_PATHS_LAZY = {
     ("hooks/run.py", "majordomus.session"),  # each boundary its own session module
     ("cli/main.py", "majordomus.base"),
+    ("cli/main.py", "majordomus.hooks"),  # the hooks' modules, after their early `git status` started
+    ("hooks/run.py", "majordomus.store"),  # the agents' registrations, only for a hook run by another's
+    ("store/policy.py", "majordomus.base"),  # the YAML reader, only when the policy cache misses
     ("outbox/staging.py", "majordomus.store"),  # the records' readers, only for a drain  # git, for the start hook's early `git status` alone
     ("session/start.py", "majordomus.tasks"),  # the drain, only with something staged
     ("session/start.py", "majordomus.session"),  # the close path, only with an orphan to close
@@ -84,10 +87,11 @@ def test_function_local_imports_are_only_heavy_third_party() -> None:
                       "sqlite3", "hashlib", "difflib",
                       # issue 31, the readers' fixed cost: `subprocess` (~5 ms with threading and
                       # selectors) is imported by base/git.py's functions that start git, as a
-                      # reader answered from its caches starts none; `signal` (with enum) by the
-                      # hook path of cli/main.py alone; `calendar` (and datetime) by the ledger
-                      # stamp reader of knowledge/accumulation.py, which an empty queue never calls
-                      "subprocess", "signal", "calendar",
+                      # reader answered from its caches starts none (`signal`'s C module, `_signal`,
+                      # is imported at the top: the interpreter loaded it); `calendar` (and datetime)
+                      # by the ledger stamp reader of knowledge/accumulation.py, which an empty queue
+                      # never calls
+                      "subprocess", "calendar",
                       # base/lean.py's `pattern`: a pattern is compiled on its first use, not at import;
                       # `select` by base/git.py's wait for a git process, which many readers never start
                       "re", "select",

@@ -7,9 +7,11 @@ import importlib
 import subprocess
 import sys
 
+import pytest
+
 from conftest import Repo, make_repo
 from majordomus.cli.commands.knowledge import VERBS
-from majordomus.cli.main import COMMANDS, build_parser
+from majordomus.cli.main import COMMANDS, build_parser, main
 from rules_helpers import write_candidate
 
 
@@ -32,6 +34,16 @@ def test_a_command_imports_its_own_module_only(repo: Repo) -> None:
     assert not {m for m in _imported(repo, "knowledge", "candidates") if m.startswith("majordomus.hooks")}
     everything = _imported(repo, "--help")
     assert {f"majordomus.cli.commands.{name}" for name in COMMANDS} <= everything
+
+
+def test_version_imports_no_command_and_prints_what_the_parser_would(repo: Repo,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert not {m for m in _imported(repo, "--version") if m.startswith("majordomus.cli.commands")}
+    with pytest.raises(SystemExit) as exited:
+        build_parser().parse_args(["--version"])
+    assert exited.value.code == 0
+    by_parser = capsys.readouterr()
+    assert main(["--version"]) == 0 and capsys.readouterr() == by_parser
 
 
 def _verbs(parser: argparse.ArgumentParser) -> list[str]:

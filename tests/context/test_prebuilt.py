@@ -374,3 +374,22 @@ def test_the_boundary_warms_the_index_while_git_answers_and_still_composes_what_
     assert MARK in text and "Written by the derivation" in text and "Added after the index was warmed" in text
     assert text.replace(MARK + "\n", "") == fresh(store, "e9")
 
+
+def test_a_tracked_session_record_edited_in_place_is_never_printed_stale(store: Repo) -> None:
+    """The session record of the episode a candidate names places the candidate on a branch. Its
+    edit in place leaves the sessions folder's stamp as it was: only git's status sees it, which
+    is why the start's status covers `.ai/repo/sessions/` (docs/PERFORMANCE.md, the start hook)."""
+    store.git("checkout", "-q", "-b", "topic")
+    start(store, "e1")  # on a branch, the start drains the trunk outbox: e0's record into the tree
+    path = store.root / ".ai/repo/sessions/e0.md"
+    store.git("add", "-A")
+    store.commit("the session record")
+    before = start(store, "e2")  # HEAD moved: composed, and kept
+    plant(store)
+    assert MARK in start(store, "e3")
+    text = path.read_text(encoding="utf-8")
+    assert '\nbranch: "main"\n' in text
+    path.write_text(text.replace('\nbranch: "main"\n', '\nbranch: "topic"\n'), encoding="utf-8")
+    after = start(store, "e4")
+    assert MARK not in after and after == fresh(store, "e4")
+    assert after.split("\n", 1)[1] != before.split("\n", 1)[1]  # an input: e0-c1 is on this branch now

@@ -18,8 +18,11 @@ from majordomus.base.fsio import read_regular
 from majordomus.base.lean import TYPE_CHECKING, pattern
 
 if TYPE_CHECKING:
+    import signal
     from typing import Any, NamedTuple
-else:
+else:  # the C module, loaded with the interpreter: `signal` wraps its numbers in enums (~0.7 ms)
+    import _signal as signal
+
     from majordomus.base.lean import NamedTuple
 
 _ENV = {"LC_ALL": "C", "LANG": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
@@ -135,8 +138,6 @@ class Running:
 
     def _end(self) -> None:
         """Kill and reap the process, unless it was reaped already."""
-        import signal
-
         if self.pid > 0:
             try:
                 os.kill(self.pid, signal.SIGKILL)
@@ -149,8 +150,6 @@ class Running:
 def spawn(root: Path, *args: str, input: str | None = None) -> Running:
     """Start `git -C ROOT ARGS` (os.posix_spawnp and pipes: the hook path does not import
     `subprocess`, with its threading, selectors and locale); OSError when git cannot be started."""
-    import signal
-
     out, err, feed = os.pipe(), os.pipe(), os.pipe()
     try:
         os.set_blocking(feed[1], False)

@@ -3,7 +3,6 @@ declares its parsers (`add_parsers`) and implements them; `main` maps `FatalErro
 codes of DESIGN.md §5 and never lets a traceback reach a person."""
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from pathlib import Path
@@ -15,10 +14,13 @@ from majordomus.base.output import say
 
 if TYPE_CHECKING:
     import argparse
+    import signal
     from collections.abc import Sequence
     from typing import Any
 
     from majordomus.base import git
+else:  # the C module, loaded with the interpreter: `signal` wraps its numbers in enums (~0.7 ms)
+    import _signal as signal
 
 # Command modules, in the order `majordomus --help` lists them, with the commands each declares
 # (its NAMES): a command imports its own module only, not all sixteen and what they import. A
@@ -65,6 +67,7 @@ def _parser_class() -> type[argparse.ArgumentParser]:
                 super()._check_value(action, value)
                 return
             import difflib  # only for a word that is not a choice
+            import importlib
 
             near = difflib.get_close_matches(value, [str(c) for c in choices], n=3)
             command = isinstance(action, argparse._SubParsersAction)  # a command or verb, else a value
@@ -103,6 +106,7 @@ def build_parser(only: str | None = None, verb: str | None = None) -> argparse.A
     `verb`, just the module that declares that verb (fast path: a command pays for its own
     modules' imports, not for every command's)."""
     import argparse
+    import importlib
 
     Parser = _parser_class()
     parser = Parser(prog="majordomus", description="A continuity layer for coding agents: an episode "
@@ -124,17 +128,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     hook = _hook_call(argv)
     if hook is not None:  # the hooks' modules, imported by the hooks alone
-        import signal  # the hooks' only (with enum, ~2 ms a reader would pay for nothing)
-
         # a Ctrl-C before hooks/run.py can record it is dropped, never a traceback (the hook
         # scripts ignore SIGINT until then too: `trap '' INT`)
         previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
         try:
             asked = _ask_early(*hook[:2])
-            code: int = importlib.import_module("majordomus.hooks.run").run(*hook, asked=asked)
+            from majordomus.hooks import run  # imported while git answers
+
+            code = run.run(*hook, asked=asked)
         finally:
             signal.signal(signal.SIGINT, previous)
         return code
+    if argv == ["--version"]:  # what the parser's own action prints, without importing every command for it
+        print(f"majordomus {__version__}")
+        return OK
     parser = build_parser(*argv[:2])
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)

@@ -301,7 +301,8 @@ def reuse(ws: Workspace, episode: str, source: str, status: git.Status) -> str |
         if targets and sorted(set(relevant(status.paths, targets)) | set(record["own"])) != record["relevant"]:
             return None
         sources, stamps = record["sources"], record["stamps"]
-        if len(sources) != len(stamps) or not all(filecache.vouched(kept, ws.root / rel)
+        root = os.fspath(ws.root)  # joined as text: no path object for each of the sources
+        if len(sources) != len(stamps) or not all(filecache.vouched(kept, os.path.join(root, rel))
                                                   for rel, kept in zip(sources, stamps)):
             return None
         if not _ledger_unchanged(ws, record["ledger"], record["episodes"]) or ws.foreign_local():

@@ -17,11 +17,9 @@ handle it (`trap '' INT`), so one arriving while the interpreter starts is no tr
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 from pathlib import Path
-from types import FrameType
 
 from majordomus.base import git
 from majordomus.base.errors import OK, FatalError
@@ -33,16 +31,22 @@ from majordomus.hooks import providers
 from majordomus.hooks.payload import HookInputError, read_stdin
 from majordomus.hooks.providers import COMPACT, END, START, STOP, Provider
 from majordomus.session import pending
-from majordomus.store import agents
 from majordomus.store.workspace import HOOK_WAIT_S, Workspace, find_root, wait_bound
 
 if TYPE_CHECKING:
+    import signal
+    from types import FrameType
     from typing import Any
+else:  # `signal` wraps this module's numbers in enums, ~0.7 ms of every hook's imports
+    import _signal as signal
 
 # Set to "plugin" by the plugin's hook script (plugins/majordomus/): a repository that has its own
 # registration (`capture install`) records each boundary through that one, and the plugin's run is
 # a no-op, so an agent running both records every boundary once.
 VIA = "MAJORDOMUS_HOOK_VIA"
+
+
+NAMES: dict[int, str] = {signal.SIGINT: "SIGINT", signal.SIGTERM: "SIGTERM"}  # the signals a hook handles
 
 
 class Interrupted(KeyboardInterrupt):
@@ -52,7 +56,7 @@ class Interrupted(KeyboardInterrupt):
 def _stop(signum: int, frame: FrameType | None) -> None:
     for caught in (signal.SIGINT, signal.SIGTERM):  # a second signal must not cut the recording short
         signal.signal(caught, signal.SIG_IGN)
-    raise Interrupted(signal.Signals(signum).name)
+    raise Interrupted(NAMES.get(signum, f"signal {signum}"))
 
 
 def _root(candidates: list[str | None]) -> Path | None:
@@ -158,10 +162,14 @@ def _run(name: str, hook_root: str | None, agent: str, started: float, asked: gi
         if problem is not None:
             _failed(ws, name, problem)
             return OK
-        if actual != agent and agents.installed(root, agents.AGENTS[actual]):
-            return OK  # the agent's own registration runs this boundary too: one record, not two
-        if os.environ.get(VIA) == "plugin" and agents.installed(root, agents.AGENTS[actual]):
-            return OK  # so does the repository's registration, when the plugin's hook runs
+        if actual != agent or os.environ.get(VIA) == "plugin":
+            # imported only for a hook another registration (or the plugin's) may also run
+            from majordomus.store import agents
+
+            if agents.installed(root, agents.AGENTS[actual]):
+                # the agent's own registration runs this boundary too, or the repository's when
+                # the plugin's hook runs: one record, not two
+                return OK
         if asked is not None and hook_root is not None and Path(hook_root).resolve() != root:
             asked = None  # asked of another folder than the repository this start is in
         _dispatch(ws, provider, name, payload, asked)

@@ -15,7 +15,6 @@ import os
 import stat
 from pathlib import Path
 
-from majordomus.base import yamlio
 from majordomus.base.errors import REFUSED, FatalError
 from majordomus.base.lean import TYPE_CHECKING
 from majordomus.store import allowlist
@@ -193,6 +192,9 @@ def load(path: Path) -> Policy:
 
 def parse(text: str, path: Path) -> Policy:
     """The policy `text` (read from `path`) means: see `load`."""
+    # imported only when the policy cache does not hold the file's text (the hooks' usual case)
+    from majordomus.base import yamlio
+
     restore = _restore(path)
     try:
         tree = yamlio.load(text, str(path))

@@ -10,7 +10,6 @@ next boundary (`session/pending.py`).
 """
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Iterator
@@ -38,12 +37,13 @@ HOOK_WAIT_S = 20.0  # a hook's wait for all its locks together (Claude Code give
 
 
 def wait_bound(default: float) -> float:
-    """`MAJORDOMUS_LOCK_WAIT` when it is a number of seconds (0 to a day), else `default`."""
+    """`MAJORDOMUS_LOCK_WAIT` when it is a number of seconds (0 to a day), else `default` (a nan
+    or an infinity is not within those bounds either)."""
     try:
         value = float(os.environ.get("MAJORDOMUS_LOCK_WAIT", ""))
     except ValueError:
         return default
-    return value if math.isfinite(value) and 0 <= value <= 86_400 else default
+    return value if 0 <= value <= 86_400 else default
 
 
 class Workspace:
