@@ -228,13 +228,11 @@ def waiting_rows(ws: Workspace, listed: bool = False) -> list[Any] | None:
     file waiting in candidates/ or curated/ (WAITING; with `listed`, LISTED, source and tracked
     filled), from the index brought up to date; None without one (or when the classes list files
     elsewhere)."""
-    index = store_index.of(ws)
-    folders = [ws.candidates, ws.curated]
-    if listed:
-        beyond = index.rows(folders, "queue", _VERSION, _read, _keys, BEYOND, {})
-        if beyond is None or beyond[0][0]:
-            return None
-    return index.rows(folders, "queue", _VERSION, _read, _keys, LISTED if listed else WAITING, {})
+    queries = (BEYOND, LISTED) if listed else (WAITING,)
+    found = store_index.of(ws).rows([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys, queries, {})
+    if found is None or (listed and found[0][0][0]):
+        return None
+    return found[-1]
 
 
 def candidate(path: str, read: list[Any] | None, branch: str | None) -> Candidate:

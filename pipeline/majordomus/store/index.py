@@ -38,7 +38,7 @@ import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +47,7 @@ from majordomus.store import records
 from majordomus.store.filecache import entry_stat, settled, stamp
 
 FILE = "index.sqlite3"
-SCHEMA = 4  # of the tables: raise it when they change (a view's own version is kept per view)
+SCHEMA = 5  # of the tables: raise it when they change (a view's own version is kept per view)
 VIEWS = ("queue", "known", "summary", "search", "integrity")
 # The columns a view's reader also keeps of a file, beside its JSON, for a query to filter, join
 # and order the rows by without decoding them (`rows`): the queue's, whether a file waits for
@@ -65,6 +65,9 @@ _TABLES = (
     "CREATE TABLE files (folder TEXT NOT NULL, name TEXT NOT NULL, stamp TEXT, "
     + ", ".join(f"{v} TEXT" for v in VIEWS) + "".join(f", {k}" for keys in KEYED.values() for k in keys)
     + ", PRIMARY KEY (folder, name))",
+    # a query reads a folder's KEYED columns from this index alone, not from rows that hold JSON
+    *(f"CREATE INDEX files_{view} ON files (folder, {keys[0]}, name, {', '.join(keys[1:])})"
+      for view, keys in KEYED.items()),
 )
 
 Reader = Callable[[str], Any]  # a file's path -> what a view keeps of it (JSON)
@@ -262,11 +265,11 @@ class Index:
         return found
 
     def rows(self, folders: Iterable[Path], view: str, version: int | str, read: Reader, keys: Keys,
-             sql: str, params: dict[str, Any]) -> list[Any] | None:
-        """The rows `sql` selects once `view` of every record file of `folders` is kept (in its
-        KEYED columns too), so that the query filters, joins and orders what it needs without a
-        value decoded: `:folder0`, `:folder1`, ... name the folders in `sql`. A file too recent to
-        vouch for itself is read again each time (its value kept only until the next check).
+             queries: Sequence[str], params: dict[str, Any]) -> list[list[Any]] | None:
+        """The rows each of `queries` selects once `view` of every record file of `folders` is kept
+        (in its KEYED columns too), so that a query filters, joins and orders what it needs without
+        a value decoded: `:folder0`, `:folder1`, ... name the folders in a query. A file too recent
+        to vouch for itself is read again each time (its value kept only until the next check).
         None when the index cannot be used."""
         db = self.db()
         rels = [self._rel(folder) for folder in folders]
@@ -284,7 +287,8 @@ class Index:
             if stale:
                 with _transaction(db):
                     db.executemany(_update(view), stale)
-            return db.execute(sql, {**params, **{f"folder{i}": rel for i, rel in enumerate(rels)}}).fetchall()
+            named = {**params, **{f"folder{i}": rel for i, rel in enumerate(rels)}}
+            return [db.execute(sql, named).fetchall() for sql in queries]
         except sqlite3.Error:
             self._lost()
             return None
