@@ -209,3 +209,21 @@ def test_the_queue_follows_git_s_listing_kept_in_the_index(repo: Repo) -> None:
     (repo.root / ".gitignore").write_text("e9-000000000001.md\n")
     ignored = same()
     assert not any("Tabs number 1" in row for row in ignored[1]) and len(ignored[1]) == len(added[1]) - 1
+
+
+def test_a_session_record_placing_the_queue_elsewhere_is_seen(repo: Repo) -> None:
+    """The branch each candidate is placed on comes from its episode's session record, kept in the
+    index: a record rewritten (as a close writes it: a rename) to close on another branch moves its
+    candidates there, through the index as without it."""
+    build(repo)
+    record = repo.root / ".ai" / "repo" / "sessions" / "e1.md"
+    first = _human(repo)
+    assert first[1] and all(" main " in row for row in first[1][1:])
+    text = record.read_text()
+    assert re.search(r"^branch: \"?main\"?$", text, re.M)
+    (record.parent / ".tmp.e1").write_text(re.sub(r"^branch: \"?main\"?$", "branch: \"elsewhere\"", text, flags=re.M))
+    os.replace(record.parent / ".tmp.e1", record)
+    moved = _human(repo)
+    assert moved[1][1:] and all(" elsewhere " in row for row in moved[1][1:])
+    repo.root.joinpath(*INDEX).unlink()
+    assert _human(repo) == moved

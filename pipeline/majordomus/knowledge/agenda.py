@@ -69,16 +69,19 @@ class Row(NamedTuple):
     tracked: bool = True
 
 
-def dated(ws: Workspace, wanted: Container[str] | None = None) -> list[Row] | None:
+def dated(ws: Workspace, wanted: Container[str] | None = None,
+          placed: list[tuple[Any, ...]] | None = None) -> list[Row] | None:
     """The entries of the queue (status candidate, no reviewed record beside) among the files
     `wanted` (paths as text) of candidates/ and curated/, each with its review age, in no order:
     from the knowledge index, None without one. Without `wanted`, the files git's listing names
     (`listing.indexed`): the candidates and the curated records back at status candidate (a
-    reviewed record two clones' reviewers disagreed on), as `knowledge candidates` lists them."""
+    reviewed record two clones' reviewers disagreed on), as `knowledge candidates` lists them, and
+    `placed` filled with what the session records of each entry's episode state of its branch
+    (`queue.branches_of`), entry by entry."""
     if wanted is None and not store_listing.indexed(ws):
         return None
     found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
-    rows = queue.waiting_rows(ws, listed=wanted is None)
+    rows = queue.waiting_rows(ws) if wanted is not None else queue.listed_rows(ws)
     if rows is None:
         return None
     folders = {ws.rel(f): os.fspath(f) + os.sep for f in (ws.candidates, ws.curated)}
@@ -86,7 +89,7 @@ def dated(ws: Workspace, wanted: Container[str] | None = None) -> list[Row] | No
     listed: list[Row] = []
     undated: list[int] = []
     contested: list[int] = []
-    for folder, name, episode, when, ts, number, since, source, tracked in rows:
+    for folder, name, episode, when, ts, number, since, *more in rows:
         path = folders[folder] + name
         if wanted is not None and path not in wanted:
             continue
@@ -95,10 +98,15 @@ def dated(ws: Workspace, wanted: Container[str] | None = None) -> list[Row] | No
         age = None if since is None else Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
         if age is None:
             undated.append(len(listed))
-        if source == "curated":
-            contested.append(len(listed))
+        tracked = True
+        if more:
+            source, tracked, *records = more
+            if source == "curated":
+                contested.append(len(listed))
+            if placed is not None:
+                placed.append((episode, *records))
         listed.append(Row(path, name[:-3] if name.endswith(".md") else os.path.splitext(name)[0], episode, when,
-                          age, folder + "/" + name, bool(tracked) if tracked is not None else True))
+                          age, folder + "/" + name, bool(tracked)))
     if undated:  # the ledger names none of these: git's history, else the record's date
         from_git = accumulation.commit_ages(ws)
         for i in undated:
@@ -114,14 +122,14 @@ def dated(ws: Workspace, wanted: Container[str] | None = None) -> list[Row] | No
     return listed
 
 
-def ranked(ws: Workspace, wanted: Container[str] | None, branch: str | None) -> list[tuple[Row, str | None]] | None:
-    """`dated`, each with the branch it is placed on, in review order (as `ordered`)."""
-    listed = dated(ws, wanted)
+def ranked(ws: Workspace, branch: str | None) -> list[tuple[Row, str | None]] | None:
+    """The queue as `knowledge candidates` lists it (`dated` of git's listing), each entry with the
+    branch it is placed on, in review order (as `ordered`). None without the index."""
+    records: list[tuple[Any, ...]] = []
+    listed = dated(ws, placed=records)
     if listed is None:
         return None
-    cache = queue._cache(ws)
-    branches = queue.episode_branches(ws, {r.episode for r in listed if r.episode}, None, cache)
-    cache.save()
+    branches = queue.branches_of(ws, records)
     placed = [(r, branches.get(r.episode) if r.episode else None) for r in listed]
 
     def key(item: tuple[Row, str | None]) -> tuple[int, int, float, str, str]:

@@ -206,35 +206,72 @@ def view(index: Index, folder: Path, only: Iterable[str] | None = None) -> list[
 # The rows waiting in candidates/ (:folder0) and curated/ (:folder1), a candidate with a reviewed
 # record beside it aside (`reviewed`), each with its oldest `knowledge.derived` line when the
 # ledger's facts have one (store/facts.py): what orders the queue, no value decoded.
-WAITING = ("SELECT f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.since, NULL, NULL FROM files f "
+WAITING = ("SELECT f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.since FROM files f "
            "LEFT JOIN derived d ON d.name = f.name WHERE f.folder IN (:folder0, :folder1) AND f.q_live = 1 "
            "AND NOT (f.folder = :folder0 AND f.name IN (SELECT name FROM files WHERE folder = :folder1))")
 # The same, of the files git's listing names (the `listed` table, store/listing.py) as the
 # candidates and curated source classes, a candidate the listing names under another class aside
-# (`listing.listing`), each with its class and whether git tracks it.
-LISTED = ("SELECT f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.since, l.source, l.tracked "
+# (`listing.listing`), each with its class, whether git tracks it, and what the session records
+# of its episode (sessions/ :folder2, the outbox's :folder3) state of its branch (`placed`).
+LISTED = ("SELECT f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.since, l.source, l.tracked, "
+          "s.b_named, s.b_branch, o.b_named, o.b_branch "
           "FROM files f JOIN listed l ON l.folder = f.folder AND l.name = f.name "
-          "LEFT JOIN derived d ON d.name = f.name WHERE f.folder IN (:folder0, :folder1) AND f.q_live = 1 "
-          "AND l.source IN ('candidates', 'curated') "
+          "LEFT JOIN derived d ON d.name = f.name "
+          "LEFT JOIN files s ON s.folder = :folder2 AND s.name = f.q_episode || '.md' "
+          "LEFT JOIN files o ON o.folder = :folder3 AND o.name = f.q_episode || '.md' "
+          "WHERE f.folder IN (:folder0, :folder1) AND f.q_live = 1 AND l.source IN ('candidates', 'curated') "
           "AND NOT (f.folder = :folder0 AND f.name IN (SELECT name FROM files WHERE folder = :folder1)) "
           "AND NOT (l.source = 'candidates' AND f.name IN (SELECT name FROM listed WHERE source != 'candidates'))")
 # Whether the two classes list files beyond the two folders (then LISTED does not answer).
 BEYOND = ("SELECT count(*) FROM listed WHERE source IN ('candidates', 'curated') "
           "AND folder NOT IN (:folder0, :folder1)")
+_BRANCH_VERSION = 1  # of what the index keeps of a session record (`_record_branch`)
 
 
-def waiting_rows(ws: Workspace, listed: bool = False) -> list[Any] | None:
-    """(folder, name, episode, when, ledger ts, ledger line, since, source class, tracked) of every
-    file waiting in candidates/ or curated/ (WAITING; with `listed`, LISTED, source and tracked
-    filled), from the index brought up to date; None without one (or when the classes list files
-    elsewhere)."""
-    index = store_index.of(ws)
-    folders = [ws.candidates, ws.curated]
-    if listed:
-        beyond = index.rows(folders, "queue", _VERSION, _read, _keys, BEYOND, {})
-        if beyond is None or beyond[0][0]:
-            return None
-    return index.rows(folders, "queue", _VERSION, _read, _keys, LISTED if listed else WAITING, {})
+def _branch_read(path: str) -> list[str | None] | None:
+    return _record_branch(Path(path))
+
+
+def _branch_keys(read: list[str | None] | None) -> tuple[int, str | None]:
+    """A session record's KEYED columns in the index: whether it states a branch, and which."""
+    return (1, read[0]) if isinstance(read, list) else (0, None)
+
+
+def waiting_rows(ws: Workspace) -> list[Any] | None:
+    """(folder, name, episode, when, ledger ts, ledger line, since) of every file waiting in
+    candidates/ or curated/ (WAITING), from the index brought up to date; None without one."""
+    found = store_index.of(ws).rows([([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys)],
+                                    [WAITING], {})
+    return found[0] if found is not None else None
+
+
+def listed_rows(ws: Workspace) -> list[Any] | None:
+    """LISTED's rows: (folder, name, episode, when, ledger ts, ledger line, since, source class,
+    tracked, then whether and what sessions/'s record of the episode states of its branch, then
+    the outbox's), from the index brought up to date (session records too); None without one, or
+    when the source classes list files beyond the two folders."""
+    found = store_index.of(ws).rows(
+        [([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys),
+         ([ws.sessions, ws.outbox / "sessions"], "branch", _BRANCH_VERSION, _branch_read, _branch_keys)],
+        [BEYOND, LISTED], {})
+    return None if found is None or found[0][0][0] else found[1]
+
+
+def branches_of(ws: Workspace, rows: Iterable[tuple[str | None, Any, Any, Any, Any]]) -> dict[str, str | None]:
+    """Episode -> its branch, as `episode_branches` places it, from LISTED's (episode, the session
+    records' columns) rows: what a record states, else the ledger's opening."""
+    found: dict[str, str | None] = {}
+    missing: set[str] = set()
+    for episode, named, branch, outbox_named, outbox_branch in rows:
+        if not episode or episode in found or episode in missing:
+            continue
+        if ID_PATTERN.match(episode) and (named or outbox_named):  # a record's text never names a path unchecked
+            found[episode] = branch if named else outbox_branch
+        else:
+            missing.add(episode)
+    if missing:  # through the ledger's index: one line read an episode
+        found.update(ws.ledger.opened_branches(sorted(missing)))
+    return found
 
 
 def candidate(path: str, read: list[Any] | None, branch: str | None) -> Candidate:

@@ -33,7 +33,7 @@ def head(ws: Workspace, limit: int | None) -> tuple[list[dict[str, Any]], int, l
     from majordomus.knowledge import agenda
 
     branch = git.branch(ws.root)
-    ranked = agenda.ranked(ws, None, branch)
+    ranked = agenda.ranked(ws, branch)
     if ranked is None:  # no index (or a source class beyond the two folders): every entry read
         return _head(ws, limit, branch)
     ordered = agenda.shown(ws, ranked if limit is None else ranked[:limit], branch)

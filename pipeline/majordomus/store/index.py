@@ -38,7 +38,7 @@ import os
 import sqlite3
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,12 +47,13 @@ from majordomus.store import records
 from majordomus.store.filecache import entry_stat, settled, stamp
 
 FILE = "index.sqlite3"
-SCHEMA = 4  # of the tables: raise it when they change (a view's own version is kept per view)
-VIEWS = ("queue", "known", "summary", "search", "integrity")
+SCHEMA = 6  # of the tables: raise it when they change (a view's own version is kept per view)
+VIEWS = ("queue", "known", "summary", "search", "integrity", "branch")
 # The columns a view's reader also keeps of a file, beside its JSON, for a query to filter, join
 # and order the rows by without decoding them (`rows`): the queue's, whether a file waits for
-# review (1) or not (0), the episode it names and the time that orders it (knowledge/queue.py).
-KEYED = {"queue": ("q_live", "q_episode", "q_when")}
+# review (1) or not (0), the episode it names and the time that orders it; a session record's,
+# whether it states a branch (1) and which (knowledge/queue.py).
+KEYED = {"queue": ("q_live", "q_episode", "q_when"), "branch": ("b_named", "b_branch")}
 Keys = Callable[[Any], tuple[Any, ...]]  # what a view keeps of a file -> its KEYED columns
 # A folder of fewer records is checked file by file every time (one `lstat` each, a millisecond),
 # so a record rewritten in place is seen at once; a bigger one is trusted to its stamp.
@@ -65,9 +66,12 @@ _TABLES = (
     "CREATE TABLE files (folder TEXT NOT NULL, name TEXT NOT NULL, stamp TEXT, "
     + ", ".join(f"{v} TEXT" for v in VIEWS) + "".join(f", {k}" for keys in KEYED.values() for k in keys)
     + ", PRIMARY KEY (folder, name))",
+    # a query reads a folder's KEYED columns from this index alone, not from rows that hold JSON
+    "CREATE INDEX files_queue ON files (folder, q_live, name, q_episode, q_when)",
 )
 
 Reader = Callable[[str], Any]  # a file's path -> what a view keeps of it (JSON)
+Source = tuple[Sequence[Path], str, "int | str", Reader, Keys]  # folders, view, version, reader, KEYED
 
 
 class Index:
@@ -261,30 +265,36 @@ class Index:
                 db.executemany(_update(view), fresh)
         return found
 
-    def rows(self, folders: Iterable[Path], view: str, version: int | str, read: Reader, keys: Keys,
-             sql: str, params: dict[str, Any]) -> list[Any] | None:
-        """The rows `sql` selects once `view` of every record file of `folders` is kept (in its
-        KEYED columns too), so that the query filters, joins and orders what it needs without a
-        value decoded: `:folder0`, `:folder1`, ... name the folders in `sql`. A file too recent to
-        vouch for itself is read again each time (its value kept only until the next check).
-        None when the index cannot be used."""
+    def rows(self, sources: Sequence[Source], queries: Sequence[str], params: dict[str, Any]
+             ) -> list[list[Any]] | None:
+        """The rows each of `queries` selects once, for each source (folders, view, its version, its
+        reader, its KEYED columns), the view of every record file of those folders is kept (in its
+        KEYED columns too), so that a query filters, joins and orders what it needs without a value
+        decoded: `:folder0`, `:folder1`, ... name the folders in a query, in the sources' order. A
+        file too recent to vouch for itself is read again each time (its value kept only until the
+        next check). None when the index cannot be used."""
         db = self.db()
-        rels = [self._rel(folder) for folder in folders]
-        if db is None or None in rels:
+        named = dict(params)
+        if db is None:
             return None
+        counted = 0
         try:
-            self._versions(db, view, version)
-            stale: list[tuple[Any, ...]] = []
-            for folder, rel in zip(folders, rels):
-                assert rel is not None
-                self._check(db, folder, rel)
-                where = os.fspath(folder) + os.sep
-                stale += [_kept(read(where + name), keys, rel, name) for (name,) in db.execute(
-                    f"SELECT name FROM files WHERE folder = ? AND ({view} IS NULL OR stamp IS NULL)", (rel,))]
-            if stale:
-                with _transaction(db):
-                    db.executemany(_update(view), stale)
-            return db.execute(sql, {**params, **{f"folder{i}": rel for i, rel in enumerate(rels)}}).fetchall()
+            for folders, view, version, read, keys in sources:
+                self._versions(db, view, version)
+                stale: list[tuple[Any, ...]] = []
+                for folder in folders:
+                    rel = self._rel(folder)
+                    if rel is None:
+                        return None
+                    named[f"folder{counted}"], counted = rel, counted + 1
+                    self._check(db, folder, rel)
+                    where = os.fspath(folder) + os.sep
+                    stale += [_kept(read(where + name), keys, rel, name) for (name,) in db.execute(
+                        f"SELECT name FROM files WHERE folder = ? AND ({view} IS NULL OR stamp IS NULL)", (rel,))]
+                if stale:
+                    with _transaction(db):
+                        db.executemany(_update(view), stale)
+            return [db.execute(sql, named).fetchall() for sql in queries]
         except sqlite3.Error:
             self._lost()
             return None
