@@ -347,7 +347,7 @@ def test_the_boundary_warms_the_index_while_git_answers_and_still_composes_what_
         store: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     """While git answers the boundary's status, the knowledge index is brought up to date with the
     record folders (here trusted to their stamps at any size); a candidate added after that scan
-    and before the composition is in the briefing kept, as a fresh composition shows it."""
+    and before the composition is in the briefing composed and kept."""
     from majordomus.store import index as store_index
 
     monkeypatch.setattr(store_index, "SCAN_BELOW", 0)  # every folder trusted to its stamp, as a big one is
@@ -369,10 +369,10 @@ def test_the_boundary_warms_the_index_while_git_answers_and_still_composes_what_
     assert prebuilt.refresh(Workspace(store.root))
     monkeypatch.setattr(briefing, "warm", real)
     assert warmed and warmed[0] is not None  # the scan happened: the folder's stamp was kept
-    plant(store)
-    text = start(store, "e9")
-    assert MARK in text and "Written by the derivation" in text and "Added after the index was warmed" in text
-    assert text.replace(MARK + "\n", "") == fresh(store, "e9")
+    body = json.loads((store.root / ".ai/local/state" / prebuilt.FILE).read_text(encoding="utf-8"))["body"]
+    assert "Written by the derivation" in body and "Added after the index was warmed" in body
+    # (git, asked before the second candidate came, may not list it: the start then composes)
+    assert start(store, "e9") == fresh(store, "e9")
 
 
 def test_a_tracked_session_record_edited_in_place_is_never_printed_stale(store: Repo) -> None:

@@ -262,3 +262,31 @@ def test_lines_parsed_in_batches_are_the_lines_parsed_one_by_one(
     hits = [(n, raw.replace(b"\n", b" ")) for n, raw in enumerate(lines, 1)]
     want = [line for n, raw in hits if (line := parse_line(n, raw.decode("utf-8", errors="replace")))]
     assert list(ledger_module._parsed(hits)) == want
+
+
+KEYS = st.text(alphabet=st.sampled_from(['e', '1', '"', '\\', ',', ':', '{', '[', ']', '\u00e9', '\n']),
+               min_size=0, max_size=4)
+
+
+@given(st.dictionaries(KEYS, st.lists(st.integers(-1, 10**9), min_size=3, max_size=3), max_size=6),
+       st.lists(KEYS, max_size=4))
+def test_an_episode_found_in_the_saved_text_is_what_the_parsed_map_holds(
+        saved: dict[str, list[int]], asked: list[str]) -> None:
+    """A lookup searches the saved map's text, as `_save` writes it, for the first few episodes:
+    whatever the ids hold (quotes, backslashes, commas, colons), it answers what the map does."""
+    text = (json.dumps(saved, separators=(",", ":"), ensure_ascii=False) + "\n").encode("utf-8")
+    for episode in [*asked, *saved]:
+        index = ledger_module.LedgerIndex(1, 1, saved=text)
+        assert index.episode(episode) == saved.get(episode)
+
+
+def test_one_episode_looked_up_does_not_parse_the_saved_map() -> None:
+    saved = {f"e{n}": [n * 100, n + 1, -1] for n in range(1000)}
+    text = (json.dumps(saved, separators=(",", ":")) + "\n").encode("utf-8")
+    index = ledger_module.LedgerIndex(1, 1, saved=text)
+    assert index.episode("e999") == [99900, 1000, -1] and index.episode("e9") == [900, 10, -1]
+    assert index.episode("e1000") is None
+    assert index._known is None  # searched, not parsed
+    for n in range(ledger_module.SEARCHED):
+        index.episode(f"e{n}")
+    assert index._known is not None  # past the first few, the map is parsed once

@@ -121,21 +121,19 @@ def _knows(ws: Workspace, changed: Changed | None = None, seen: Seen | None = No
         seen.targets.update(p for r in records for p in r.paths)
         seen.volatile = seen.volatile or bool(problem) or any(
             states[r.id].state == "unknown" for r in records if r.verified_at and r.id in states)
-    fresh: list[str] = []
+    fresh: list[tuple[known.Known, Currency | None]] = []
     stale: list[str] = []
-    # No list shows more lines than the budget: the stale records past it are counted by its cut
-    # line, so their reasons (a few string operations each, thousands in a large store) are not made.
+    # No list shows more lines than the budget: the records past it are counted by its cut line,
+    # so their lines (a few string operations each, thousands in a large store) are not made: the
+    # stale ones past it are kept as their ids, the current ones are made as they are read (`Lines`).
     said = int(ws.policy["session.briefing_budget_lines"]) + 1
     for r in known.ordered(records, paths):
         state = states.get(r.id)
-        because = f" (because {clip(r.reason, REASON_CHARS)})" if r.reason else ""
         if state is not None and (state.stale or state.dispute is not None):
-            stale.append(f"- {r.cls}: {_title(r.title)}{because} — {state.reason}; re-verify: "
+            stale.append(f"- {r.cls}: {_title(r.title)}{_because(r)} — {state.reason}; re-verify: "
                          f"`majordomus knowledge reverify {r.id} < evidence`" if len(stale) < said else r.id)
-        elif state is not None and state.state == "unknown":
-            fresh.append(f"- {r.cls}: {_title(r.title)}{because} (currency {state.reason})")
         else:
-            fresh.append(f"- {r.cls}: {_title(r.title)}{because}")
+            fresh.append((r, state))
     count = f"{len(records)} verified record{'s' if len(records) != 1 else ''}"
     lines = [problem] if problem else []
     if stale:
@@ -143,10 +141,22 @@ def _knows(ws: Workspace, changed: Changed | None = None, seen: Seen | None = No
         lines.append("An unmarked record is current: none of the files it is about changed since a person "
                      "verified it. Those marked \"may be stale\" or \"disputed\" follow, each with what changed "
                      "and the command that re-verifies it.")
-    return [Block(f"What this repository knows ({count})", 2, lines, fresh, None, "verified records",
+    return [Block(f"What this repository knows ({count})", 2, lines, Lines(fresh, _current), None, "verified records",
                   ALL_VERIFIED, whole="majordomus knowledge search \"TITLE\""),
             Block(None, 2, [], stale, what="records that may be stale or are disputed", more=STALE,
                   whole="majordomus knowledge record ID")]
+
+
+def _because(r: known.Known) -> str:
+    return f" (because {clip(r.reason, REASON_CHARS)})" if r.reason else ""
+
+
+def _current(row: tuple[known.Known, Currency | None]) -> str:
+    """A record's line among the current ones (and those whose currency this clone cannot tell)."""
+    r, state = row
+    if state is not None and state.state == "unknown":
+        return f"- {r.cls}: {_title(r.title)}{_because(r)} (currency {state.reason})"
+    return f"- {r.cls}: {_title(r.title)}{_because(r)}"
 
 
 def _where(branch: str | None, here: str | None) -> str:
