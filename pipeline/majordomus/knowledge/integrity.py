@@ -88,8 +88,7 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
             view = index.of(ws).view(folder, "integrity", version, read, each=True)
             strays = records.strays(folder, {name for name, _ in view})
             kept = [(prefix + name, got) for name, got in view]
-            for rel, _ in kept:
-                screen.unchanged(rel)
+            screen.unchanged(ws.rel(folder), (name for name, _ in view))
         else:
             strays = []
             names = records.names(folder, strays)  # names, not paths: 20,000 Path objects cost 0.2 s
