@@ -70,6 +70,8 @@ def test_a_consistent_store_passes(store: dict[str, str], episode: Repo) -> None
     verified = meta("e1-bbbbbbbbbbbb", store, status="verified")
     verified["relations"].append({"type": "relates_to", "target": "file:old/gone.txt"})
     verified["relations"].append({"type": "relates_to", "target": "file:old"})
+    episode.commit("add lib", {"lib/sub/x.txt": "x\n"})
+    verified["relations"] += [{"type": "relates_to", "target": t} for t in ("file:lib", "file:lib/sub")]
     verified["provenance"]["derived_from"] += [f"commit:{store['gone_sha'][:10]}", "issue:42", "test:t::x"]
     put(episode, "curated", "e1-bbbbbbbbbbbb", verified, body="A.\n\n# Evidence\n\nseen\n")
     put(episode, "candidates", "e1-cccccccccccc", meta("e1-cccccccccccc", store, status="superseded"),
@@ -145,6 +147,7 @@ CASES: dict[str, tuple[Mutation, str | None, str]] = {
     "unknown decision": (_refs("decision:t-nope"), "provenance.derived_from[4]", "no decision.recorded line"),
     "commit not a sha": (_refs("commit:HEAD"), "provenance.derived_from[4]", "not a commit sha"),
     "missing file": (_relation("file:nowhere.txt"), "relations[0].target", "no such path in the tree or its history"),
+    "a name's start is no folder": (_relation("file:READ"), "relations[0].target", "no such path in the tree"),
 }
 
 

@@ -3,6 +3,7 @@ temporary repository."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -118,6 +119,31 @@ def test_wiring_is_read_from_the_close_paths_own_source() -> None:
     hollow = WIRED.replace("return derive.derive(ws, episode, window=window, record=record)", "return None")
     assert "never calls the deriver" in (wiring.check_source(hollow) or "")
     assert "defines no close_episode" in (wiring.check_source("x = 1\n") or "")
+
+
+def test_the_wiring_is_kept_by_the_close_paths_stat_and_read_again_when_it_changes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from majordomus.rules import wiring
+    from majordomus.store import filecache
+
+    monkeypatch.setattr(filecache, "settled", lambda st, now_ns=None: True)  # the test's file is fresh
+    parsed: list[str] = []
+    parse = wiring.check_source
+    monkeypatch.setattr(wiring, "check_source", lambda text, name: parsed.append(name) or parse(text, name))
+
+    def kept() -> filecache.FileCache:
+        return filecache.FileCache(tmp_path / wiring.CACHE, wiring.VERSION, tmp_path)
+
+    source = tmp_path / "end.py"
+    source.write_text(WIRED, encoding="utf-8")
+    assert wiring.check(source, kept()) == (None, source)
+    assert wiring.check(source, kept()) == (None, source) and len(parsed) == 1  # kept: not parsed again
+    source.write_text(WIRED.replace("outcome = derive_on_close(ws, episode, window, record)", "outcome = None"),
+                      encoding="utf-8")
+    for _ in range(2):  # changed: read again, and that answer kept
+        problem, _ = wiring.check(source, kept())
+        assert "never calls derive_on_close" in (problem or "") and len(parsed) == 2
+    assert wiring.check(source)[0] == problem and len(parsed) == 3  # no cache: always read
 
 
 # --- majordomus.knowledge-integrity --------------------------------------------------------------

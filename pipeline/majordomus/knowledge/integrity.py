@@ -39,7 +39,10 @@ from majordomus.store.workspace import Workspace
 
 RULE = "majordomus.knowledge-integrity"
 RECORD_PREFIX = "knowledge"  # knowledge:<id> names a record of the store: resolved against its ids
-VIEW_VERSION = 2  # of `_local`'s answer: raise it when what it keeps or finds changes
+VIEW_VERSION = 3  # of `_local`'s answer: raise it when what it keeps or finds changes
+# what `_local` leaves out of its answer when it is empty, as most records' are: the index keeps
+# 20,000 answers at a million ledger lines, and doctor decodes them all on every run
+_EMPTY_LEFT_OUT = ("findings", "name", "to_records", "cited")
 _REJECTED = re.compile(r"(?m)^# Rejected[ \t]*\n(?=[\s\S]*\S)")
 
 
@@ -88,8 +91,7 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
             view = index.of(ws).view(folder, "integrity", version, read, each=True)
             strays = records.strays(folder, {name for name, _ in view})
             kept = [(prefix + name, got) for name, got in view]
-            for rel, _ in kept:
-                screen.unchanged(rel)
+            screen.unchanged(ws.rel(folder), (name for name, _ in view))
         else:
             strays = []
             names = records.names(folder, strays)  # names, not paths: 20,000 Path objects cost 0.2 s
@@ -99,7 +101,7 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
             finding(prefix + name, None, "not a regular file (a symbolic link, a pipe): "
                     "never read, never followed", "replace it with the record's own file, or remove it")
         for rel, got in kept:
-            for fld, what, fix, blocking in got["findings"]:
+            for fld, what, fix, blocking in got.get("findings", ()):
                 finding(rel, fld, what, fix, blocking)
         seen += kept
     read_done = time.perf_counter()
@@ -178,7 +180,8 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
 def _local(folder_name: str, prefix: str, screen: leaks.Screen, path: str) -> dict[str, Any]:
     """What the check makes of one record file on its own (JSON, the index's integrity view): its
     findings as [field, what, fix, blocking], and what the checks across records need (its id, the
-    record it is superseded by, its references, its cited commits)."""
+    record it is superseded by, its references, its cited commits); what is empty of
+    `_EMPTY_LEFT_OUT` is left out."""
 
     name = path.rpartition(os.sep)[2]
     rel = prefix + name
@@ -272,6 +275,9 @@ def _local(folder_name: str, prefix: str, screen: leaks.Screen, path: str) -> di
             refs.append([fld, ref])
     got["cited"] = {sha: {k: _plain(note.get(k)) for k in ("subject", "authored")}
                     for sha, note in _cited(meta).items()}
+    for key in _EMPTY_LEFT_OUT:
+        if not got[key]:
+            del got[key]
     return got
 
 

@@ -130,10 +130,11 @@ class Screen:
         self._keep(folder, name, digest, [list(f) for f in found])
         return found
 
-    def unchanged(self, rel: str) -> None:
-        """Keep the answer for a record's fields that a reader trusting the index did not read
-        (its file kept its stamp), so that `save` does not forget it."""
-        self.seen.setdefault(_FIELDS + rel.rpartition("/")[0], set()).add(rel.rpartition("/")[2])
+    def unchanged(self, folder: str, names: Iterable[str]) -> None:
+        """Keep the answers for the fields of the records `names` of `folder` (repository-relative)
+        that a reader trusting the index did not read (their files kept their stamps), so that
+        `save` does not forget them."""
+        self.seen.setdefault(_FIELDS + folder, set()).update(names)
 
     def save(self) -> None:
         """Keep the answers of this run's files only: those of files gone are forgotten."""

@@ -8,6 +8,7 @@ the tracked session records, one `git cat-file --batch-check` for every commit r
 """
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import time
@@ -189,19 +190,23 @@ class Resolver:
         if self.listing is None:
             self.git_processes += 1
             self.listing = git.Listing(self.ws.root)
-        known = _with_parents(self.listing.files() or [])
-        missing = paths - known
+        found = _in_tree(paths, self.listing.files() or [])
+        missing = paths - found
         if missing:
             log = self._git("log", "-z", "--all", "--format=", "--name-only")
-            known |= _with_parents([p for p in log.split("\0") if p])
-        return paths & known
+            found |= _in_tree(missing, [p for p in log.split("\0") if p])
+        return found
 
 
-def _with_parents(paths: list[str]) -> set[str]:
-    """Every path and every folder above it (so `file:lib` resolves when lib/x is tracked)."""
-    out: set[str] = set()
-    for path in paths:
-        while path and path not in out:
-            out.add(path)
-            path = path.rpartition("/")[0]
-    return out
+def _in_tree(paths: set[str], files: list[str]) -> set[str]:
+    """Those of `paths` that are one of `files` or a folder above one (so `file:lib` resolves when
+    lib/x is tracked): a look-up each in the files sorted, not every folder of 40,000 files made."""
+    found = paths & set(files)
+    rest = paths - found
+    if rest:
+        ordered = sorted(files)
+        for path in rest:
+            at = bisect.bisect_left(ordered, path + "/")
+            if at < len(ordered) and ordered[at].startswith(path + "/"):
+                found.add(path)
+    return found

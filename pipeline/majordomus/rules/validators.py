@@ -24,6 +24,7 @@ from majordomus.rules import wiring
 from majordomus.rules.ruleset import Rule
 from majordomus.store import agents, index, records
 from majordomus.store.facts import Facts
+from majordomus.store.filecache import FileCache
 from majordomus.store.ledger import Line, ReadResult
 from majordomus.store.workspace import Workspace
 
@@ -102,7 +103,7 @@ def knowledge_lifecycle(ctx: Context, rule: Rule) -> Verdict:
     wired = ws.policy.on("session.knowledge_on_end")
     judged = freshness.judge(ws, ctx.facts().freshness_lines(), now=ctx.now)
     if wired:
-        problem, source = wiring.check()
+        problem, source = wiring.check(cache=FileCache(ws.state / wiring.CACHE, wiring.VERSION, ws.root))
         if problem:
             pending = "" if judged.judged else f" (freshness is not judged yet: {judged.reason})"
             verdict.findings.append(rule.finding(

@@ -8,10 +8,18 @@ from __future__ import annotations
 
 import ast
 from pathlib import Path
+from stat import S_ISREG
+
+from majordomus.store.filecache import FileCache, lstat
 
 CLOSE = "close_episode"
 HOOK = "derive_on_close"
 DERIVER = "derive"
+# What `check` found, kept by the close path's stat (store/filecache.py): derived, and a source
+# that changed is read again. Raise VERSION when what `check_source` checks changes.
+CACHE = "wiring.cache.json"
+VERSION = 1
+_KEPT = "close path"
 
 
 def close_path_source() -> Path:
@@ -73,11 +81,25 @@ def check_source(text: str, filename: str = "majordomus/session/end.py") -> str 
     return None
 
 
-def check(path: Path | None = None) -> tuple[str | None, Path]:
-    """(what is wrong or None, the source read) for the installed close path."""
+def check(path: Path | None = None, cache: FileCache | None = None) -> tuple[str | None, Path]:
+    """(what is wrong or None, the source read) for the installed close path. With `cache`, the
+    answer is kept by the source's stat (doctor asks on every run, and parsing the close path is
+    ~10 ms of it; the source changes with the package only): a source whose stat is the one kept
+    is not read again, and a source that changed is (its stat differs)."""
     path = path or close_path_source()
+    st = lstat(path) if cache is not None else None  # taken first: a change after it shows in it
+    st = st if st is not None and S_ISREG(st.st_mode) else None
+    if cache is not None and st is not None:
+        hit, kept = cache.get(_KEPT, str(path), st)
+        if hit and (kept is None or isinstance(kept, str)):
+            return kept, path
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         return f"cannot read the close path's source {path}: {exc}", path
-    return check_source(text, str(path)), path
+    problem = check_source(text, str(path))
+    if cache is not None and st is not None:
+        cache.keep_only(_KEPT, {str(path)})
+        cache.put(_KEPT, str(path), st, problem)
+        cache.save()
+    return problem, path
