@@ -227,3 +227,35 @@ def test_a_session_record_placing_the_queue_elsewhere_is_seen(repo: Repo) -> Non
     assert moved[1][1:] and all(" elsewhere " in row for row in moved[1][1:])
     repo.root.joinpath(*INDEX).unlink()
     assert _human(repo) == moved
+
+
+def test_status_counted_in_the_index_is_the_files_own(repo: Repo) -> None:
+    """`knowledge status` counts the store in the index (git's listing as rows, each record's kept
+    summary): the same answer as from every file, with a record that cannot be read, one git tracks
+    that is missing from the tree, and after a record's status changes."""
+    build(repo)
+    where = repo.root / KB_FOLDER / "candidates"
+    (where / ".tmp.bad").write_text("---\nid: broken\nstatus: [candidate\n---\nNo front matter.\n")
+    os.replace(where / ".tmp.bad", where / "broken.md")
+    repo.commit("two more", {f"{KB_FOLDER}/curated/gone.md": RECORD.format(rid="gone", title="Gone")})
+    (repo.root / KB_FOLDER / "curated" / "gone.md").unlink()
+
+    def status() -> Any:
+        proc = repo.mj("knowledge", "status", "--json")
+        assert proc.returncode == 0, proc.stderr
+        return _steady(json.loads(proc.stdout))
+
+    def same() -> Any:
+        kept = status()
+        assert status() == kept
+        repo.root.joinpath(*INDEX).unlink()
+        assert status() == kept
+        return kept
+
+    first = same()
+    assert sorted(u["id"] for u in first["unreadable"]) == ["broken", "gone"]
+    _write(repo, "candidates", "added-one", "Tabs are added")
+    added = same()
+    assert added["by_status"]["candidate"] == first["by_status"]["candidate"] + 1
+    assert added["queue"]["length"] == first["queue"]["length"] + 1
+    assert f"{KB_FOLDER}/candidates/added-one.md" in added["untracked"]

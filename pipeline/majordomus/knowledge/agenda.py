@@ -67,6 +67,7 @@ class Row(NamedTuple):
     age: Age | None
     rel: str = ""  # repository-relative, as git lists it (`dated` of the listing)
     tracked: bool = True
+    source: str = "candidates"  # the source class that lists it (`dated` of the listing)
 
 
 def dated(ws: Workspace, wanted: Container[str] | None = None,
@@ -98,7 +99,7 @@ def dated(ws: Workspace, wanted: Container[str] | None = None,
         age = None if since is None else Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
         if age is None:
             undated.append(len(listed))
-        tracked = True
+        tracked, source = True, "candidates"
         if more:
             source, tracked, *records = more
             if source == "curated":
@@ -106,7 +107,7 @@ def dated(ws: Workspace, wanted: Container[str] | None = None,
             if placed is not None:
                 placed.append((episode, *records))
         listed.append(Row(path, name[:-3] if name.endswith(".md") else os.path.splitext(name)[0], episode, when,
-                          age, folder + "/" + name, bool(tracked)))
+                          age, folder + "/" + name, bool(tracked), source))
     if undated:  # the ledger names none of these: git's history, else the record's date
         from_git = accumulation.commit_ages(ws)
         for i in undated:

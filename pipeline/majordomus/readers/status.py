@@ -27,17 +27,14 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
     """The status answer (its JSON Schema is declared in `pipeline.knowledge_base`)."""
 
     now = time.time() if now is None else now
-    listed = kstore.listing(ws)
-    by_status: Counter[str] = Counter()
-    by_class: Counter[str] = Counter()
-    unreadable: list[dict[str, str]] = []
-    for _entry, status_of, class_of in kstore.summaries(ws, listed, unreadable):
-        by_status[status_of] += 1
-        by_class[class_of] += 1
-
+    tally = kstore.tally(ws)  # counted in the knowledge index, else below from every entry
     facts = accumulation.facts(ws)  # the ledger's facts, from the knowledge index: no pass over it
+    rows = agenda.dated(ws) if tally is not None else None
+    if tally is None or rows is None:
+        tally, queue = _counted(ws, facts)
+    else:
+        queue = [(r.id, r.age) for r in rows if r.source == "candidates"]
     verdict = freshness.judge(ws, facts.freshness_lines(), now=now)
-    queue = _waiting(ws, listed, facts)
     max_age = int(ws.policy["knowledge.candidate_max_age_minutes"])
     max_files = int(ws.policy["knowledge.candidates_max_files"])
     ages = sorted(((max(0.0, (now - age.since) / 60.0), rid, age) for rid, age in queue if age is not None),
@@ -49,12 +46,12 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
                   "detail": age.detail}
     last = verdict.last_derived
     return {
-        "records": len(listed.entries),
-        "by_status": dict(sorted(by_status.items())),
-        "by_class": dict(sorted(by_class.items())),
-        "by_source": {name: len(listed.of(name)) for name in sorted({e.source for e in listed.entries})},
-        "unreadable": unreadable,
-        "untracked": [e.rel for e in listed.untracked],
+        "records": tally.records,
+        "by_status": dict(sorted(tally.by_status.items())),
+        "by_class": dict(sorted(tally.by_class.items())),
+        "by_source": dict(sorted(tally.by_source.items())),
+        "unreadable": tally.unreadable,
+        "untracked": tally.untracked,
         "queue": {
             "length": len(queue),
             "max_files": max_files,
@@ -74,17 +71,26 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
     }
 
 
-def _waiting(ws: Workspace, listed: kstore.Store, facts: Any) -> list[tuple[str, accumulation.Age | None]]:
-    """(id, review age) of each candidate of candidates/ waiting for review: counted in the knowledge
-    index (no record's values decoded, no branch placed), else read from the files."""
+def _counted(ws: Workspace, facts: Any) -> tuple[kstore.Tally, list[tuple[str, accumulation.Age | None]]]:
+    """The store's tally and (id, review age) of each candidate waiting for review, from every entry
+    of git's listing and every record's summary: what the knowledge index answers when it can."""
+    listed = kstore.listing(ws)
+    by_status: Counter[str] = Counter()
+    by_class: Counter[str] = Counter()
+    unreadable: list[dict[str, str]] = []
+    for _entry, status_of, class_of in kstore.summaries(ws, listed, unreadable):
+        by_status[status_of] += 1
+        by_class[class_of] += 1
+    tally = kstore.Tally(len(listed.entries), {name: len(listed.of(name)) for name in {e.source for e in listed.entries}},
+                         dict(by_status), dict(by_class), [e.rel for e in listed.untracked], unreadable)
     paths = {e.file: e for e in listed.of("candidates") if e.readable}
     folder = os.fspath(ws.candidates)
     rows = agenda.dated(ws, paths) if all(e.split()[0] == folder for e in paths.values()) else None
     if rows is not None:
-        return [(r.id, r.age) for r in rows]
+        return tally, [(r.id, r.age) for r in rows]
     queue = candidates.waiting(ws, paths=list(paths))
     measured = accumulation.review_ages(ws, [c.path for c in queue], found=facts)
-    return [(c.id, measured.get(c.path)) for c in queue]
+    return tally, [(c.id, measured.get(c.path)) for c in queue]
 
 
 def currencies(ws: Workspace) -> dict[str, Any]:

@@ -47,13 +47,15 @@ from majordomus.store import records
 from majordomus.store.filecache import entry_stat, settled, stamp
 
 FILE = "index.sqlite3"
-SCHEMA = 6  # of the tables: raise it when they change (a view's own version is kept per view)
+SCHEMA = 7  # of the tables: raise it when they change (a view's own version is kept per view)
 VIEWS = ("queue", "known", "summary", "search", "integrity", "branch")
 # The columns a view's reader also keeps of a file, beside its JSON, for a query to filter, join
 # and order the rows by without decoding them (`rows`): the queue's, whether a file waits for
 # review (1) or not (0), the episode it names and the time that orders it; a session record's,
-# whether it states a branch (1) and which (knowledge/queue.py).
-KEYED = {"queue": ("q_live", "q_episode", "q_when"), "branch": ("b_named", "b_branch")}
+# whether it states a branch (1) and which (knowledge/queue.py); a record's summary, whether it
+# could be read (1), its status and its class (store/listing.py).
+KEYED = {"queue": ("q_live", "q_episode", "q_when"), "branch": ("b_named", "b_branch"),
+         "summary": ("s_ok", "s_status", "s_class")}
 Keys = Callable[[Any], tuple[Any, ...]]  # what a view keeps of a file -> its KEYED columns
 # A folder of fewer records is checked file by file every time (one `lstat` each, a millisecond),
 # so a record rewritten in place is seen at once; a bigger one is trusted to its stamp.

@@ -12,6 +12,7 @@ import errno
 import json
 import os
 import re
+import sqlite3
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -302,7 +303,7 @@ def summaries(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> 
             folder, name = entry.split()
             by_folder.setdefault(folder, []).append(name)
     kept: dict[str, dict[str, Any]] = {
-        folder: dict(index.view(Path(folder), "summary", SUMMARY, _summary, only=names))
+        folder: dict(index.view(Path(folder), "summary", SUMMARY, _summary, only=names, keys=_summary_keys))
         for folder, names in by_folder.items()}
     for entry in store.entries:
         summary = None
@@ -315,6 +316,70 @@ def summaries(ws: Workspace, store: Store, unreadable: list[dict[str, str]]) -> 
             yield entry, summary[1], summary[2]
         else:
             unreadable.append({"id": entry.id, "path": entry.rel, "problem": summary[1]})
+
+
+def _summary_keys(summary: list[str]) -> tuple[int, str | None, str | None]:
+    """A summary's KEYED columns in the index: read or not, its status and its class."""
+    return (1, summary[1], summary[2]) if summary[0] == "ok" else (0, None, None)
+
+
+# What `status` counts of the store (`tally`): the entries of `listing` (a candidate the listing
+# names under another class aside), counted by class, by status and by class of record, the
+# untracked ones and the unreadable ones, in `listing`'s order (source, id).
+_ENTRIES = ("WITH e AS (SELECT source, folder, name, tracked FROM listed WHERE NOT (source = 'candidates' "
+            "AND name IN (SELECT name FROM listed WHERE source != 'candidates'))) ")
+_ORDER = " ORDER BY e.source, substr(e.name, 1, length(e.name) - 3)"
+TALLY = (
+    _ENTRIES + "SELECT source, count(*) FROM e GROUP BY source",
+    _ENTRIES + "SELECT f.s_status, count(*) FROM e JOIN files f ON f.folder = e.folder AND f.name = e.name "
+    "WHERE f.s_ok = 1 GROUP BY f.s_status",
+    _ENTRIES + "SELECT f.s_class, count(*) FROM e JOIN files f ON f.folder = e.folder AND f.name = e.name "
+    "WHERE f.s_ok = 1 GROUP BY f.s_class",
+    _ENTRIES + "SELECT e.folder || '/' || e.name FROM e WHERE e.tracked = 0" + _ORDER,
+    _ENTRIES + "SELECT e.source, e.folder, e.name, e.tracked, f.summary FROM e LEFT JOIN files f "
+    "ON f.folder = e.folder AND f.name = e.name WHERE f.name IS NULL OR f.s_ok IS NOT 1" + _ORDER,
+)
+
+
+class Tally(NamedTuple):
+    """What `knowledge status` counts of the store (`tally`)."""
+
+    records: int
+    by_source: dict[str, int]
+    by_status: dict[str, int]
+    by_class: dict[str, int]
+    untracked: list[str]  # repository-relative
+    unreadable: list[dict[str, str]]  # id, path, problem
+
+
+def tally(ws: Workspace) -> Tally | None:
+    """The entries of `listing` counted as `summaries` of them counts them, from the knowledge index
+    (git's listing as rows joined with each record's kept summary): no entry made, no summary
+    decoded but an unreadable one's. None when the index does not hold the listing."""
+    if not indexed(ws):
+        return None
+    index = store_index.of(ws)
+    db = index.db()
+    if db is None:
+        return None
+    try:
+        folders = [ws.root / f for (f,) in db.execute("SELECT DISTINCT folder FROM listed ORDER BY folder")]
+    except sqlite3.Error:
+        return None
+    found = index.rows([(folders, "summary", SUMMARY, _summary, _summary_keys)], TALLY, {})
+    if found is None:
+        return None
+    sources, statuses, classes, untracked, bad = found
+    root = os.fspath(ws.root) + os.sep
+    unreadable = []
+    for source, folder, name, tracked, kept in bad:
+        rel = folder + "/" + name
+        summary = json.loads(kept) if kept is not None else None
+        if not isinstance(summary, list) or len(summary) < 2:  # not in the folder's files: not readable
+            summary = _summary_of(ws, Entry(name[:-3], source, root + rel, bool(tracked), False, rel))
+        unreadable.append({"id": name[:-3], "path": rel, "problem": summary[1]})
+    return Tally(sum(n for _, n in sources), dict(sources), dict(statuses), dict(classes),
+                 [r for (r,) in untracked], unreadable)
 
 
 def _summary(path: str) -> list[str]:
