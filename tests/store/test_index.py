@@ -259,3 +259,19 @@ def test_status_counted_in_the_index_is_the_files_own(repo: Repo) -> None:
     assert added["by_status"]["candidate"] == first["by_status"]["candidate"] + 1
     assert added["queue"]["length"] == first["queue"]["length"] + 1
     assert f"{KB_FOLDER}/candidates/added-one.md" in added["untracked"]
+
+
+def test_a_view_kept_without_its_columns_is_read_again_before_a_query(repo: Repo) -> None:
+    """A reader that keeps the queue's values but not their columns (one that gives `view` no `keys`)
+    leaves the columns empty: the queue's query reads those files again, never trusts an empty one."""
+    build(repo)
+    kept = _human(repo)
+    assert len(kept[1]) > 1
+    repo.root.joinpath(*INDEX).unlink()
+    ws = Workspace(repo.root)
+    index = store_index.Index(ws.root, ws.state)
+    assert [n for n, _ in index.view(ws.candidates, "queue", queue._VERSION, queue._read)]
+    index.close()
+    with sqlite3.connect(repo.root.joinpath(*INDEX)) as db:
+        assert db.execute("SELECT count(*) FROM files WHERE queue IS NOT NULL AND q_live IS NULL").fetchone()[0] > 0
+    assert _human(repo) == kept

@@ -240,7 +240,7 @@ class Index:
 
     def _view(self, db: sqlite3.Connection, folder: Path, rel: str, view: str, version: int | str, read: Reader,
               only: Iterable[str] | None, each: bool, keys: Keys | None = None) -> list[tuple[str, Any]]:
-        assert view in VIEWS and (keys is not None) == (view in KEYED)
+        assert view in VIEWS
         self._versions(db, view, version)
         self._check(db, folder, rel, force=each)
         rows = db.execute(f"SELECT name, stamp, {view} FROM files WHERE folder = ? ORDER BY name", (rel,)).fetchall()
@@ -264,7 +264,7 @@ class Index:
         found = _decoded(found, kept)
         if fresh:
             with _transaction(db):
-                db.executemany(_update(view), fresh)
+                db.executemany(_update(view, keys is not None), fresh)
         return found
 
     def rows(self, sources: Sequence[Source], queries: Sequence[str], params: dict[str, Any]
@@ -292,7 +292,8 @@ class Index:
                     self._check(db, folder, rel)
                     where = os.fspath(folder) + os.sep
                     stale += [_kept(read(where + name), keys, rel, name) for (name,) in db.execute(
-                        f"SELECT name FROM files WHERE folder = ? AND ({view} IS NULL OR stamp IS NULL)", (rel,))]
+                        f"SELECT name FROM files WHERE folder = ? AND ({view} IS NULL OR stamp IS NULL "
+                        f"OR {KEYED[view][0]} IS NULL)", (rel,))]
                 if stale:
                     with _transaction(db):
                         db.executemany(_update(view), stale)
@@ -414,9 +415,11 @@ def _kept(value: Any, keys: Keys | None, rel: str, name: str) -> tuple[Any, ...]
     return (text, *keys(value), rel, name) if keys is not None else (text, rel, name)
 
 
-def _update(view: str) -> str:
-    return f"UPDATE files SET {view} = ?" + "".join(f", {k} = ?" for k in KEYED.get(view, ())) \
-        + " WHERE folder = ? AND name = ?"
+def _update(view: str, keyed: bool = True) -> str:
+    """Keep a view's value and its KEYED columns; without `keyed` (a reader that gave no `keys`),
+    those are emptied, so that `rows` reads the file again before a query trusts them."""
+    return f"UPDATE files SET {view} = ?" + "".join(f", {k} = {'?' if keyed else 'NULL'}"
+                                                    for k in KEYED.get(view, ())) + " WHERE folder = ? AND name = ?"
 
 
 def _wrong(db: sqlite3.Connection) -> str | None:

@@ -328,16 +328,14 @@ def _summary_keys(summary: list[str]) -> tuple[int, str | None, str | None]:
 # untracked ones and the unreadable ones, in `listing`'s order (source, id).
 _ENTRIES = ("WITH e AS (SELECT source, folder, name, tracked FROM listed WHERE NOT (source = 'candidates' "
             "AND name IN (SELECT name FROM listed WHERE source != 'candidates'))) ")
-_ORDER = " ORDER BY e.source, substr(e.name, 1, length(e.name) - 3)"
+_JOINED = "FROM e LEFT JOIN files f ON f.folder = e.folder AND f.name = e.name"
 TALLY = (
-    _ENTRIES + "SELECT source, count(*) FROM e GROUP BY source",
-    _ENTRIES + "SELECT f.s_status, count(*) FROM e JOIN files f ON f.folder = e.folder AND f.name = e.name "
-    "WHERE f.s_ok = 1 GROUP BY f.s_status",
-    _ENTRIES + "SELECT f.s_class, count(*) FROM e JOIN files f ON f.folder = e.folder AND f.name = e.name "
-    "WHERE f.s_ok = 1 GROUP BY f.s_class",
-    _ENTRIES + "SELECT e.folder || '/' || e.name FROM e WHERE e.tracked = 0" + _ORDER,
-    _ENTRIES + "SELECT e.source, e.folder, e.name, e.tracked, f.summary FROM e LEFT JOIN files f "
-    "ON f.folder = e.folder AND f.name = e.name WHERE f.name IS NULL OR f.s_ok IS NOT 1" + _ORDER,
+    # the entries counted by class, and by (read, status, class) of their summary
+    _ENTRIES + "SELECT e.source, f.s_ok, f.s_status, f.s_class, count(*) " + _JOINED + " GROUP BY 1, 2, 3, 4",
+    # the untracked and the unreadable ones, in the listing's order (source, id)
+    _ENTRIES + "SELECT e.source, e.folder, e.name, e.tracked, f.name IS NOT NULL AND f.s_ok = 1, "
+    "CASE WHEN f.s_ok = 1 THEN NULL ELSE f.summary END " + _JOINED + " WHERE e.tracked = 0 OR f.name IS NULL "
+    "OR f.s_ok IS NOT 1 ORDER BY e.source, substr(e.name, 1, length(e.name) - 3)",
 )
 
 
@@ -369,17 +367,28 @@ def tally(ws: Workspace) -> Tally | None:
     found = index.rows([(folders, "summary", SUMMARY, _summary, _summary_keys)], TALLY, {})
     if found is None:
         return None
-    sources, statuses, classes, untracked, bad = found
+    counts, odd = found
+    by_source: dict[str, int] = {}
+    by_status: dict[str, int] = {}
+    by_class: dict[str, int] = {}
+    for source, ok, status, cls, n in counts:
+        by_source[source] = by_source.get(source, 0) + n
+        if ok == 1:
+            by_status[status] = by_status.get(status, 0) + n
+            by_class[cls] = by_class.get(cls, 0) + n
     root = os.fspath(ws.root) + os.sep
-    unreadable = []
-    for source, folder, name, tracked, kept in bad:
+    untracked, unreadable = [], []
+    for source, folder, name, tracked, ok, kept in odd:
         rel = folder + "/" + name
+        if not tracked:
+            untracked.append(rel)
+        if ok:
+            continue
         summary = json.loads(kept) if kept is not None else None
         if not isinstance(summary, list) or len(summary) < 2:  # not in the folder's files: not readable
             summary = _summary_of(ws, Entry(name[:-3], source, root + rel, bool(tracked), False, rel))
         unreadable.append({"id": name[:-3], "path": rel, "problem": summary[1]})
-    return Tally(sum(n for _, n in sources), dict(sources), dict(statuses), dict(classes),
-                 [r for (r,) in untracked], unreadable)
+    return Tally(sum(by_source.values()), by_source, by_status, by_class, untracked, unreadable)
 
 
 def _summary(path: str) -> list[str]:
