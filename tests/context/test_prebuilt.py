@@ -374,3 +374,27 @@ def test_the_boundary_warms_the_index_while_git_answers_and_still_composes_what_
     # (git, asked before the second candidate came, may not list it: the start then composes)
     assert start(store, "e9") == fresh(store, "e9")
 
+
+
+def test_a_folder_the_index_checks_file_by_file_is_not_warmed(store: Repo) -> None:
+    """A folder under the index's SCAN_BELOW is checked file by file at every read: a scan while
+    git answers would only be repeated by the composition, so none is made."""
+    from majordomus.store import index as store_index
+
+    db_path = store.root / ".ai/local/state" / store_index.FILE
+
+    def kept_stamp() -> object:
+        db = sqlite3.connect(db_path)
+        try:
+            return db.execute("SELECT stamp FROM folders WHERE folder = ?",
+                              (".ai/repo/knowledge/candidates",)).fetchone()
+        finally:
+            db.close()
+
+    db = sqlite3.connect(db_path)
+    db.execute("DELETE FROM folders WHERE folder = ?", (".ai/repo/knowledge/candidates",))
+    db.commit()
+    db.close()
+    briefing.warm(Workspace(store.root))
+    assert kept_stamp() is None  # not scanned: a handful of candidates
+    assert "A waiting candidate" in fresh(store, "e12")  # the composition reads them
