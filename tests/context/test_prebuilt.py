@@ -393,3 +393,27 @@ def test_a_tracked_session_record_edited_in_place_is_never_printed_stale(store: 
     after = start(store, "e4")
     assert MARK not in after and after == fresh(store, "e4")
     assert after.split("\n", 1)[1] != before.split("\n", 1)[1]  # an input: e0-c1 is on this branch now
+
+
+def test_a_folder_the_index_checks_file_by_file_is_not_warmed(store: Repo) -> None:
+    """A folder under the index's SCAN_BELOW is checked file by file at every read: a scan while
+    git answers would only be repeated by the composition, so none is made."""
+    from majordomus.store import index as store_index
+
+    db_path = store.root / ".ai/local/state" / store_index.FILE
+
+    def kept_stamp() -> object:
+        db = sqlite3.connect(db_path)
+        try:
+            return db.execute("SELECT stamp FROM folders WHERE folder = ?",
+                              (".ai/repo/knowledge/candidates",)).fetchone()
+        finally:
+            db.close()
+
+    db = sqlite3.connect(db_path)
+    db.execute("DELETE FROM folders WHERE folder = ?", (".ai/repo/knowledge/candidates",))
+    db.commit()
+    db.close()
+    briefing.warm(Workspace(store.root))
+    assert kept_stamp() is None  # not scanned: a handful of candidates
+    assert "A waiting candidate" in fresh(store, "e12")  # the composition reads them

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -236,12 +237,22 @@ def warm(ws: Workspace) -> None:
     boundary's own writes make it scan a folder again), while git answers the boundary's status:
     the composition then finds each folder's rows current by one `lstat`, and scans again only
     what changed since. The index is a cache checked by each reader: warming it reads nothing the
-    briefing shows. A folder changed too recently to vouch for itself is left to the composition
-    (a scan of it now would be repeated then)."""
+    briefing shows. A folder changed too recently to vouch for itself, or one small enough that
+    the index checks its files at every read (`SCAN_BELOW`), is left to the composition (a scan
+    of it now would be repeated then)."""
     index = store_index.of(ws)
     for folder in folders(ws):
-        if filecache.stamp(folder):
+        if filecache.stamp(folder) and _at_least(folder, store_index.SCAN_BELOW):
             index.names(folder)
+
+
+def _at_least(folder: Path, count: int) -> bool:
+    """Whether `folder` has `count` entries or more (counted up to `count`, not all listed)."""
+    try:
+        with os.scandir(folder) as entries:
+            return sum(1 for _ in islice(entries, count)) >= count
+    except OSError:  # gone meanwhile: nothing to warm
+        return False
 
 
 def current_handover(found: Scan) -> dict[str, Any] | None:
