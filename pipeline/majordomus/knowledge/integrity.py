@@ -30,11 +30,10 @@ from majordomus.base.credentials import credential_in
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
-from majordomus.knowledge import leaks, reviews
+from majordomus.knowledge import leaks
 from majordomus.knowledge.references import Ref, Resolver
 from majordomus.store import index, records
 from majordomus.store.facts import Facts
-from majordomus.store.schemafast import problems as record_problems
 from majordomus.store.workspace import Workspace
 
 RULE = "majordomus.knowledge-integrity"
@@ -182,6 +181,10 @@ def _local(folder_name: str, prefix: str, screen: leaks.Screen, path: str) -> di
     findings as [field, what, fix, blocking], and what the checks across records need (its id, the
     record it is superseded by, its references, its cited commits); what is empty of
     `_EMPTY_LEFT_OUT` is left out."""
+
+    # imported by the first record read: doctor, whose view is kept, reads none on most runs
+    from majordomus.knowledge import reviews
+    from majordomus.store.schemafast import problems as record_problems
 
     name = path.rpartition(os.sep)[2]
     rel = prefix + name
