@@ -82,6 +82,8 @@ def dated(ws: Workspace, wanted: Container[str] | None = None,
     if wanted is None and not store_listing.indexed(ws):
         return None
     found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
+    if found.db is None:  # the facts are not the index's (no ledger yet): its tables are not joined
+        return None
     rows = queue.waiting_rows(ws) if wanted is not None else queue.listed_rows(ws)
     if rows is None:
         return None
