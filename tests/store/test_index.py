@@ -7,6 +7,7 @@ import json
 import os
 import re
 import sqlite3
+import time
 from typing import Any
 
 import pytest
@@ -227,6 +228,33 @@ def test_a_session_record_placing_the_queue_elsewhere_is_seen(repo: Repo) -> Non
     assert moved[1][1:] and all(" elsewhere " in row for row in moved[1][1:])
     repo.root.joinpath(*INDEX).unlink()
     assert _human(repo) == moved
+
+
+def test_a_session_record_edited_in_place_in_a_trusted_folder_is_caught_up_by_knowledge_check(
+        repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder of 1,000 session records or more is trusted to its stamp, which an edit in place
+    (same inode) leaves as it was; `knowledge check`, the pre-commit gate that reads every session
+    record anyway, catches the branch it states up, as it does the record folders."""
+    build(repo)
+    monkeypatch.setattr(store_index, "SCAN_BELOW", 0)  # every folder trusted to its stamp, as a big one is
+    time.sleep(filecache.FINE_NS / 1e9 + 0.02)  # the folders' stamps vouch for what build wrote
+    assert repo.mj("knowledge", "candidates").returncode == 0  # the index built, git's listing in it
+
+    def branch() -> set[str | None]:
+        rows = queue.listed_rows(Workspace(repo.root))
+        assert rows
+        return {row[10] for row in rows if row[2] == "e1"}
+
+    assert branch() == {"main"}
+    record = repo.root / ".ai" / "repo" / "sessions" / "e1.md"
+    text = record.read_text()
+    before = record.stat()
+    record.write_text(re.sub(r"^branch: \"?main\"?$", "branch: \"elsewhere\"", text, flags=re.M))
+    os.utime(record, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert record.stat().st_ino == before.st_ino
+    assert branch() == {"main"}  # trusted to the folder's stamp: not seen yet
+    assert repo.mj("knowledge", "check").returncode in (0, 10)
+    assert branch() == {"elsewhere"}
 
 
 def test_status_counted_in_the_index_is_the_files_own(repo: Repo) -> None:

@@ -153,8 +153,10 @@ def check(as_json: bool) -> int:
 
     ws = open_workspace()
     report = integrity.run(ws)
-    # it read every record: a record rewritten in place (its folder's stamp unchanged) is caught up
-    store_index.of(ws).refresh([ws.candidates, ws.curated, ws.outbox / "candidates"])
+    # it read every record and session record: one rewritten in place (its folder's stamp
+    # unchanged) is caught up, the branch a session record places the queue on too
+    store_index.of(ws).refresh([ws.candidates, ws.curated, ws.outbox / "candidates",
+                                ws.sessions, ws.outbox / "sessions"])
     blocking = sum(1 for f in report.findings if f.blocking)
     if as_json:
         emit_json({"records": report.counters.get("records", 0), "blocking": blocking,
