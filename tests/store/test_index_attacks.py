@@ -1,0 +1,194 @@
+"""Attacks on the knowledge index and the caches under `.ai/local/state/`: each reader says the same
+bytes through them as from the sources alone (every cache deleted), after the sources change in
+the ways people and git change them."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import Repo
+from kbstore import build
+
+KB = ".ai/repo/knowledge"
+STATE = (".ai", "local", "state")
+INDEX = (*STATE, "index.sqlite3")
+READERS = (("knowledge", "candidates"), ("knowledge", "candidates", "--json"), ("knowledge", "status"),
+           ("knowledge", "status", "--json"), ("doctor",), ("context",))
+AGES = re.compile(r"\d+ (?:min|h|days?|minutes?|hours?)|\"(?:age_minutes|stale_minutes)\": \d+|\d+m\b"
+                  r"|doctor: \d+ ms of a .*")
+
+
+def said(repo: Repo) -> list[tuple[int, str, str]]:
+    found = []
+    for argv in READERS:
+        proc = repo.mj(*argv)
+        found.append((proc.returncode, AGES.sub("AGE", proc.stdout), AGES.sub("AGE", proc.stderr)))
+    return found
+
+
+def caches_only(repo: Repo) -> list[str]:
+    """The derived files under `.ai/local/state/` (what may be deleted without changing an answer)."""
+    state = repo.root.joinpath(*STATE)
+    return sorted(p.name for p in state.iterdir() if p.name not in ("ledger.lock",)) if state.is_dir() else []
+
+
+def wipe(repo: Repo) -> None:
+    state = repo.root.joinpath(*STATE)
+    for p in state.iterdir():
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        elif p.name != "ledger.lock":
+            p.unlink()
+    ledger_index = repo.root / ".ai" / "local" / "ledger.index.json"
+    if ledger_index.exists():
+        ledger_index.unlink()
+
+
+def same(repo: Repo) -> list[tuple[int, str, str]]:
+    """What the readers say through the caches (twice: the second reads what the first kept), then
+    from the sources alone."""
+    first = said(repo)
+    time.sleep(0.1)  # past one tick of the file system's clock: what was kept now vouches for itself
+    kept = said(repo)
+    wipe(repo)
+    fresh = said(repo)
+    for argv, a, b, c in zip(READERS, first, kept, fresh):
+        assert a == c, (argv, "first", a, c)
+        assert b == c, (argv, "kept", b, c)
+    return fresh
+
+
+def _in_place(path: Path, old: str, new: str) -> None:
+    """An editor writing in place: same inode, same size, the mtime put back."""
+    st = path.stat()
+    text = path.read_text()
+    assert old in text and len(old) == len(new)
+    with open(path, "r+") as handle:
+        handle.write(text.replace(old, new))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size and path.stat().st_ino == st.st_ino
+
+
+def test_a_candidate_edited_in_place_with_its_mtime_put_back(repo: Repo) -> None:
+    store = build(repo)
+    before = same(repo)
+    path = repo.root / KB / "candidates" / f"{store.lesson}.md"
+    _in_place(path, "status: candidate", "status: rejected!")
+    after = same(repo)
+    assert after != before
+
+
+def test_a_candidate_added_removed_renamed(repo: Repo) -> None:
+    store = build(repo)
+    same(repo)
+    where = repo.root / KB / "candidates"
+    os.rename(where / f"{store.lesson}.md", where / "renamed-one.md")
+    same(repo)
+    shutil.copy(where / "renamed-one.md", where / "copied-one.md")
+    same(repo)
+    (where / "renamed-one.md").unlink()
+    same(repo)
+
+
+def test_a_session_record_s_branch_edited_in_place(repo: Repo) -> None:
+    build(repo)
+    same(repo)
+    record = repo.root / ".ai" / "repo" / "sessions" / "e1.md"
+    text = record.read_text()
+    m = re.search(r"^branch: (\"?)main(\"?)$", text, re.M)
+    assert m
+    _in_place(record, m.group(0), m.group(0).replace("main", "mayn"))
+    after = same(repo)
+    assert "mayn" in after[0][1] or "mayn" in after[1][1]
+
+
+def test_git_stash_and_checkout_changing_records(repo: Repo) -> None:
+    store = build(repo)
+    repo.git("add", "-A")
+    repo.commit("everything")
+    same(repo)
+    path = repo.root / KB / "candidates" / f"{store.lesson}.md"
+    _in_place(path, "status: candidate", "status: rejected!")
+    record = repo.root / ".ai" / "repo" / "sessions" / "e1.md"
+    text = record.read_text()
+    m = re.search(r"^branch: (\"?)main(\"?)$", text, re.M)
+    assert m
+    _in_place(record, m.group(0), m.group(0).replace("main", "mayn"))
+    edited = same(repo)
+    repo.git("stash", "-q")
+    stashed = same(repo)
+    assert stashed != edited
+    repo.git("stash", "pop", "-q")
+    assert same(repo) == edited
+    repo.git("checkout", "-q", "--", ".")
+    assert same(repo) == stashed
+
+
+def test_git_add_and_rm_cached_change_what_is_tracked(repo: Repo) -> None:
+    store = build(repo)
+    first = same(repo)
+    repo.git("add", "--", f"{KB}/candidates/{store.lesson}.md")
+    added = same(repo)
+    assert added != first
+    repo.git("rm", "-q", "--cached", "--", f"{KB}/candidates/{store.lesson}.md")
+    assert same(repo) == first
+    repo.git("rm", "-q", "--cached", "--", f"{KB}/candidates/{store.decision}.md")
+    removed = same(repo)
+    assert removed != first
+
+
+@pytest.mark.parametrize("how", ["empty", "truncated", "garbage", "older", "dangling-journal"])
+def test_a_damaged_index_changes_no_payload(repo: Repo, how: str) -> None:
+    build(repo)
+    kept = same(repo)
+    said(repo)
+    index = repo.root.joinpath(*INDEX)
+    if how == "empty":
+        index.write_bytes(b"")
+    elif how == "truncated":
+        data = index.read_bytes()
+        index.write_bytes(data[: len(data) // 2])
+    elif how == "garbage":
+        index.write_bytes(os.urandom(8192))
+    elif how == "older":
+        with sqlite3.connect(index) as db:
+            db.execute("UPDATE meta SET value = '6' WHERE key = 'schema'")
+    elif how == "dangling-journal":
+        Path(f"{index}-journal").write_bytes(os.urandom(4096))
+    damaged = said(repo)
+    assert [(c, o) for c, o, _ in damaged] == [(c, o) for c, o, _ in kept]
+    assert said(repo) == kept
+
+
+@pytest.mark.parametrize("link", ["index", "dangling", "journal"])
+def test_an_index_made_a_symlink_is_never_followed(repo: Repo, tmp_path: Path, link: str) -> None:
+    """sqlite opens its files by name and follows a link: an index (or its journal) made a symbolic
+    link to a file elsewhere would be written there. The link is removed, never followed, and the
+    index built again in its place."""
+    build(repo)
+    kept = same(repo)
+    index = repo.root.joinpath(*INDEX)
+    elsewhere = tmp_path / "elsewhere.sqlite3"
+    shutil.copy(index, elsewhere)
+    outside = elsewhere.read_bytes()
+    if link == "index":
+        index.unlink()
+        index.symlink_to(elsewhere)
+    elif link == "dangling":
+        index.unlink()
+        index.symlink_to(tmp_path / "made-there.sqlite3")
+    else:
+        Path(f"{index}-journal").symlink_to(tmp_path / "made-there.sqlite3-journal")
+    proc = repo.mj("knowledge", "candidates", "--json")
+    assert proc.returncode == 0 and "symbolic link" in proc.stderr and "rebuilt" in proc.stderr
+    assert [(c, o) for c, o, _ in said(repo)] == [(c, o) for c, o, _ in kept]
+    assert elsewhere.read_bytes() == outside
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere.sqlite3", "repo"]
+    assert index.is_file() and not index.is_symlink() and not os.path.lexists(f"{index}-journal")
+    assert said(repo) == kept
