@@ -223,3 +223,53 @@ def test_a_ledger_line_rewritten_in_place_is_seen(repo: Repo) -> None:
     through = _ages(repo)
     wipe(repo)
     assert _ages(repo) == through
+
+
+def test_readers_while_a_writer_writes(repo: Repo) -> None:
+    """Readers run while records are written and the index is deleted under them: each answers (no
+    traceback, exit 0, JSON), and what they kept meanwhile is never trusted for what changed."""
+    import subprocess
+
+    from conftest import MAJORDOMUS
+
+    build(repo)
+    where = repo.root / KB / "candidates"
+    index = repo.root.joinpath(*INDEX)
+    readers = [subprocess.Popen([MAJORDOMUS, *argv], cwd=repo.root, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+               for _ in range(3) for argv in (("knowledge", "candidates", "--json"), ("knowledge", "status", "--json"))]
+    for k in range(40):
+        text = RECORD.format(rid=f"race-{k % 7}", title=f"Race number {k}")
+        (where / ".tmp.race").write_text(text)
+        os.replace(where / ".tmp.race", where / f"race-{k % 7}.md")
+        if k % 13 == 0 and index.exists():
+            index.unlink()
+        if k % 10 == 9:  # more readers, started mid-write
+            readers += [subprocess.Popen([MAJORDOMUS, "knowledge", "candidates", "--json"], cwd=repo.root,
+                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
+    for proc in readers:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and "Traceback" not in err, err
+        json.loads(out)
+    time.sleep(0.1)
+    kept = said(repo)
+    assert "Race number 39" in kept[1][1]
+    wipe(repo)
+    assert said(repo) == kept
+
+
+RECORD = """---
+id: {rid}
+kind: knowledge/v1
+class: fact
+status: candidate
+epistemics: observed
+title: "{title}"
+date: "2026-01-03"
+provenance:
+  origin: extracted
+  derived_from:
+    - "session:e9"
+---
+{title}, as the work showed.
+"""
