@@ -273,3 +273,33 @@ provenance:
 ---
 {title}, as the work showed.
 """
+
+
+def test_git_pull_bringing_records_and_session_records(repo: Repo, tmp_path: Path) -> None:
+    """A clone that read its store (caches kept) pulls a candidate edited, one added, one removed and a
+    session record placing an episode on another branch: every reader says what the files say."""
+    import subprocess
+
+    origin = repo
+    build(origin)
+    origin.git("add", "-A")
+    origin.commit("the store")
+    subprocess.run(["git", "clone", "-q", str(origin.root), str(tmp_path / "clone")], check=True)
+    clone = Repo(tmp_path / "clone")
+    clone.git("config", "user.name", "Test Author")
+    clone.git("config", "user.email", "author@example.invalid")
+    before = same(clone)
+    where = origin.root / KB / "candidates"
+    names = sorted(p.name for p in where.glob("e1-*.md"))
+    assert names
+    path = where / names[0]
+    path.write_text(path.read_text().replace("status: candidate", "status: rejected!"))
+    (where / "pulled-one.md").write_text(RECORD.format(rid="pulled-one", title="Pulled in"))
+    origin.git("rm", "-q", "--", f"{KB}/candidates/old-rule.md")
+    record = origin.root / ".ai" / "repo" / "sessions" / "e1.md"
+    record.write_text(re.sub(r"^branch: \"?main\"?$", "branch: elsewhere", record.read_text(), flags=re.M))
+    origin.git("add", "-A")
+    origin.commit("changed upstream")
+    clone.git("pull", "-q", "--ff-only")
+    pulled = same(clone)
+    assert pulled != before and "Pulled in" in pulled[1][1]
