@@ -303,3 +303,22 @@ def test_git_pull_bringing_records_and_session_records(repo: Repo, tmp_path: Pat
     clone.git("pull", "-q", "--ff-only")
     pulled = same(clone)
     assert pulled != before and "Pulled in" in pulled[1][1]
+
+
+def test_a_credential_written_in_place_into_a_tracked_record_is_found(repo: Repo) -> None:
+    """Doctor answers a tracked file by its stat when the screen kept one: a credential written in place
+    (same size, the mtime put back) is found through the caches as without them."""
+    store = build(repo)
+    repo.git("add", "-A")
+    repo.commit("everything")
+    clean = same(repo)
+    path = repo.root / KB / "candidates" / f"{store.decision}.md"
+    text = path.read_text()
+    body = text.split("\n---\n", 1)[1]
+    line = next(x for x in body.splitlines() if len(x) >= 40)
+    token = "ghp_" + "x9Ab" * 9
+    _in_place(path, line[:40], token)
+    leaked = same(repo)
+    assert leaked != clean and "ghp_" not in leaked[4][1] + leaked[4][2]
+    assert any("credential" in (out + err).lower() or "secret" in (out + err).lower()
+               for _, out, err in leaked[4:5])
