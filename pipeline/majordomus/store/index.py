@@ -27,7 +27,8 @@ anyway. An editor that rewrites a record in place keeps its folder's stamp: in a
 rows are caught up by `refresh` (`knowledge check`, which reads every record anyway and runs
 in the pre-commit gate, calls it), and a record's own page reads its file.
 
-When the file is unreadable, of another version or not an index, it is removed and built again
+When the file is unreadable, of another version, not an index or a symbolic link (it or a
+journal beside it: sqlite would follow one out of the repository), it is removed and built again
 from the sources, with one line on stderr saying so; a missing one is simply built. When it cannot
 be written (a read-only checkout, a full disk), readers read the files as they did without it.
 """
@@ -40,6 +41,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from stat import S_ISLNK, S_ISREG
 from typing import Any
 
 from majordomus.base import fsio
@@ -97,9 +99,11 @@ class Index:
             existed = os.path.lexists(self.path)
             if existed:
                 fsio.confined(self.path)
-            why: str | None = "missing"
+            why: str | None = _linked(self.path)
             db: sqlite3.Connection | None = None
-            if existed:
+            if why is None and not existed:
+                why = "missing"
+            elif why is None:
                 try:
                     db = self._connect()
                     why = _wrong(db)
@@ -420,6 +424,21 @@ def _update(view: str, keyed: bool = True) -> str:
     those are emptied, so that `rows` reads the file again before a query trusts them."""
     return f"UPDATE files SET {view} = ?" + "".join(f", {k} = {'?' if keyed else 'NULL'}"
                                                     for k in KEYED.get(view, ())) + " WHERE folder = ? AND name = ?"
+
+
+def _linked(path: Path) -> str | None:
+    """Why the index, or a file sqlite keeps beside it, cannot be opened by its name: sqlite follows a
+    symbolic link (out of the repository, to write there), so any file there but a regular one is
+    removed (the link itself) and the index built again. None: nothing odd there."""
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        try:
+            mode = os.lstat(f"{path}{suffix}").st_mode
+        except FileNotFoundError:
+            continue
+        if not S_ISREG(mode):
+            kind = "a symbolic link" if S_ISLNK(mode) else "not a regular file"
+            return f"kept beside {kind}, {path.name}{suffix}" if suffix else kind
+    return None
 
 
 def _wrong(db: sqlite3.Connection) -> str | None:
