@@ -322,3 +322,16 @@ def test_a_credential_written_in_place_into_a_tracked_record_is_found(repo: Repo
     assert leaked != clean and "ghp_" not in leaked[4][1] + leaked[4][2]
     assert any("credential" in (out + err).lower() or "secret" in (out + err).lower()
                for _, out, err in leaked[4:5])
+
+
+@pytest.mark.parametrize("name", [b"caf\xc3\xa9.md", b"bad\xff.md", b"new\nline.md", b"with space.md"])
+def test_a_record_file_of_an_odd_name(repo: Repo, name: bytes) -> None:
+    """A file name that is not UTF-8 (or holds a newline) in a record folder: every reader answers as
+    it does from the files alone, through the index as without it."""
+    build(repo)
+    same(repo)
+    where = os.fsencode(repo.root / KB / "candidates")
+    with open(os.path.join(where, name), "w") as handle:
+        handle.write(RECORD.format(rid="odd-one", title="An odd name"))
+    found = same(repo)
+    assert all("Traceback" not in err for _, _, err in found)
