@@ -354,3 +354,28 @@ def test_a_record_rewritten_in_place_in_a_big_folder(repo: Repo) -> None:
     through = [e["title"] for e in json.loads(repo.mj("knowledge", "candidates", "--json").stdout)]
     wipe(repo)
     assert [e["title"] for e in json.loads(repo.mj("knowledge", "candidates", "--json").stdout)] == through
+
+
+def test_an_index_locked_by_another_process_changes_no_payload(repo: Repo) -> None:
+    """A writer holding the index's lock past a reader's wait (2 s): the reader answers from the files,
+    the same payload, and the ledger's facts it read first are not lost with the index."""
+    build(repo)
+    kept = same(repo)
+    said(repo)
+    holder = sqlite3.connect(repo.root.joinpath(*INDEX), isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")
+        where = repo.root / KB / "candidates"
+        (where / ".tmp.locked").write_text(RECORD.format(rid="while-locked", title="Written while locked"))
+        os.replace(where / ".tmp.locked", where / "while-locked.md")
+        locked = said(repo)
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert all("Traceback" not in err and "internal error" not in err for _, _, err in locked)
+    assert "Written while locked" in locked[1][1]
+    time.sleep(0.1)
+    after = said(repo)
+    assert [(c, o) for c, o, _ in locked] == [(c, o) for c, o, _ in after]
+    wipe(repo)
+    assert said(repo) == after != kept
