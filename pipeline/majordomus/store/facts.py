@@ -140,8 +140,8 @@ class Facts:
         if self.db is not None:
             for i in range(0, len(wanted), 500):
                 part = wanted[i:i + 500]
-                found.update((n, (ts, num, since)) for n, ts, num, since in self.db.execute(
-                    f"SELECT name, ts, number, since FROM derived WHERE name IN ({','.join('?' * len(part))})", part))
+                found.update((n, (ts, num, since)) for n, ts, num, since in _among(
+                    self.db, "SELECT name, ts, number, since FROM derived WHERE name IN ({})", [], part))
         for name in wanted:
             if name not in found and name in self.tail.derived:
                 found[name] = self.tail.derived[name]
@@ -161,8 +161,8 @@ class Facts:
         if self.db is not None:
             for i in range(0, len(wanted), 500):
                 part = wanted[i:i + 500]
-                found.update(r for (r,) in self.db.execute(
-                    f"SELECT id FROM ids WHERE kind = ? AND id IN ({','.join('?' * len(part))})", [kind, *part]))
+                found.update(r for (r,) in _among(self.db, "SELECT id FROM ids WHERE kind = ? AND id IN ({})", [kind],
+                                                  part))
         return found
 
     def disputes(self) -> list[Dispute]:
@@ -242,6 +242,24 @@ def read(ledger: Ledger, dated: Dated, start: int = 0, number: int = 1) -> tuple
         if complete:
             end = block_end
     return whole, tail, end
+
+
+def _among(db: sqlite3.Connection, sql: str, fixed: list[Any], names: list[str]) -> list[Any]:
+    """The rows of `sql` whose `IN ({})` is `names`. A name sqlite cannot hold (a file name of bytes
+    that are not UTF-8, a lone surrogate in Python) is in no table, the ledger being UTF-8: left out."""
+    try:
+        return db.execute(sql.format(",".join("?" * len(names))), [*fixed, *names]).fetchall()
+    except UnicodeEncodeError:
+        names = [n for n in names if _encodes(n)]
+        return db.execute(sql.format(",".join("?" * len(names))), [*fixed, *names]).fetchall()
+
+
+def _encodes(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def of(ws: Any, dated: Dated) -> Facts:

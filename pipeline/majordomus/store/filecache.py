@@ -93,7 +93,7 @@ class FileCache:
             atomic_write(self.path, json.dumps({"v": self.version, "folders": self.folders},
                                                separators=(",", ":"), ensure_ascii=False) + "\n",
                          root=self.root)
-        except OSError:
+        except (OSError, UnicodeError):  # UnicodeError: a file name that is not UTF-8 (a lone surrogate)
             pass
         self.changed = False
 

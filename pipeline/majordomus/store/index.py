@@ -146,8 +146,10 @@ class Index:
             self._db = None
 
     def _lost(self) -> None:
-        """A failure past opening (a disk full, a file removed underneath): read the files."""
-        self.close()
+        """A failure past opening (a disk full, a file removed underneath, a file name sqlite cannot
+        hold): read the files. The connection is dropped, not closed: the ledger's facts read from
+        it already (store/facts.py) keep answering from their own tables."""
+        self._db = None
         self._failed = True
 
     # --- git's listing -----------------------------------------------------------------------
@@ -184,7 +186,7 @@ class Index:
                         db.execute("DELETE FROM listed")
                         db.executemany("INSERT OR REPLACE INTO listed VALUES (?, ?, ?, ?)", rows(out))
                         db.execute("INSERT OR REPLACE INTO meta VALUES ('listed', ?)", (kept_key,))
-            except sqlite3.Error:
+            except (sqlite3.Error, UnicodeError):  # a file name that is not UTF-8: read the files
                 self._lost()
         return out
 
@@ -197,7 +199,7 @@ class Index:
             return False
         try:
             return self._listed(db, json.dumps([key, stamps], separators=(",", ":")))
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeError):  # a file name that is not UTF-8: read the files
             self._lost()
             return False
 
@@ -219,7 +221,7 @@ class Index:
         try:
             self._check(db, folder, rel)
             return [n for (n,) in db.execute("SELECT name FROM files WHERE folder = ? ORDER BY name", (rel,))]
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeError):  # a file name that is not UTF-8: read the files
             self._lost()
             return None
 
@@ -302,7 +304,7 @@ class Index:
                     with _transaction(db):
                         db.executemany(_update(view), stale)
             return [db.execute(sql, named).fetchall() for sql in queries]
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeError):  # a file name that is not UTF-8: read the files
             self._lost()
             return None
 
@@ -378,7 +380,7 @@ class Index:
                 rel = self._rel(folder)
                 if rel is not None:
                     self._check(db, folder, rel, force=True)
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeError):  # a file name that is not UTF-8: read the files
             self._lost()
 
     def forget(self, paths: Iterable[Path]) -> None:
@@ -390,7 +392,7 @@ class Index:
         try:
             with _transaction(db):
                 db.executemany("UPDATE files SET stamp = NULL WHERE folder = ? AND name = ?", rows)
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeError):  # a file name that is not UTF-8: read the files
             self._lost()
 
     def _rel(self, path: Path) -> str | None:
