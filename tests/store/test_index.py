@@ -303,3 +303,75 @@ def test_a_view_kept_without_its_columns_is_read_again_before_a_query(repo: Repo
     with sqlite3.connect(repo.root.joinpath(*INDEX)) as db:
         assert db.execute("SELECT count(*) FROM files WHERE queue IS NOT NULL AND q_live IS NULL").fetchone()[0] > 0
     assert _human(repo) == kept
+
+
+def _counted(read: list[str]) -> store_index.Reader:
+    """A view's reader that says which files it read (their titles, from the file itself)."""
+    def title(path: str) -> str:
+        read.append(os.path.basename(path))
+        return re.findall(r'^title: "(.*)"$', open(path, encoding="utf-8").read(), re.M)[0]
+    return title
+
+
+def test_a_check_that_finds_nothing_changed_writes_nothing(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder checked file by file (doctor's integrity view) whose files all kept their stamps is
+    answered without a write; an edit in place, a file added and one removed are each seen."""
+    monkeypatch.setattr(filecache, "RACY_NS", 0)  # the test's files are fresh: let them vouch for themselves
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    for rid in ("one", "two", "three"):
+        _write(repo, "candidates", rid, f"Tabs {rid}")
+    ws = Workspace(repo.root)
+    index = store_index.Index(ws.root, ws.state)
+    read: list[str] = []
+    titles = index.view(ws.candidates, "search", "t1", _counted(read), each=True)
+    assert titles == [("one.md", "Tabs one"), ("three.md", "Tabs three"), ("two.md", "Tabs two")]
+    db = index.db()
+    assert db is not None
+    written, read[:] = db.total_changes, []
+    assert index.view(ws.candidates, "search", "t1", _counted(read), each=True) == titles
+    assert index.names(ws.candidates) == ["one.md", "three.md", "two.md"]
+    assert read == [] and db.total_changes == written  # nothing read, nothing written
+    with open(ws.candidates / "two.md", "r+", encoding="utf-8") as handle:  # the folder's stamp stays
+        handle.write(RECORD.format(rid="two", title="Tabs 2!"))
+    _write(repo, "candidates", "four", "Tabs four")
+    (ws.candidates / "one.md").unlink()
+    assert index.view(ws.candidates, "search", "t1", _counted(read), each=True) == [
+        ("four.md", "Tabs four"), ("three.md", "Tabs three"), ("two.md", "Tabs 2!")]
+    assert sorted(read) == ["four.md", "two.md"] and db.total_changes > written
+    index.close()
+
+
+def test_a_file_too_recent_to_vouch_for_itself_is_read_each_time(repo: Repo) -> None:
+    """A file changed within one tick of the file system's clock (here: just now) is read by every
+    check, its value never trusted, however many checks find it unchanged."""
+    _write(repo, "candidates", "fresh", "Tabs fresh")
+    ws = Workspace(repo.root)
+    index = store_index.Index(ws.root, ws.state)
+    read: list[str] = []
+    for each in (True, False, True):
+        assert index.view(ws.candidates, "search", "t1", _counted(read), each=each) == [("fresh.md", "Tabs fresh")]
+    assert read == ["fresh.md"] * 3
+    index.close()
+
+
+def test_a_file_dated_past_64_bits_of_nanoseconds_is_kept_and_checked(repo: Repo,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stamp is kept as 32 bytes; a modification time past 2262 (beyond 64 bits of nanoseconds, where
+    the file system keeps it) is kept as text instead, and the file is checked the same."""
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    _write(repo, "candidates", "future", "Tabs ahead")
+    path = repo.root / KB_FOLDER / "candidates" / "future.md"
+    os.utime(path, ns=(0, 2**63 + 10**9))
+    ws = Workspace(repo.root)
+    index = store_index.Index(ws.root, ws.state)
+    read: list[str] = []
+    for _ in range(2):
+        assert index.view(ws.candidates, "search", "t1", _counted(read), each=True) == [("future.md", "Tabs ahead")]
+    assert read == ["future.md"]  # kept by its stamp
+    with open(path, "r+", encoding="utf-8") as handle:
+        handle.write(RECORD.format(rid="future", title="Tabs later"))
+    os.utime(path, ns=(0, 2**63 + 10**9))  # the same time again: the size and change time tell
+    assert index.view(ws.candidates, "search", "t1", _counted(read), each=True) == [("future.md", "Tabs later")]
+    assert read == ["future.md"] * 2
+    index.close()

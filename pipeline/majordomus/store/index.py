@@ -37,19 +37,21 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import struct
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 from typing import Any
 
 from majordomus.base import fsio
-from majordomus.store import records
+from majordomus.store import filecache, records
 from majordomus.store.filecache import entry_stat, settled, stamp
 
 FILE = "index.sqlite3"
-SCHEMA = 7  # of the tables: raise it when they change (a view's own version is kept per view)
+SCHEMA = 8  # of the tables: raise it when they change (a view's own version is kept per view)
 VIEWS = ("queue", "known", "summary", "search", "integrity", "branch")
 # The columns a view's reader also keeps of a file, beside its JSON, for a query to filter, join
 # and order the rows by without decoding them (`rows`): the queue's, whether a file waits for
@@ -67,12 +69,17 @@ _TABLES = (
     "CREATE TABLE folders (folder TEXT PRIMARY KEY, stamp TEXT NOT NULL)",
     "CREATE TABLE listed (source TEXT NOT NULL, folder TEXT NOT NULL, name TEXT NOT NULL, tracked INTEGER NOT NULL, "
     "PRIMARY KEY (folder, name, source)) WITHOUT ROWID",
-    "CREATE TABLE files (folder TEXT NOT NULL, name TEXT NOT NULL, stamp TEXT, "
+    "CREATE TABLE files (folder TEXT NOT NULL, name TEXT NOT NULL, stamp BLOB, "
     + ", ".join(f"{v} TEXT" for v in VIEWS) + "".join(f", {k}" for keys in KEYED.values() for k in keys)
     + ", PRIMARY KEY (folder, name))",
     # a query reads a folder's KEYED columns from this index alone, not from rows that hold JSON
     "CREATE INDEX files_queue ON files (folder, q_live, name, q_episode, q_when)",
+    # a check reads a folder's stamps from this index alone (`_check`)
+    "CREATE INDEX files_stamp ON files (folder, name, stamp)",
 )
+# A file's stamp as kept (`_check`): its inode, size, mtime and ctime (ns) as 32 bytes, compared
+# without a string formatted a file.
+_STAMP = struct.Struct("<QQqq").pack
 
 Reader = Callable[[str], Any]  # a file's path -> what a view keeps of it (JSON)
 Source = tuple[Sequence[Path], str, "int | str", Reader, Keys]  # folders, view, version, reader, KEYED
@@ -342,30 +349,45 @@ class Index:
                 db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(version)))
 
     def _check(self, db: sqlite3.Connection, folder: Path, rel: str, force: bool = False) -> None:
-        """Bring the rows of `folder` up to date with it when its stamp changed (or `force`)."""
+        """Bring the rows of `folder` up to date with it when its stamp changed (or `force`): one
+        `lstat` a file, compared with its kept stamp as bytes (`_STAMP`), and a write only when a
+        file was added, removed, changed or is too recent to vouch for itself, or the folder's
+        stamp changed."""
         now = stamp(folder)
+        folder_stamp = _text(now) if now else None
         kept = db.execute("SELECT stamp FROM folders WHERE folder = ?", (rel,)).fetchone()
-        if not force and now and kept is not None and kept[0] == _text(now):
+        kept_folder = kept[0] if kept is not None else None
+        if not force and folder_stamp is not None and kept_folder == folder_stamp:
             (count,) = db.execute("SELECT count(*) FROM files WHERE folder = ?", (rel,)).fetchone()
             if count >= SCAN_BELOW:
                 return
-        rows = {name: st for name, st in db.execute("SELECT name, stamp FROM files WHERE folder = ?", (rel,))}
-        seen: set[str] = set()
-        changes: list[tuple[str, str | None]] = []
+        # The clock is read once, before the scan: a file changed after it reads as too recent, as
+        # it would file by file. A change older than the widest window (RACY_NS) is settled without
+        # asking `settled`, which decides the rest.
+        clock = time.time_ns()
+        surely = clock - filecache.RACY_NS
+        rows: dict[str, bytes | str | None] = dict(
+            db.execute("SELECT name, stamp FROM files WHERE folder = ?", (rel,)))  # the covering index alone
+        changes: list[tuple[str, bytes | str | None]] = []
         for entry in records.entries(folder):
-            seen.add(entry.name)
             st = entry_stat(entry)
-            file_stamp = f"[{st.st_ino},{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns}]" \
-                if st is not None and settled(st) else None  # `_text` of the four, made without json
-            if entry.name not in rows or file_stamp is None or rows[entry.name] != file_stamp:
+            file_stamp: bytes | str | None = None
+            if st is not None and (st.st_ctime_ns <= surely or settled(st, clock)):
+                try:
+                    file_stamp = _STAMP(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                except struct.error:  # a time outside 64 bits of nanoseconds: kept as text
+                    file_stamp = f"[{st.st_ino},{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns}]"
+            # popped whatever it holds: what is left in `rows` afterwards is gone from the folder
+            if rows.pop(entry.name, None) != file_stamp or file_stamp is None:
                 changes.append((entry.name, file_stamp))
-        gone = [(rel, n) for n in rows if n not in seen]
+        if not changes and not rows and kept_folder == folder_stamp:
+            return  # nothing to write: no transaction (a lock and a journal) for a folder as it was
         with _transaction(db):
-            db.executemany("DELETE FROM files WHERE folder = ? AND name = ?", gone)
+            db.executemany("DELETE FROM files WHERE folder = ? AND name = ?", [(rel, n) for n in rows])
             db.executemany("INSERT OR REPLACE INTO files (folder, name, stamp) VALUES (?, ?, ?)",
                            [(rel, n, s) for n, s in changes])
-            if now:
-                db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (rel, _text(now)))
+            if folder_stamp is not None:
+                db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (rel, folder_stamp))
             else:
                 db.execute("DELETE FROM folders WHERE folder = ?", (rel,))
 
