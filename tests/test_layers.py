@@ -76,6 +76,10 @@ HOOK_PATHS_LAZY = {
     # and the episodes are imported
     ("cli/commands/derive.py", "majordomus.tasks"),
     ("cli/commands/derive.py", "majordomus.evidence"),
+    # issue 31, doctor: the review acts and the fast schema, with the first record the integrity
+    # view reads again (most doctor runs read none)
+    ("knowledge/integrity.py", "majordomus.knowledge"),
+    ("knowledge/integrity.py", "majordomus.store.schemafast"),
 }
 
 
