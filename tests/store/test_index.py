@@ -309,7 +309,8 @@ def _counted(read: list[str]) -> store_index.Reader:
     """A view's reader that says which files it read (their titles, from the file itself)."""
     def title(path: str) -> str:
         read.append(os.path.basename(path))
-        return re.findall(r'^title: "(.*)"$', open(path, encoding="utf-8").read(), re.M)[0]
+        with open(path, encoding="utf-8") as handle:
+            return re.findall(r'^title: "(.*)"$', handle.read(), re.M)[0]
     return title
 
 

@@ -51,7 +51,7 @@ from majordomus.store import filecache, records
 from majordomus.store.filecache import entry_stat, settled, stamp
 
 FILE = "index.sqlite3"
-SCHEMA = 8  # of the tables: raise it when they change (a view's own version is kept per view)
+SCHEMA = 9  # of the tables: raise it when they change (a view's own version is kept per view)
 VIEWS = ("queue", "known", "summary", "search", "integrity", "branch")
 # The columns a view's reader also keeps of a file, beside its JSON, for a query to filter, join
 # and order the rows by without decoding them (`rows`): the queue's, whether a file waits for
@@ -64,6 +64,15 @@ Keys = Callable[[Any], tuple[Any, ...]]  # what a view keeps of a file -> its KE
 # A folder of fewer records is checked file by file every time (one `lstat` each, a millisecond),
 # so a record rewritten in place is seen at once; a bigger one is trusted to its stamp.
 SCAN_BELOW = 1000
+
+
+def _stale(view: str) -> str:
+    """Which rows of a KEYED view `rows` reads again: the value or its columns not kept, or a file
+    too recent to vouch for itself. Written the same in the query and its partial index, so that
+    SQLite uses the index."""
+    return f"({view} IS NULL OR stamp IS NULL OR {KEYED[view][0]} IS NULL)"
+
+
 _TABLES = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     "CREATE TABLE folders (folder TEXT PRIMARY KEY, stamp TEXT NOT NULL)",
@@ -76,6 +85,8 @@ _TABLES = (
     "CREATE INDEX files_queue ON files (folder, q_live, name, q_episode, q_when)",
     # a check reads a folder's stamps from this index alone (`_check`)
     "CREATE INDEX files_stamp ON files (folder, name, stamp)",
+    # a query's rows (`rows`) find the files a view must read again among these few, not every row
+    *(f"CREATE INDEX files_{view}_stale ON files (folder, name) WHERE {_stale(view)}" for view in KEYED),
 )
 # A file's stamp as kept (`_check`): its inode, size, mtime and ctime (ns) as 32 bytes, compared
 # without a string formatted a file.
@@ -305,8 +316,7 @@ class Index:
                     self._check(db, folder, rel)
                     where = os.fspath(folder) + os.sep
                     stale += [_kept(read(where + name), keys, rel, name) for (name,) in db.execute(
-                        f"SELECT name FROM files WHERE folder = ? AND ({view} IS NULL OR stamp IS NULL "
-                        f"OR {KEYED[view][0]} IS NULL)", (rel,))]
+                        f"SELECT name FROM files WHERE folder = ? AND {_stale(view)}", (rel,))]
                 if stale:
                     with _transaction(db):
                         db.executemany(_update(view), stale)
