@@ -379,3 +379,20 @@ def test_an_index_locked_by_another_process_changes_no_payload(repo: Repo) -> No
     assert [(c, o) for c, o, _ in locked] == [(c, o) for c, o, _ in after]
     wipe(repo)
     assert said(repo) == after != kept
+
+
+def test_a_reviewed_record_set_back_to_candidate_and_a_session_record_removed(repo: Repo) -> None:
+    """A curated record edited in place back to status candidate (a reviewed record two clones'
+    reviewers disagreed on) waits again; a session record removed places its episode from the ledger."""
+    build(repo)
+    same(repo)
+    path = repo.root / KB / "curated" / "c-tabs.md"
+    st = path.stat()
+    text = path.read_text().replace("status: verified", "status: candidate")
+    with open(path, "r+") as handle:
+        handle.write(text)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    contested = same(repo)
+    assert "Tabs are refused by the parser" in contested[0][1]
+    (repo.root / ".ai" / "repo" / "sessions" / "e1.md").unlink()
+    same(repo)
