@@ -52,6 +52,23 @@ provenance:
 The old rule.
 """
 
+# a candidate written by hand into a store (the knowledge index's tests): {rid}, {title}
+RECORD = """---
+id: {rid}
+kind: knowledge/v1
+class: fact
+status: candidate
+epistemics: observed
+title: "{title}"
+date: "2026-01-03"
+provenance:
+  origin: extracted
+  derived_from:
+    - "session:e9"
+---
+{title}, as the work showed.
+"""
+
 
 @dataclass
 class Store:

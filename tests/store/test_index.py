@@ -17,27 +17,12 @@ from majordomus.knowledge import queue
 from majordomus.store import filecache
 from majordomus.store import index as store_index
 from majordomus.store.workspace import Workspace
-from kbstore import build
+from kbstore import RECORD, build
 
 READERS = (("knowledge", "candidates", "--json"), ("knowledge", "status", "--json"),
            ("knowledge", "search", "--json"), ("knowledge", "search", "tabs"), ("context",))
 INDEX = (".ai", "local", "state", "index.sqlite3")
 KB_FOLDER = ".ai/repo/knowledge"
-RECORD = """---
-id: {rid}
-kind: knowledge/v1
-class: fact
-status: candidate
-epistemics: observed
-title: "{title}"
-date: "2026-01-03"
-provenance:
-  origin: extracted
-  derived_from:
-    - "session:e9"
----
-{title}, as the work showed.
-"""
 
 
 def _steady(value: Any) -> Any:

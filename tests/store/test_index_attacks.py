@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import Repo
-from kbstore import build
+from kbstore import RECORD, build
 
 KB = ".ai/repo/knowledge"
 STATE = (".ai", "local", "state")
@@ -256,23 +256,6 @@ def test_readers_while_a_writer_writes(repo: Repo) -> None:
     assert "Race number 39" in kept[1][1]
     wipe(repo)
     assert said(repo) == kept
-
-
-RECORD = """---
-id: {rid}
-kind: knowledge/v1
-class: fact
-status: candidate
-epistemics: observed
-title: "{title}"
-date: "2026-01-03"
-provenance:
-  origin: extracted
-  derived_from:
-    - "session:e9"
----
-{title}, as the work showed.
-"""
 
 
 def test_git_pull_bringing_records_and_session_records(repo: Repo, tmp_path: Path) -> None:

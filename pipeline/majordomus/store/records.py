@@ -19,9 +19,12 @@ from majordomus.base.lean import TYPE_CHECKING, pattern
 from majordomus.store import allowlist, frontmatter
 
 if TYPE_CHECKING:
-    from typing import Any, NamedTuple
+    from collections.abc import Callable
+    from typing import Any, NamedTuple, TypeVar
 
     from majordomus.store.workspace import Workspace
+
+    T = TypeVar("T")
 else:
     from majordomus.base.lean import NamedTuple
 
@@ -166,16 +169,24 @@ def names(folder: Path, strays: list[str] | None = None) -> list[str]:
     return [e.name for e in entries(folder, strays)]
 
 
-def entries(folder: Path, strays: list[str] | None = None) -> list[os.DirEntry[str]]:
-    """`files`, as the directory entries (their `stat` needs no path built)."""
+def _opened(folder: Path, lister: Callable[[Path], T]) -> T | None:
+    """`lister(folder)`, or None when there is no such folder or it is reached through a link
+    (`curated/` linked elsewhere is not listed)."""
     try:
-        fsio.confined(folder, folder=True)  # a folder reached through a link (`curated/` linked elsewhere) is not listed
-        listing = os.scandir(folder)
+        fsio.confined(folder, folder=True)
+        return lister(folder)
     except (FileNotFoundError, NotADirectoryError):
-        return []
+        return None
     except OSError as exc:
         if exc.errno != errno.ELOOP:
             raise
+        return None
+
+
+def entries(folder: Path, strays: list[str] | None = None) -> list[os.DirEntry[str]]:
+    """`files`, as the directory entries (their `stat` needs no path built)."""
+    listing = _opened(folder, os.scandir)
+    if listing is None:
         return []
     found: list[os.DirEntry[str]] = []
     odd: list[str] = []
@@ -201,14 +212,8 @@ def strays(folder: Path, regular: set[str]) -> list[str]:
     """The `strays` of `entries`, sorted, for a caller that has the folder's regular record files
     (`regular`, from the index) and would not scan it again: its names, listed once, less those
     and less what is a regular file or a folder when looked at (one `lstat` each, almost never)."""
-    try:
-        fsio.confined(folder, folder=True)
-        listed = os.listdir(folder)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    except OSError as exc:
-        if exc.errno != errno.ELOOP:
-            raise
+    listed = _opened(folder, os.listdir)
+    if listed is None:
         return []
     where = os.fspath(folder) + os.sep
     odd = []
