@@ -97,14 +97,18 @@ def test_a_candidate_added_removed_renamed(repo: Repo) -> None:
     same(repo)
 
 
+def _session_branch_in_place(repo: Repo, branch: str) -> None:
+    """e1's session record states `branch` instead of main, rewritten in place."""
+    record = repo.root / ".ai" / "repo" / "sessions" / "e1.md"
+    m = re.search(r"^branch: (\"?)main(\"?)$", record.read_text(), re.M)
+    assert m
+    _in_place(record, m.group(0), m.group(0).replace("main", branch))
+
+
 def test_a_session_record_s_branch_edited_in_place(repo: Repo) -> None:
     build(repo)
     same(repo)
-    record = repo.root / ".ai" / "repo" / "sessions" / "e1.md"
-    text = record.read_text()
-    m = re.search(r"^branch: (\"?)main(\"?)$", text, re.M)
-    assert m
-    _in_place(record, m.group(0), m.group(0).replace("main", "mayn"))
+    _session_branch_in_place(repo, "mayn")
     after = same(repo)
     assert "mayn" in after[0][1] or "mayn" in after[1][1]
 
@@ -116,11 +120,7 @@ def test_git_stash_and_checkout_changing_records(repo: Repo) -> None:
     same(repo)
     path = repo.root / KB / "candidates" / f"{store.lesson}.md"
     _in_place(path, "status: candidate", "status: rejected!")
-    record = repo.root / ".ai" / "repo" / "sessions" / "e1.md"
-    text = record.read_text()
-    m = re.search(r"^branch: (\"?)main(\"?)$", text, re.M)
-    assert m
-    _in_place(record, m.group(0), m.group(0).replace("main", "mayn"))
+    _session_branch_in_place(repo, "mayn")
     edited = same(repo)
     repo.git("stash", "-q")
     stashed = same(repo)
