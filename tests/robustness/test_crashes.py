@@ -64,6 +64,16 @@ def test_killed_retention_trims(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r")
     policy = repo.root / ".ai/repo/policy.yaml"
     policy.write_text(policy.read_text().replace("retention_lines: 50000", "retention_lines: 3000"))
+    ledger = repo.root / ".ai/local/ledger.jsonl"
+    with open(ledger, "a", encoding="utf-8") as handle:  # over the cap by more than its margin
+        for n in range(3000 + 3000 // SLACK + 100):
+            handle.write(json.dumps({"ts": "2026-03-04T05:06:07Z", "event": "checkpoint.recorded",
+                                     "session": "old", "note": f"fill.{n}"}) + "\n")
+    repo.mj("session", "start", "--id", "measured", check=True)
+    started = time.monotonic()
+    repo.mj("session", "close", "--id", "measured", check=True)
+    took = time.monotonic() - started  # a close that trims: the kills fall within its length
+    assert len(ledger.read_text(encoding="utf-8").splitlines()) <= 3000 + 3000 // SLACK
 
     def trial(root: Path, random: Random, tag: str) -> tuple[int]:
         copy = Repo(root)
@@ -75,7 +85,7 @@ def test_killed_retention_trims(tmp_path: Path) -> None:
         before = ledger.read_text(encoding="utf-8").splitlines()
         ep = f"t{tag}"
         copy.mj("session", "start", "--id", ep, check=True)
-        killed = kill_after([MAJORDOMUS, "session", "close", "--id", ep], root, random.uniform(0.0, 0.5),
+        killed = kill_after([MAJORDOMUS, "session", "close", "--id", ep], root, took * random.uniform(0.1, 1.1),
                             dict(os.environ))
         assert_ledger_parses(ledger)
         after = ledger.read_text(encoding="utf-8").splitlines()
