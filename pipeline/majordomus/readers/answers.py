@@ -73,7 +73,7 @@ def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parame
     from majordomus.store import records
 
     check_id(id, "id")
-    entry = store.listing(ws).find(id)
+    entry = store.find(ws, id)
     if entry is None:
         raise unknown(f"no knowledge record {id!r} under candidates/ or curated/: "
                       "`majordomus knowledge candidates` lists the candidates")
