@@ -88,3 +88,35 @@ def test_agents_md_export_marks_the_stale_record(repo: Repo) -> None:
             "r-stale < evidence` re-verifies it\n") in text
     assert "- constraint: Tokens are short (`r-fine`)\n" in text
     assert 'A record marked "may be stale" is about files that changed since a person verified it' in text
+
+
+def test_one_record_is_judged_as_among_all_and_leaves_their_cache_whole(repo: Repo) -> None:
+    """`knowledge record` judges its one record alone: the currency `search` gives it among all of
+    them, with the walks' cache kept, missing, or behind a HEAD that moved; and it never rewrites
+    that cache to its one record's walk."""
+    history(repo)
+    anchored(repo, "r-later", ("src/lexer.py",), repo.git("rev-parse", "HEAD").strip(), title="Tokens later")
+    cache = repo.root / ".ai/local/state/currency.cache.json"
+
+    def among_all() -> dict[str, object]:
+        hits = answer(repo, "search", "tokens")
+        assert isinstance(hits, list)
+        return {h["id"]: h["currency"] for h in hits}
+
+    def alone(rid: str) -> object:
+        rec = answer(repo, "record", rid)
+        assert isinstance(rec, dict)
+        return rec["currency"]
+
+    everyone = among_all()
+    assert {rid: state["state"] for rid, state in everyone.items()} == {  # type: ignore[index]
+        "r-stale": "may_be_stale", "r-fine": "current", "r-later": "current"}
+    kept = cache.read_bytes()
+    assert {rid: alone(rid) for rid in everyone} == everyone
+    assert cache.read_bytes() == kept
+    cache.unlink()
+    assert {rid: alone(rid) for rid in everyone} == everyone
+    assert not cache.exists()
+    repo.commit("touch the lexer", {"src/lexer.py": "a = 2\n", "src/b.py": "b = 2\n"})
+    moved = {rid: alone(rid) for rid in everyone}
+    assert moved == among_all() and moved != everyone

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from majordomus.base import fsio, git
@@ -74,15 +75,17 @@ def _save(ws: Workspace, head: str, found: Walked, records: list[Known]) -> None
         pass  # a cache that cannot be written costs time, never an answer
 
 
-def of(ws: Workspace, found: Iterable[Known]) -> dict[str, Currency]:
-    """Every record of `found` (verified records) with its currency, by id."""
+def of(ws: Workspace, found: Iterable[Known], save: bool = True) -> dict[str, Currency]:
+    """Every record of `found` (verified records) with its currency, by id. `save`: False when
+    `found` is not every verified record, so the cache of their walks is read, never cut to
+    those of `found`."""
     found = list(found)
-    states = _judge(ws, found)
+    states = _judge(ws, found, save)
     marks = disputes(ws, {r.id: r.reviewed_at for r in found}) if found else {}
     return {rid: state.disputed(*marks[rid]) if rid in marks else state for rid, state in states.items()}
 
 
-def _judge(ws: Workspace, found: list[Known]) -> dict[str, Currency]:
+def _judge(ws: Workspace, found: list[Known], save: bool) -> dict[str, Currency]:
     out: dict[str, Currency] = {}
     anchored = []
     for rec in found:
@@ -111,11 +114,12 @@ def _judge(ws: Workspace, found: list[Known]) -> dict[str, Currency]:
                 break
             out[rec.id] = state
         else:
-            if extended:
+            if extended and save:
                 _save(ws, head, cached, anchored)
             return out
     walked_now = walked(ws.root, head, anchored)
-    _save(ws, head, walked_now, anchored)
+    if save:
+        _save(ws, head, walked_now, anchored)
     for rec in anchored:
         state = walked_now.judge(rec)
         out[rec.id] = state if state is not None else Currency.unknown(None, "git could not place its commit")
@@ -126,6 +130,13 @@ def verified(ws: Workspace) -> tuple[list[Known], dict[str, Currency]]:
     """The verified records (as `known.verified` reads them) and the currency of each."""
     found = known.verified(ws.curated, ws)
     return found, of(ws, found)
+
+
+def one(ws: Workspace, path: Path) -> Currency | None:
+    """The currency of the record at `path` (`knowledge record`), judged as `verified` judges it
+    among all of them; None when it is not a verified record."""
+    rec = known.one(path)
+    return of(ws, [rec], save=False)[rec.id] if rec is not None else None
 
 
 def attention(ws: Workspace) -> list[tuple[Known, Currency]]:

@@ -142,14 +142,18 @@ def verified(folder: Path, ws: Workspace | None = None) -> list[Known]:
         listed = store_index.of(ws).view(folder, "known", _VERSION, _read_path)
     else:
         listed = [(name, _read(folder / name)) for name in records.names(folder)]
-    found = []
-    for name, read in listed:
-        if not read:
-            continue
-        cls, title, date, paths, reason, anchored, commits, newest = read
-        found.append(Known(name[:-len(".md")], cls, title, date, tuple(paths), reason, tuple(anchored),
-                           tuple(commits), newest))
-    return found
+    return [_known(name, read) for name, read in listed if read]
+
+
+def one(path: Path) -> Known | None:
+    """The record at `path` as `verified` reads it; None when it is not a verified record."""
+    read = _read(path)
+    return _known(path.name, read) if read else None
+
+
+def _known(name: str, read: list[Any]) -> Known:
+    cls, title, date, paths, reason, anchored, commits, newest = read
+    return Known(name[:-len(".md")], cls, title, date, tuple(paths), reason, tuple(anchored), tuple(commits), newest)
 
 
 def relates(record: Known, changed: Iterable[str]) -> bool:

@@ -73,7 +73,7 @@ def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parame
     from majordomus.store import records
 
     check_id(id, "id")
-    entry = store.listing(ws).find(id)
+    entry = store.find(ws, id)
     if entry is None:
         raise unknown(f"no knowledge record {id!r} under candidates/ or curated/: "
                       "`majordomus knowledge candidates` lists the candidates")
@@ -94,7 +94,7 @@ def record(ws: Workspace, id: str) -> dict[str, Any]:  # noqa: A002 - the parame
             review = {**w.as_dict(), "branch": one.branch, "episode": one.episode}
     state = None
     if entry.source == "curated" and isinstance(meta, dict) and meta.get("status") == "verified":
-        state = currency.verified(ws)[1].get(entry.id)
+        state = currency.one(ws, entry.path)
     return {"id": entry.id, "source": entry.source, "path": entry.rel, "tracked": entry.tracked,
             "meta": meta, "body": body, "problem": problem, "references": refs, "review": review,
             "currency": state.as_dict() if state is not None else None}

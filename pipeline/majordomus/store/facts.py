@@ -12,6 +12,10 @@ it, extended from a saved byte offset as the ledger grows.
   newest derivation);
 - `disputes`: every `knowledge.disputed` line naming a record (its number, the record's id, who,
   why, when): what a verified record's currency says of a dispute (`knowledge/verdict.disputes`);
+- `episodes` and `tasks`: what a record's references say in words (`knowledge record`,
+  knowledge/provenance.py): each episode's first open time, its branch at its last open that named
+  one and its last close time; each task's title at its last `task.started`, its outcome at its
+  last `task.finished` and how many decisions name it;
 - the lines counted: parsed and malformed (the first by its number).
 
 The ledger is append-only between trims. The facts are checked as `Ledger.index` checks its own
@@ -35,9 +39,9 @@ from typing import Any
 from majordomus.store import index as store_index
 from majordomus.store.ledger import Ledger, Line, ReadResult
 
-VERSION = 3  # of these tables and of what a line adds to them: raise it when either changes
+VERSION = 4  # of these tables and of what a line adds to them: raise it when either changes
 KINDS = ("session", "opened", "task", "decision", "agent")
-_TABLES = ("derived", "ids", "closes", "derivations", "disputes")
+_TABLES = ("derived", "ids", "closes", "derivations", "disputes", "episodes", "tasks")
 _CREATE = (
     "CREATE TABLE derived (name TEXT PRIMARY KEY, ts TEXT NOT NULL, number INTEGER NOT NULL, since REAL NOT NULL) "
     "WITHOUT ROWID",
@@ -47,10 +51,19 @@ _CREATE = (
     "CREATE TABLE derivations (episode TEXT PRIMARY KEY, newest INTEGER NOT NULL) WITHOUT ROWID",
     "CREATE TABLE disputes (number INTEGER PRIMARY KEY, id TEXT NOT NULL, by TEXT NOT NULL, reason TEXT NOT NULL, "
     "ts TEXT NOT NULL)",
+    "CREATE TABLE episodes (episode TEXT PRIMARY KEY, opened TEXT, branch TEXT, closed TEXT) WITHOUT ROWID",
+    "CREATE TABLE tasks (task TEXT PRIMARY KEY, started INTEGER NOT NULL, title TEXT, finished INTEGER NOT NULL, "
+    "outcome TEXT, decisions INTEGER NOT NULL) WITHOUT ROWID",
 )
 DISPUTED = "knowledge.disputed"  # the event a dispute of a record is kept as (`knowledge dispute`)
 Dispute = tuple[int, str, str, str, str]  # (line number, record id, by, reason, ts)
 Dated = Callable[[str], "float | None"]  # the epoch a ledger `ts` dates a queue entry from (accumulation.epoch)
+TASK_EVENTS = ("task.started", "task.finished", "decision.recorded")
+# an episode's (first open time, branch at its last open naming one, last close time); a task's
+# (whether started, the title at its last start as JSON, whether finished, the outcome at its last
+# finish as JSON, how many decisions with a text name it)
+Episode = tuple["str | None", "str | None", "str | None"]
+Task = tuple[bool, "str | None", bool, "str | None", int]
 
 
 def _key(value: Any) -> str | None:
@@ -61,8 +74,8 @@ def _key(value: Any) -> str | None:
 class Delta:
     """What a run of ledger lines adds to the facts (all of them, when there is no index)."""
 
-    __slots__ = ("derived", "ids", "closes", "derivations", "disputes", "last_close", "last_derived", "lines",
-                 "parsed", "malformed", "first_malformed")
+    __slots__ = ("derived", "ids", "closes", "derivations", "disputes", "episodes", "tasks", "last_close",
+                 "last_derived", "lines", "parsed", "malformed", "first_malformed")
 
     def __init__(self) -> None:
         self.derived: dict[str, tuple[str, int, float]] = {}
@@ -70,6 +83,8 @@ class Delta:
         self.closes: dict[str, tuple[int, int]] = {}  # episode key -> (newest, the one before or 0)
         self.derivations: dict[str, int] = {}
         self.disputes: list[Dispute] = []
+        self.episodes: dict[str, Episode] = {}
+        self.tasks: dict[str, Task] = {}
         self.last_close: tuple[int, dict[str, Any]] | None = None
         self.last_derived: tuple[int, dict[str, Any]] | None = None
         self.lines = self.parsed = self.malformed = 0
@@ -86,13 +101,22 @@ class Delta:
             ids["task"].add(task)
             if event == "decision.recorded":
                 ids["decision"].add(task)
+            if event in TASK_EVENTS:
+                self._task(task, event, obj)
         if event == "session.opened":
+            if isinstance(session, str):
+                opened, branch, closed = self.episodes.get(session, (None, None, None))
+                mark = obj.get("branch")
+                self.episodes[session] = (opened or obj["ts"], mark if isinstance(mark, str) else branch, closed)
             named, agent = obj.get("episode") or session, obj.get("agent")
             if isinstance(named, str):
                 ids["opened"].add(named)
             if isinstance(agent, str):
                 ids["agent"].add(agent)
         elif event == "session.closed":
+            if isinstance(session, str):
+                opened, branch, _ = self.episodes.get(session, (None, None, None))
+                self.episodes[session] = (opened, branch, obj["ts"])
             key = _key(obj.get("episode") or session)
             if key is not None:
                 self.closes[key] = (number, self.closes.get(key, (0, 0))[0])
@@ -113,6 +137,16 @@ class Delta:
                 for rel in paths:  # type: ignore[union-attr]
                     if isinstance(rel, str) and "/candidates/" in rel:
                         self.derived.setdefault(rel.rsplit("/", 1)[-1], (obj["ts"], number, since))
+
+    def _task(self, task: str, event: str, obj: dict[str, Any]) -> None:
+        started, title, finished, outcome, decisions = self.tasks.get(task, (False, None, False, None, 0))
+        if event == "task.started":
+            started, title = True, json.dumps(obj.get("title"), ensure_ascii=False)
+        elif event == "task.finished":
+            finished, outcome = True, json.dumps(obj.get("outcome"), ensure_ascii=False)
+        elif isinstance(obj.get("text"), str):
+            decisions += 1
+        self.tasks[task] = (started, title, finished, outcome, decisions)
 
 
 class Facts:
@@ -165,6 +199,36 @@ class Facts:
                                                   part))
         return found
 
+    def episodes(self, names: Iterable[str]) -> dict[str, Episode]:
+        """Those of `names` a `session.opened` or `session.closed` line names as its session ->
+        (the first open's time, the branch of the last open naming one, the last close's time)."""
+        wanted = sorted(set(names))
+        found: dict[str, Episode] = {}
+        if self.db is not None:
+            for i in range(0, len(wanted), 500):
+                found.update((e, (o, b, c)) for e, o, b, c in _among(
+                    self.db, "SELECT episode, opened, branch, closed FROM episodes WHERE episode IN ({})", [],
+                    wanted[i:i + 500]))
+        for name in wanted:
+            if name in self.tail.episodes:
+                found[name] = _later_episode(found.get(name), self.tail.episodes[name])
+        return found
+
+    def tasks(self, names: Iterable[str]) -> dict[str, Task]:
+        """Those of `names` a task's or decision's line names -> (started, the last start's title
+        as JSON, finished, the last finish's outcome as JSON, the decisions with a text)."""
+        wanted = sorted(set(names))
+        found: dict[str, Task] = {}
+        if self.db is not None:
+            for i in range(0, len(wanted), 500):
+                found.update((t, (bool(s), ti, bool(f), o, d)) for t, s, ti, f, o, d in _among(
+                    self.db, "SELECT task, started, title, finished, outcome, decisions FROM tasks WHERE task IN ({})",
+                    [], wanted[i:i + 500]))
+        for name in wanted:
+            if name in self.tail.tasks:
+                found[name] = _later_task(found.get(name), self.tail.tasks[name])
+        return found
+
     def disputes(self) -> list[Dispute]:
         """Every `knowledge.disputed` line naming a record, in ledger order."""
         found: list[Dispute] = []
@@ -212,6 +276,22 @@ class Facts:
             return 0
         row = self.db.execute("SELECT newest FROM derivations WHERE episode = ?", (key,)).fetchone()
         return int(row[0]) if row is not None else 0
+
+
+def _later_episode(kept: Episode | None, later: Episode) -> Episode:
+    """An episode's facts, those of later lines (`later`) after `kept`."""
+    if kept is None:
+        return later
+    return (kept[0] or later[0], later[1] if later[1] is not None else kept[1],
+            later[2] if later[2] is not None else kept[2])
+
+
+def _later_task(kept: Task | None, later: Task) -> Task:
+    """A task's facts, those of later lines (`later`) after `kept`."""
+    if kept is None:
+        return later
+    return (kept[0] or later[0], later[1] if later[0] else kept[1], kept[2] or later[2],
+            later[3] if later[2] else kept[3], kept[4] + later[4])
 
 
 def _pair(value: Any) -> tuple[int, dict[str, Any]] | None:
@@ -285,6 +365,10 @@ def _merge(into: Delta, tail: Delta) -> None:
         into.closes[key] = (newest, before or into.closes.get(key, (0, 0))[0])
     into.derivations.update(tail.derivations)
     into.disputes += tail.disputes
+    for name, episode in tail.episodes.items():
+        into.episodes[name] = _later_episode(into.episodes.get(name), episode)
+    for name, task in tail.tasks.items():
+        into.tasks[name] = _later_task(into.tasks.get(name), task)
     for kind in KINDS:
         into.ids[kind] |= tail.ids[kind]
     into.last_close = tail.last_close or into.last_close
@@ -350,6 +434,17 @@ def _keep(db: sqlite3.Connection, head: dict[str, Any], whole: Delta, end: int, 
                    [(key, newest, before) for key, (newest, before) in whole.closes.items()])
     db.executemany("INSERT OR REPLACE INTO derivations VALUES (?, ?)", list(whole.derivations.items()))
     db.executemany("INSERT OR IGNORE INTO disputes VALUES (?, ?, ?, ?, ?)", whole.disputes)
+    if whole.episodes:  # _later_episode, in SQL
+        db.executemany("INSERT INTO episodes VALUES (?1, ?2, ?3, ?4) ON CONFLICT(episode) DO UPDATE SET "
+                       "opened = CASE WHEN opened IS NULL OR opened = '' THEN ?2 ELSE opened END, "
+                       "branch = COALESCE(?3, branch), closed = COALESCE(?4, closed)",
+                       [(name, *episode) for name, episode in whole.episodes.items()])
+    if whole.tasks:  # _later_task, in SQL
+        db.executemany("INSERT INTO tasks VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(task) DO UPDATE SET "
+                       "title = CASE WHEN ?2 THEN ?3 ELSE title END, started = started OR ?2, "
+                       "outcome = CASE WHEN ?4 THEN ?5 ELSE outcome END, finished = finished OR ?4, "
+                       "decisions = decisions + ?6",
+                       [(name, *task) for name, task in whole.tasks.items()])
     head["size"], head["lines"] = end, head["lines"] + whole.lines
     head["check"] = _digest(ledger, end)
     head["parsed"] += whole.parsed

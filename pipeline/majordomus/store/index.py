@@ -221,6 +221,19 @@ class Index:
             self._lost()
             return False
 
+    def named(self, name: str) -> list[tuple[str, str, int]] | None:
+        """(source, folder, tracked) of each file `name` in the `listed` table (`listed` says
+        whether it is as of now); None when the index cannot be used."""
+        db = self.db()
+        if db is None:
+            return None
+        try:
+            return db.execute("SELECT source, folder, tracked FROM listed WHERE name = ? ORDER BY source, folder",
+                              (name,)).fetchall()
+        except (sqlite3.Error, UnicodeError):
+            self._lost()
+            return None
+
     @staticmethod
     def _listed(db: sqlite3.Connection, kept_key: str) -> bool:
         row = db.execute("SELECT value FROM meta WHERE key = 'listed'").fetchone()

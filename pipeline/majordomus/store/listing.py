@@ -150,6 +150,24 @@ def listing(ws: Workspace) -> Store:
     return Store(tuple(sorted(kept, key=lambda e: (e.source, e.id))))
 
 
+def find(ws: Workspace, rid: str) -> Entry | None:
+    """`listing(ws).find(rid)`, from the `listed` table when it holds git's listing as of now
+    (`indexed`): the files named `rid`.md looked up, not every record file made an entry.
+    `rid` is an id (base/ids.check_id), never a path."""
+    index = store_index.of(ws)
+    rows = index.named(rid + ".md") if indexed(ws) else None
+    if rows is None:
+        return listing(ws).find(rid)
+    if any(source != "candidates" for source, _, _ in rows):  # a reviewed record hides its candidate
+        rows = [row for row in rows if row[0] != "candidates"]
+    if not rows:
+        return None
+    source, folder, tracked = min(rows, key=lambda row: row[0] != "curated")  # curated first, as `find`
+    rel = f"{folder}/{rid}.md"
+    path = os.fspath(ws.root) + os.sep + rel
+    return Entry(rid, source, path, bool(tracked), Guard(ws, index)(path), rel)
+
+
 def indexed(ws: Workspace) -> bool:
     """Whether the knowledge index's `listed` table holds git's listing of the source classes as
     of now, each file as (source, folder, name, tracked): brought up to date when it does not
