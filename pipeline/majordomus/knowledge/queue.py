@@ -188,14 +188,15 @@ def _read(path: str) -> list[Any] | None:
     return _front(path)
 
 
-def _keys(read: list[Any] | None) -> tuple[int, str | None, str]:
+def _keys(read: list[Any] | None) -> tuple[int, str | None, str, str | None]:
     """The queue's KEYED columns in the index (`store/index.py`) of what `_front` read: whether the
-    file waits for review (status candidate), the episode it names and what orders it
-    (`Candidate.when`)."""
+    file waits for review (status candidate), the episode it names, what orders it
+    (`Candidate.when`) and its status as `records.quick_status` reads it (`status_names`)."""
     if read is None:
-        return 0, None, ""
-    fields, session, _ = read
-    return int(fields.get("status", "candidate") == "candidate"), session, fields.get("ts") or fields.get("date", "")
+        return 0, None, "", None
+    fields, session, status = read
+    return (int(fields.get("status", "candidate") == "candidate"), session, fields.get("ts") or fields.get("date", ""),
+            status)
 
 
 def view(index: Index, folder: Path, only: Iterable[str] | None = None) -> list[tuple[str, Any]]:
@@ -283,14 +284,14 @@ def candidate(path: str, read: list[Any] | None, branch: str | None) -> Candidat
                      episode, branch, fields.get("date", ""), fields.get("ts", ""))
 
 
-# The status `_front` read (`[fields, episode, status]`: its third item, NULL when it has none or
-# the file cannot be read) of each file of candidates/ (:folder0) and curated/ (:folder1), and
-# whether a candidate has a reviewed record beside it (`reviewed`): taken out of the kept values
-# by SQLite, none decoded in Python. By name, or counted.
-STATUSES = ("SELECT f.folder = :folder0, f.name, json_extract(f.queue, '$[2]'), "
+# The status `_front` read (its KEYED column: NULL when it has none or the file cannot be read) of
+# each file of candidates/ (:folder0) and curated/ (:folder1), and whether a candidate has a
+# reviewed record beside it (`reviewed`), from the index's covering index alone, no value
+# decoded. By name, or counted.
+STATUSES = ("SELECT f.folder = :folder0, f.name, f.q_status, "
             "f.folder = :folder0 AND f.name IN (SELECT name FROM files WHERE folder = :folder1) "
             "FROM files f WHERE f.folder IN (:folder0, :folder1) ORDER BY f.folder = :folder0 DESC, f.name")
-COUNTS = ("SELECT f.folder = :folder0, json_extract(f.queue, '$[2]'), "
+COUNTS = ("SELECT f.folder = :folder0, f.q_status, "
           "f.folder = :folder0 AND f.name IN (SELECT name FROM files WHERE folder = :folder1), count(*) "
           "FROM files f WHERE f.folder IN (:folder0, :folder1) GROUP BY 1, 2, 3")
 
