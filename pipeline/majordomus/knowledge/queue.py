@@ -285,42 +285,38 @@ def candidate(path: str, read: list[Any] | None, branch: str | None) -> Candidat
 
 
 # The status `_front` read (its KEYED column: NULL when it has none or the file cannot be read) of
-# each file of candidates/ (:folder0) and curated/ (:folder1), and whether a candidate has a
-# reviewed record beside it (`reviewed`), from the index's covering index alone, no value
-# decoded. By name, or counted.
-STATUSES = ("SELECT f.folder = :folder0, f.name, f.q_status, "
-            "f.folder = :folder0 AND f.name IN (SELECT name FROM files WHERE folder = :folder1) "
-            "FROM files f WHERE f.folder IN (:folder0, :folder1) ORDER BY f.folder = :folder0 DESC, f.name")
-COUNTS = ("SELECT f.folder = :folder0, f.q_status, "
-          "f.folder = :folder0 AND f.name IN (SELECT name FROM files WHERE folder = :folder1), count(*) "
-          "FROM files f WHERE f.folder IN (:folder0, :folder1) GROUP BY 1, 2, 3")
+# each file of candidates/ (:folder0) and curated/ (:folder1), from the index's covering index
+# alone, no value decoded; counted and placed in Python (a GROUP BY sorts in a temporary b-tree,
+# and a reviewed record looked up a row costs more than the rows).
+STATUSES = "SELECT f.folder = :folder0, f.name, f.q_status FROM files f WHERE f.folder IN (:folder0, :folder1)"
 
 
-def _statuses(ws: Workspace, query: str) -> list[Any] | None:
-    """QUERY's rows over the candidates and curated folders, the queue's view of each file brought
-    up to date first; None without the index."""
-    found = store_index.of(ws).rows([([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys)], [query], {})
-    return found[0] if found is not None else None
-
-
-def _status(status: str | None, is_reviewed: bool) -> str | None:
-    return "reviewed" if status in (None, "candidate") and is_reviewed else status
+def _statuses(ws: Workspace) -> list[tuple[int, str, str | None]] | None:
+    """(whether in candidates/, name, status as `status_names` says it) of every file of the
+    candidates and curated folders, the queue's view of each brought up to date first (a
+    candidate with a reviewed record beside it: `reviewed`); None without the index."""
+    found = store_index.of(ws).rows([([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys)],
+                                    [STATUSES], {})
+    if found is None:
+        return None
+    curated = {name for is_candidate, name, _ in found[0] if not is_candidate}
+    return [(is_candidate, name, "reviewed" if is_candidate and status in (None, "candidate") and name in curated
+             else status) for is_candidate, name, status in found[0]]
 
 
 def status_counts(ws: Workspace) -> dict[str, dict[str, int]]:
     """{"candidates": …, "curated": …}: the records of each folder counted by `status_names`'s
-    status ("unreadable" for None), sorted by it; counted by the index without a value decoded."""
-    rows = _statuses(ws, COUNTS)
+    status ("unreadable" for None), sorted by it; from the index's columns, no value decoded."""
+    rows = _statuses(ws)
     counts: dict[str, dict[str, int]] = {"candidates": {}, "curated": {}}
     if rows is None:
         for name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
             for status in status_names(ws, folder).values():
                 counts[name][status or "unreadable"] = counts[name].get(status or "unreadable", 0) + 1
     else:
-        for is_candidate, status, is_reviewed, n in rows:
-            key = _status(status, bool(is_reviewed)) or "unreadable"
+        for is_candidate, _, status in rows:
             counted = counts["candidates" if is_candidate else "curated"]
-            counted[key] = counted.get(key, 0) + n
+            counted[status or "unreadable"] = counted.get(status or "unreadable", 0) + 1
     return {name: dict(sorted(counted.items())) for name, counted in counts.items()}
 
 
@@ -329,11 +325,10 @@ def status_names(ws: Workspace, folder: Path) -> dict[str, str | None]:
     cannot be read), as `records.quick_status` reads it, through the index: counts and the review
     queue's length for `majordomus context`, doctor and status."""
     if folder in (ws.candidates, ws.curated):
-        rows = _statuses(ws, STATUSES)
+        rows = _statuses(ws)
         if rows is not None:
             wanted = int(folder == ws.candidates)
-            return {name: _status(status, bool(is_reviewed))
-                    for is_candidate, name, status, is_reviewed in rows if is_candidate == wanted}
+            return dict(sorted((name, status) for is_candidate, name, status in rows if is_candidate == wanted))
     index = store_index.of(ws)
     is_reviewed = _Reviewed(index)
     where = os.fspath(folder)
