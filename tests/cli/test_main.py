@@ -116,3 +116,5 @@ def test_doctor_and_the_context_import_no_dataclasses(repo: Repo) -> None:
         loaded = _imported(repo, *args)
         assert "majordomus.rules.validators" in loaded or args == ("context",)
         assert not heavy & loaded, (args, heavy & loaded)
+    # the context reads the active task and the questions beside `done --verify`, which alone runs a command
+    assert not {"subprocess", "signal", "threading"} & _imported(repo, "context")

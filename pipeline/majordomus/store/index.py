@@ -39,8 +39,8 @@ import os
 import sqlite3
 import struct
 import sys
-import threading
 import time
+from _thread import get_ident
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
@@ -509,7 +509,7 @@ _OPEN: dict[tuple[str, int], Index] = {}
 def of(ws: Any) -> Index:
     """The index of the workspace's checkout, opened once a process and thread (a server answers
     many calls; each call checks the folders it reads against their stamps)."""
-    key = (os.fspath(ws.state), threading.get_ident())
+    key = (os.fspath(ws.state), get_ident())  # threading's own, without importing threading
     found = _OPEN.get(key)
     if found is None or found.root != ws.root:
         found = _OPEN[key] = Index(ws.root, ws.state)
