@@ -108,3 +108,23 @@ def test_refs_of_an_unusual_shape_are_asked_of_git(tmp_path: Path) -> None:
     (root / ".git/refs/heads/main").write_text("not a sha\n")
     assert git.refs_from_files(root) is None
     assert git.refs_from_files(tmp_path) is None  # no repository at all
+
+
+def test_the_tracked_names_are_gits_bytes_decoded_name_by_name(tmp_path: Path) -> None:
+    """Names that are not UTF-8, and names of several bytes a character, read from one listing
+    decoded whole are the names decoded one by one (a byte that is not UTF-8 kept as a surrogate)."""
+    root = tmp_path / "r"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    names = [b"plain.md", "caf\u00e9.md".encode(), b"bad-\xff\xfe.md", b"cut-\xe2\x82.md", "\U0001f600.md".encode(),
+             b"sub/\xc3.md"]
+    for name in names:
+        path = bytes(root) + b"/" + name
+        subprocess.run(["mkdir", "-p", path.rpartition(b"/")[0]], check=True)
+        with open(path, "wb") as handle:
+            handle.write(b"x\n")
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    out = subprocess.run(["git", "-C", str(root), "ls-files", "-z"], check=True, capture_output=True).stdout
+    expected = [p.decode("utf-8", "surrogateescape") for p in out.split(b"\0") if p]
+    assert len(expected) == len(names)
+    assert git.tracked(root) == expected
+    assert git.Listing(root).under("sub") == [n for n in expected if n.startswith("sub/")]

@@ -102,3 +102,19 @@ def test_the_candidates_reader_imports_only_what_it_uses(repo: Repo) -> None:
     nothing = _imported(empty, "knowledge", "candidates")
     assert "majordomus.readers.cli" in nothing
     assert not (NOT_A_READERS | SOME_RUNS) & nothing, (NOT_A_READERS | SOME_RUNS) & nothing
+
+
+def test_doctor_and_the_context_import_no_dataclasses(repo: Repo) -> None:
+    """Doctor's rules and `majordomus context` run on a reader's budget: their records are
+    NamedTuples and plain classes, never `dataclasses` (with `inspect`, `dis`, `tokenize`); and
+    once doctor's caches hold what it read (the close path's wiring, the records' views), it
+    parses no source (`ast`) and loads no OpenSSL (`hashlib`)."""
+    write_candidate(repo, "e1a2b3c4-0000-4000-a000-000000000002-0123456789ab", date="2020-01-01")
+    heavy = {"dataclasses", "inspect", "ast", "hashlib", "_hashlib"}
+    assert "ast" in _imported(repo, "doctor")  # the first run parses the close path
+    for args in (("doctor",), ("doctor", "--json"), ("context",)):
+        loaded = _imported(repo, *args)
+        assert "majordomus.rules.validators" in loaded or args == ("context",)
+        assert not heavy & loaded, (args, heavy & loaded)
+    # the context reads the active task and the questions beside `done --verify`, which alone runs a command
+    assert not {"subprocess", "signal", "threading"} & _imported(repo, "context")

@@ -133,6 +133,39 @@ def test_the_queue_through_its_cache_is_the_queue_of_the_files(
         assert _cached(ws) == _uncached(ws)
         assert queue.status_names(ws, ws.candidates) == {p.name: records.quick_status(p)
                                                           for p in records.files(ws.candidates)}
+        counted: dict[str, int] = {}
+        for p in records.files(ws.candidates):
+            status = records.quick_status(p) or "unreadable"
+            counted[status] = counted.get(status, 0) + 1
+        assert queue.status_counts(ws)["candidates"] == dict(sorted(counted.items()))
+
+
+def test_statuses_counted_by_the_index_are_those_of_the_files(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A candidate with a reviewed record beside it counts as reviewed, one without a status or
+    unreadable (an empty status too, though it keeps it name by name) as unreadable; the same with the index, without it
+    and name by name."""
+    ws = Workspace(repo.root)
+    for rid, status in (("c1", "candidate"), ("c2", "candidate"), ("c3", "superseded"), ("c4", '""'),
+                        ("c5", "candidate")):
+        (ws.candidates / f"{rid}.md").write_text(
+            RECORD.format(rid=rid, status=status, cls="fact", title="T", episode="e1"))
+    (ws.candidates / "c6.md").write_text("no front matter\n")
+    (ws.candidates / "c7.md").write_text(RECORD.replace("status: {status}\n", "").format(
+        rid="c7", cls="fact", title="T", episode="e1"))
+    (ws.curated / "c2.md").write_text(RECORD.format(rid="c2", status="verified", cls="fact", title="T", episode="e1"))
+    (ws.curated / "c3.md").write_text(RECORD.format(rid="c3", status="superseded", cls="fact", title="T",
+                                                    episode="e1"))
+    expected = {"candidates": {"candidate": 2, "reviewed": 1, "superseded": 1, "unreadable": 3},
+                "curated": {"superseded": 1, "verified": 1}}
+    names = {"c1.md": "candidate", "c2.md": "reviewed", "c3.md": "superseded", "c4.md": "", "c5.md": "candidate",
+             "c6.md": None, "c7.md": None}
+    for _ in range(2):  # the index built, then as kept
+        assert queue.status_counts(ws) == expected
+        assert {k: v for k, v in queue.status_names(ws, ws.candidates).items() if k != "README.md"} == names
+    store_index.of(ws).close()
+    monkeypatch.setattr(store_index.Index, "db", lambda self: None)
+    assert queue.status_counts(ws) == expected
+    assert {k: v for k, v in queue.status_names(ws, ws.candidates).items() if k != "README.md"} == names
 
 
 def test_an_edit_within_one_clock_tick_is_seen(repo: Repo) -> None:

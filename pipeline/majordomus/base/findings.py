@@ -2,17 +2,16 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.base.output import line as one_line
 
 GROUP_AT = 3  # findings over this many files with the same text are printed as one
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One finding: where, what is wrong, and the fix (a command or an edit)."""
+class Finding(NamedTuple):
+    """One finding: where, what is wrong, and the fix (a command or an edit). A NamedTuple: every
+    reader of the rules (doctor, `check`, `watch`) would pay `dataclasses` (and `inspect`) in imports."""
 
     rule: str  # rule id, e.g. majordomus.knowledge-integrity
     what: str  # what is wrong, one line
@@ -36,7 +35,7 @@ class Finding:
         return "\n".join([head, *tail])
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return self._asdict()
 
 
 def grouped(findings: list[Finding]) -> list[str]:

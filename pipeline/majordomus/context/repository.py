@@ -7,8 +7,6 @@ the briefing uses the same readers (`active_task`, `open_questions`, `last_hando
 """
 from __future__ import annotations
 
-from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from majordomus.context.blocks import Block
@@ -32,11 +30,11 @@ def rules(ws: Workspace) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return found, problems
 
 
-def knowledge_counts(ws: Workspace, folder: Path) -> dict[str, int]:
-    """Records under `folder` counted by the `status` of their front matter (read through the
-    queue's cache: a record unchanged since it was read is not read again)."""
-    counts: Counter[str] = Counter(status or "unreadable" for status in queue.status_names(ws, folder).values())
-    return dict(sorted(counts.items()))
+def knowledge(ws: Workspace) -> dict[str, dict[str, int]]:
+    """Records under candidates/ and curated/ counted by the `status` of their front matter, each
+    folder's counts sorted by status (through the knowledge index: a record unchanged since it was
+    read is not read again, and the counting is the index's)."""
+    return queue.status_counts(ws)
 
 
 def outbox(ws: Workspace) -> dict[str, Any]:
@@ -57,7 +55,7 @@ def resolve(ws: Workspace) -> dict[str, Any]:
                    "summary": policy.summary(ws.rel(ws.policy_path))},
         "rules": effective,
         "rule_problems": problems,
-        "knowledge": {"candidates": knowledge_counts(ws, ws.candidates), "curated": knowledge_counts(ws, ws.curated)},
+        "knowledge": knowledge(ws),
         "active_task": work.active_task(ws),
         "open_questions": work.open_questions(ws),
         "last_handover": last_handover([line] if (line := ws.ledger.last_handover()) else []),

@@ -8,9 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +156,12 @@ def verify(ws: Workspace, command: str, timeout_s: float = VERIFY_TIMEOUT_S) -> 
     `timeout_s`. Its standard input is /dev/null (it never reads, nor waits on, the caller's);
     of its output only the last `TAIL_BYTES` are kept, however much it writes. A command out of
     time, or this process interrupted, stops the command's whole process group."""
+    # imported by the one command that runs one (`majordomus done --verify`): `majordomus context`
+    # and the briefing read this module's tasks and questions, never run a command
+    import signal
+    import subprocess
+    import threading
+
     proc = subprocess.Popen(command, shell=True, cwd=ws.root, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     assert proc.stdout is not None

@@ -11,8 +11,8 @@ not make one pair is refused, untouched.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from majordomus.base.credentials import withheld
 from majordomus.base.errors import refused
@@ -30,8 +30,7 @@ COMMAND = "majordomus knowledge export --agents-md"
 ALL_OF_THEM = "majordomus knowledge search --status verified"
 
 
-@dataclass(frozen=True)
-class Exported:
+class Exported(NamedTuple):
     path: Path
     written: bool  # False: the file already held these bytes
     shown: int

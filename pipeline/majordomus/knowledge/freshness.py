@@ -9,7 +9,7 @@ derivation ends that case.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from majordomus.knowledge.accumulation import epoch
 from majordomus.store.ledger import Line
@@ -18,8 +18,7 @@ from majordomus.store.workspace import Workspace
 EVENTS = ("session.closed", "knowledge.derived")
 
 
-@dataclass(frozen=True)
-class Freshness:
+class Freshness(NamedTuple):
     judged: bool  # False: the gate (no derivation has ever run), or no episode has closed
     fresh: bool
     reason: str  # one line, for a finding or a status answer

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -45,11 +44,15 @@ _EMPTY_LEFT_OUT = ("findings", "name", "to_records", "cited")
 _REJECTED = re.compile(r"(?m)^# Rejected[ \t]*\n(?=[\s\S]*\S)")
 
 
-@dataclass
 class Report:
-    findings: list[Finding] = field(default_factory=list)
-    counters: dict[str, Any] = field(default_factory=dict)
-    timing: bool = False
+    """The check's findings and counters (a plain class: no `dataclasses` import for doctor)."""
+
+    __slots__ = ("findings", "counters", "timing")
+
+    def __init__(self, timing: bool = False) -> None:
+        self.findings: list[Finding] = []
+        self.counters: dict[str, Any] = {}
+        self.timing = timing
 
 
 def check(ws: Workspace, facts: Facts | None = None, trusted: bool = False,

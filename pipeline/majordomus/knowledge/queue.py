@@ -188,14 +188,15 @@ def _read(path: str) -> list[Any] | None:
     return _front(path)
 
 
-def _keys(read: list[Any] | None) -> tuple[int, str | None, str]:
+def _keys(read: list[Any] | None) -> tuple[int, str | None, str, str | None]:
     """The queue's KEYED columns in the index (`store/index.py`) of what `_front` read: whether the
-    file waits for review (status candidate), the episode it names and what orders it
-    (`Candidate.when`)."""
+    file waits for review (status candidate), the episode it names, what orders it
+    (`Candidate.when`) and its status as `records.quick_status` reads it (`status_names`)."""
     if read is None:
-        return 0, None, ""
-    fields, session, _ = read
-    return int(fields.get("status", "candidate") == "candidate"), session, fields.get("ts") or fields.get("date", "")
+        return 0, None, "", None
+    fields, session, status = read
+    return (int(fields.get("status", "candidate") == "candidate"), session, fields.get("ts") or fields.get("date", ""),
+            status)
 
 
 def view(index: Index, folder: Path, only: Iterable[str] | None = None) -> list[tuple[str, Any]]:
@@ -283,10 +284,51 @@ def candidate(path: str, read: list[Any] | None, branch: str | None) -> Candidat
                      episode, branch, fields.get("date", ""), fields.get("ts", ""))
 
 
+# The status `_front` read (its KEYED column: NULL when it has none or the file cannot be read) of
+# each file of candidates/ (:folder0) and curated/ (:folder1), from the index's covering index
+# alone, no value decoded; counted and placed in Python (a GROUP BY sorts in a temporary b-tree,
+# and a reviewed record looked up a row costs more than the rows).
+STATUSES = "SELECT f.folder = :folder0, f.name, f.q_status FROM files f WHERE f.folder IN (:folder0, :folder1)"
+
+
+def _statuses(ws: Workspace) -> list[tuple[int, str, str | None]] | None:
+    """(whether in candidates/, name, status as `status_names` says it) of every file of the
+    candidates and curated folders, the queue's view of each brought up to date first (a
+    candidate with a reviewed record beside it: `reviewed`); None without the index."""
+    found = store_index.of(ws).rows([([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys)],
+                                    [STATUSES], {})
+    if found is None:
+        return None
+    curated = {name for is_candidate, name, _ in found[0] if not is_candidate}
+    return [(is_candidate, name, "reviewed" if is_candidate and status in (None, "candidate") and name in curated
+             else status) for is_candidate, name, status in found[0]]
+
+
+def status_counts(ws: Workspace) -> dict[str, dict[str, int]]:
+    """{"candidates": …, "curated": …}: the records of each folder counted by `status_names`'s
+    status ("unreadable" for None), sorted by it; from the index's columns, no value decoded."""
+    rows = _statuses(ws)
+    counts: dict[str, dict[str, int]] = {"candidates": {}, "curated": {}}
+    if rows is None:
+        for name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
+            for status in status_names(ws, folder).values():
+                counts[name][status or "unreadable"] = counts[name].get(status or "unreadable", 0) + 1
+    else:
+        for is_candidate, _, status in rows:
+            counted = counts["candidates" if is_candidate else "curated"]
+            counted[status or "unreadable"] = counted.get(status or "unreadable", 0) + 1
+    return {name: dict(sorted(counted.items())) for name, counted in counts.items()}
+
+
 def status_names(ws: Workspace, folder: Path) -> dict[str, str | None]:
     """The `status:` of each record file of `folder`, by file name (None when it has none, or
     cannot be read), as `records.quick_status` reads it, through the index: counts and the review
     queue's length for `majordomus context`, doctor and status."""
+    if folder in (ws.candidates, ws.curated):
+        rows = _statuses(ws)
+        if rows is not None:
+            wanted = int(folder == ws.candidates)
+            return dict(sorted((name, status) for is_candidate, name, status in rows if is_candidate == wanted))
     index = store_index.of(ws)
     is_reviewed = _Reviewed(index)
     where = os.fspath(folder)

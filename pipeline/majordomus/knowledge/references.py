@@ -12,8 +12,7 @@ import bisect
 import os
 import re
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.base import git
 from majordomus.knowledge import accumulation
@@ -25,16 +24,19 @@ _SHA = re.compile(r"^[0-9a-f]{4,64}\Z")
 _STAMPED = ("ts", "event", "session")  # a line's own keys: `Line` holds them apart from its data
 
 
-@dataclass
 class LedgerFacts:
     """What references are resolved against in the ledger: episodes seen, episodes opened, tasks
-    named, tasks with a decision (and the lines read)."""
+    named, tasks with a decision (and the lines read). A plain class: no `dataclasses` import for
+    doctor."""
 
-    sessions: set[str] = field(default_factory=set)
-    opened: set[str] = field(default_factory=set)
-    tasks: set[str] = field(default_factory=set)
-    decisions: set[str] = field(default_factory=set)
-    lines: int = 0
+    __slots__ = ("sessions", "opened", "tasks", "decisions", "lines")
+
+    def __init__(self) -> None:
+        self.sessions: set[str] = set()
+        self.opened: set[str] = set()
+        self.tasks: set[str] = set()
+        self.decisions: set[str] = set()
+        self.lines = 0
 
     def add(self, line: dict[str, Any]) -> None:
         """Count one ledger line (its JSON object, stamped keys included)."""
@@ -72,8 +74,7 @@ def ledger_facts(ws: Workspace, result: ReadResult | None = None,
     return facts
 
 
-@dataclass
-class Ref:
+class Ref(NamedTuple):
     rel: str  # the record's repository-relative path
     field: str
     ref: str

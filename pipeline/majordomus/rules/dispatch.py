@@ -13,8 +13,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from majordomus.base.errors import ADVISORY, BLOCKING, OK, FatalError
 from majordomus.base.findings import Finding, grouped
@@ -31,20 +30,23 @@ POLICY = "majordomus.policy"  # the rule id of findings about the policy file
 _FIX = re.compile(r": (?=set it to |did you mean |remove it|fix that line|fix it)")
 
 
-@dataclass
-class Ran:
+class Ran(NamedTuple):
     rule: Rule
     verdict: Verdict
     ms: float
 
 
-@dataclass
 class Report:
-    command: str
-    ran: list[Ran] = field(default_factory=list)
-    problems: list[Finding] = field(default_factory=list)  # the machinery's own findings
-    notes: list[Finding] = field(default_factory=list)  # doctor's observations; never fail
-    total_ms: float = 0.0
+    """What one run of the rules found (plain classes here: no `dataclasses` import for doctor)."""
+
+    __slots__ = ("command", "ran", "problems", "notes", "total_ms")
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.ran: list[Ran] = []
+        self.problems: list[Finding] = []  # the machinery's own findings
+        self.notes: list[Finding] = []  # doctor's observations; never fail
+        self.total_ms = 0.0
 
     @property
     def findings(self) -> list[Finding]:

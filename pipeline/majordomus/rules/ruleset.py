@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from majordomus.base import fsio, yamlio
 from majordomus.base.findings import Finding
@@ -32,8 +32,7 @@ _VERSION = 1
 RULE_ID = re.compile(r"^[a-z0-9][a-z0-9_-]*(\.[a-z0-9][a-z0-9_-]*)+\Z")
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):  # no `dataclasses` import for doctor, `check`, `watch`
     id: str
     cls: str  # blocking | advisory
     validator: str
@@ -54,10 +53,12 @@ class Rule:
         return Finding(self.id, what, fix, self.blocking, **where)
 
 
-@dataclass
 class RuleSet:
-    rules: list[Rule] = field(default_factory=list)
-    problems: list[Finding] = field(default_factory=list)  # rule files that could not be read
+    __slots__ = ("rules", "problems")
+
+    def __init__(self) -> None:
+        self.rules: list[Rule] = []
+        self.problems: list[Finding] = []  # rule files that could not be read
 
     def for_command(self, command: str) -> list[Rule]:
         return [r for r in self.rules if command in r.dispatch]

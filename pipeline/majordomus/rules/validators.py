@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from majordomus.base import git
@@ -32,23 +31,31 @@ REPRODUCE_OBSERVED = "majordomus history --event session.closed --event knowledg
 OVERDUE_AS_ONE = 3  # overdue candidates from this many on are one finding, naming the oldest
 
 
-@dataclass
 class Verdict:
-    findings: list[Finding] = field(default_factory=list)
-    skipped: str | None = None  # why (part of) the rule did not judge
-    detail: str | None = None  # what a clean judgement found, one line
+    """A rule's judgement (plain classes here: no `dataclasses` import for doctor, `check`, `watch`)."""
+
+    __slots__ = ("findings", "skipped", "detail")
+
+    def __init__(self, findings: list[Finding] | None = None, skipped: str | None = None,
+                 detail: str | None = None) -> None:
+        self.findings: list[Finding] = findings if findings is not None else []
+        self.skipped = skipped  # why (part of) the rule did not judge
+        self.detail = detail  # what a clean judgement found, one line
 
 
-@dataclass
 class Context:
     """What one run of the rules shares: the workspace, the ledger's facts (kept in the knowledge
     index and extended over what was appended since: no pass over the whole ledger), the clock."""
 
-    ws: Workspace
-    now: float = field(default_factory=time.time)
-    trusted: bool = False  # doctor: the index's integrity view stands for the record files that kept their stamp
-    _facts: Facts | None = None
-    _listing: git.Listing | None = None
+    __slots__ = ("ws", "now", "trusted", "_facts", "_listing")
+
+    def __init__(self, ws: Workspace, now: float | None = None, trusted: bool = False,
+                 _facts: Facts | None = None, _listing: git.Listing | None = None) -> None:
+        self.ws = ws
+        self.now = time.time() if now is None else now
+        self.trusted = trusted  # doctor: the index's integrity view stands for the record files that kept their stamp
+        self._facts = _facts
+        self._listing = _listing
 
     def listing(self) -> git.Listing:
         """git's listing of the tracked files, asked once a run (the queue's rule and the integrity
@@ -133,7 +140,7 @@ def knowledge_integrity(ctx: Context, rule: Rule) -> Verdict:
     reads every record)."""
 
     found = integrity.check(ctx.ws, ctx.facts(), trusted=ctx.trusted, listing=ctx.listing())
-    return Verdict([replace(f, rule=rule.id, blocking=rule.blocking and f.blocking,
+    return Verdict([f._replace(rule=rule.id, blocking=rule.blocking and f.blocking,
                             reproduce=f.reproduce or "majordomus knowledge check") for f in found],
                    detail=None if found else "every record is consistent")
 

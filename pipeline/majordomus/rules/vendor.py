@@ -4,7 +4,6 @@ it by hand (its README says so); `doctor` notes a copy that differs from the ins
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from majordomus.base.fsio import read_bytes, remove, write_if_changed
@@ -36,11 +35,15 @@ def _vendored(ws: Workspace) -> dict[str, Path]:
             if p.is_file() and not p.name.startswith(".tmp.")}
 
 
-@dataclass
 class Refreshed:
-    written: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
+    """What `update` wrote, left and removed (a plain class: no `dataclasses` import for doctor)."""
+
+    __slots__ = ("written", "unchanged", "removed")
+
+    def __init__(self) -> None:
+        self.written: list[str] = []
+        self.unchanged: list[str] = []
+        self.removed: list[str] = []
 
 
 def update(ws: Workspace) -> Refreshed:

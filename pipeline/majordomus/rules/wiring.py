@@ -2,15 +2,19 @@
 
 Read from the tool's own source with `ast`, not from a flag a module could set: the one close
 path, `majordomus.session.end.close_episode`, must call `derive_on_close` before it appends
-`session.closed`, and `derive_on_close` must call the deriver (`derive.derive`).
+`session.closed`, and `derive_on_close` must call the deriver (`derive.derive`). `ast` is imported
+by the parse alone: doctor answers from the cache on nearly every run.
 """
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 from stat import S_ISREG
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.store.filecache import FileCache, lstat
+
+if TYPE_CHECKING:
+    import ast
 
 CLOSE = "close_episode"
 HOOK = "derive_on_close"
@@ -33,6 +37,8 @@ def close_path_source() -> Path:
 
 
 def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    import ast
+
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == name:
             return node
@@ -41,6 +47,8 @@ def _function(tree: ast.Module, name: str) -> ast.FunctionDef | None:
 
 def _called(node: ast.AST, name: str) -> list[ast.Call]:
     """Calls inside `node` of `name(...)` or `<anything>.name(...)`."""
+    import ast
+
     found = []
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call):
@@ -52,12 +60,16 @@ def _called(node: ast.AST, name: str) -> list[ast.Call]:
 
 
 def _appends_closed(node: ast.AST) -> list[ast.Call]:
+    import ast
+
     return [c for c in _called(node, "append")
             if c.args and isinstance(c.args[0], ast.Constant) and c.args[0].value == "session.closed"]
 
 
 def check_source(text: str, filename: str = "majordomus/session/end.py") -> str | None:
     """What is wrong with the close path's wiring in `text`, or None when it calls the deriver."""
+    import ast
+
     try:
         tree = ast.parse(text, filename)
     except SyntaxError as exc:

@@ -100,9 +100,11 @@ class FileCache:
 
 def content_digest(data: bytes) -> str:
     """The key a file's bytes are kept under (`get_content`): BLAKE2b, 128 bits."""
-    import hashlib  # only a read of a file the stat could not vouch for pays for it
-
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    try:  # hashlib's own BLAKE2b, without hashlib, which loads OpenSSL (~4 ms of every doctor)
+        from _blake2 import blake2b
+    except ImportError:  # an interpreter built without it: hashlib says what it has
+        from hashlib import blake2b
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def settled(st: os.stat_result, now_ns: int | None = None) -> bool:

@@ -39,8 +39,8 @@ import os
 import sqlite3
 import struct
 import sys
-import threading
 import time
+from _thread import get_ident
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
@@ -51,14 +51,15 @@ from majordomus.store import filecache, records
 from majordomus.store.filecache import entry_stat, settled, stamp
 
 FILE = "index.sqlite3"
-SCHEMA = 9  # of the tables: raise it when they change (a view's own version is kept per view)
+SCHEMA = 10  # of the tables: raise it when they change (a view's own version is kept per view)
 VIEWS = ("queue", "known", "summary", "search", "integrity", "branch")
 # The columns a view's reader also keeps of a file, beside its JSON, for a query to filter, join
 # and order the rows by without decoding them (`rows`): the queue's, whether a file waits for
-# review (1) or not (0), the episode it names and the time that orders it; a session record's,
+# review (1) or not (0), the episode it names, the time that orders it and its status (what
+# `majordomus context` and doctor count); a session record's,
 # whether it states a branch (1) and which (knowledge/queue.py); a record's summary, whether it
 # could be read (1), its status and its class (store/listing.py).
-KEYED = {"queue": ("q_live", "q_episode", "q_when"), "branch": ("b_named", "b_branch"),
+KEYED = {"queue": ("q_live", "q_episode", "q_when", "q_status"), "branch": ("b_named", "b_branch"),
          "summary": ("s_ok", "s_status", "s_class")}
 Keys = Callable[[Any], tuple[Any, ...]]  # what a view keeps of a file -> its KEYED columns
 # A folder of fewer records is checked file by file every time (one `lstat` each, a millisecond),
@@ -82,7 +83,7 @@ _TABLES = (
     + ", ".join(f"{v} TEXT" for v in VIEWS) + "".join(f", {k}" for keys in KEYED.values() for k in keys)
     + ", PRIMARY KEY (folder, name))",
     # a query reads a folder's KEYED columns from this index alone, not from rows that hold JSON
-    "CREATE INDEX files_queue ON files (folder, q_live, name, q_episode, q_when)",
+    "CREATE INDEX files_queue ON files (folder, q_live, name, q_episode, q_when, q_status)",
     # a check reads a folder's stamps from this index alone (`_check`)
     "CREATE INDEX files_stamp ON files (folder, name, stamp)",
     # a query's rows (`rows`) find the files a view must read again among these few, not every row
@@ -521,7 +522,7 @@ _OPEN: dict[tuple[str, int], Index] = {}
 def of(ws: Any) -> Index:
     """The index of the workspace's checkout, opened once a process and thread (a server answers
     many calls; each call checks the folders it reads against their stamps)."""
-    key = (os.fspath(ws.state), threading.get_ident())
+    key = (os.fspath(ws.state), get_ident())  # threading's own, without importing threading
     found = _OPEN.get(key)
     if found is None or found.root != ws.root:
         found = _OPEN[key] = Index(ws.root, ws.state)
