@@ -66,3 +66,14 @@ def test_the_client_counts_utf16_code_units() -> None:
     assert client_chars("\udcff😀") == 3
     text = "x" * 50 + "😀" * 7 + "ÿ" * 3
     assert client_chars(text) == len(text) + sum(1 for c in text if ord(c) > 0xFFFF) == 67
+
+
+def test_the_client_count_is_the_utf16_codecs_for_every_kind_of_character() -> None:
+    """Counted from UTF-8's four-byte sequences: the UTF-16 codec's count, across the planes and
+    their edges, lone surrogates included."""
+    points = list(range(0, 0x110000, 97)) + [0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xD800, 0xDBFF, 0xDC00,
+                                              0xDFFF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF]
+    text = "".join(map(chr, points))
+    assert client_chars(text) == len(text.encode("utf-16-le", "surrogatepass")) // 2
+    for p in points[::50]:
+        assert client_chars("a" + chr(p)) == len(("a" + chr(p)).encode("utf-16-le", "surrogatepass")) // 2

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PROJECT, Repo, make_repo
+from conftest import MAJORDOMUS, PROJECT, Repo, make_repo
 
 
 def test_start_opens_and_briefs(repo: Repo, tmp_path: Path) -> None:
@@ -125,3 +125,26 @@ def test_failed_derivation_is_reported_and_the_close_still_happens(episode: Repo
     assert episode.events("session.closed")
     assert any("derivation failed" in l["error"] for l in episode.events("provider.event.failed"))
     assert json.loads(json.dumps(episode.ledger()))  # the ledger still parses
+
+
+def test_the_hook_script_finds_its_repository_however_it_is_called(repo: Repo, tmp_path: Path) -> None:
+    """By its absolute path, by a relative one, by its bare name from its own folder: each finds
+    the repository two folders up and majordomus on PATH, with no other program on PATH (the
+    script's folder is the shell's own `${0%/*}`, not a `dirname` process: git and majordomus
+    alone on PATH)."""
+    import subprocess
+
+    only = tmp_path / "bin"
+    only.mkdir()
+    (only / "majordomus").symlink_to(MAJORDOMUS)
+    (only / "git").symlink_to(shutil.which("git") or "git")
+    env = {"PATH": str(only), "HOME": os.environ["HOME"]}
+    script = repo.root / ".claude/hooks/majordomus-session-start"
+    calls = [([str(script)], repo.root), (["/bin/sh", ".claude/hooks/majordomus-session-start"], repo.root),
+             (["/bin/sh", "majordomus-session-start"], script.parent)]
+    for n, (argv, cwd) in enumerate(calls):
+        proc = subprocess.run(argv, cwd=cwd, input=json.dumps({"session_id": f"e{n}"}).encode(),
+                              capture_output=True, env=env)
+        assert proc.returncode == 0 and proc.stderr == b"", proc.stderr
+        assert proc.stdout.startswith(f"# Majordomus briefing: episode e{n}".encode())
+    assert [e["episode"] for e in repo.events("session.opened")] == ["e0", "e1", "e2"]

@@ -227,6 +227,39 @@ _REAL_FOLDERS: dict[str, float] = {}  # folder -> when it was found real (a stor
 _REAL_FOR_S = 2.0  # how long that is trusted: a command's life, not a server's
 
 
+def lock_and_replace(path: Path, data: bytes, *, root: Path, mtime_ns: int) -> bool:
+    """Write `data` to `path`, a real file inside `root`, as git writes its index: through
+    `<path>.lock`, made exclusively, then a rename; the file's modification time is set to
+    `mtime_ns` before it is renamed into place. False (nothing written) when the lock is held: a
+    git process is rewriting the file, and it checks the bytes it read are still there before
+    it renames its own lock into place."""
+    dfd = open_folder(root, path.parent, create=False)
+    try:
+        _target_ok(root, path, dfd)
+        lock = path.name + ".lock"
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                         dir_fd=dfd)
+        except FileExistsError:
+            return False
+        try:
+            try:
+                write_all(fd, data)
+                os.utime(fd, ns=(mtime_ns, mtime_ns))
+            finally:
+                os.close(fd)
+            os.replace(lock, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        except BaseException:
+            try:
+                os.unlink(lock, dir_fd=dfd)
+            except OSError:
+                pass
+            raise
+    finally:
+        os.close(dfd)
+    return True
+
+
 def confined(path: Path | str, folder: bool = False) -> None:
     """Raise OSError (ELOOP) when `path`, a file (`folder`: a folder) under a repository's `.ai/`,
     is reached through a symbolic link inside the repository: `.ai/repo` or `knowledge/curated`

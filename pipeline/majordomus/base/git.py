@@ -8,13 +8,13 @@ few that say who commits and which configuration files a person keeps (`KEPT`).
 """
 from __future__ import annotations
 
-import mmap
 import os
 import re
 import time
 from pathlib import Path
 
-from majordomus.base.fsio import read_regular
+from majordomus.base.errors import FatalError
+from majordomus.base.fsio import atomic_write, confined, lock_and_replace, read_regular
 from majordomus.base.lean import TYPE_CHECKING, pattern
 
 if TYPE_CHECKING:
@@ -147,13 +147,14 @@ class Running:
             self.pid = 0
 
 
-def spawn(root: Path, *args: str, input: str | None = None) -> Running:
+def spawn(root: Path, *args: str, input: str | None = None, env: dict[str, str] | None = None) -> Running:
     """Start `git -C ROOT ARGS` (os.posix_spawnp and pipes: the hook path does not import
-    `subprocess`, with its threading, selectors and locale); OSError when git cannot be started."""
+    `subprocess`, with its threading, selectors and locale); OSError when git cannot be started.
+    `env`: variables set over `environment()`'s (the private index's, `ask_status`)."""
     out, err, feed = os.pipe(), os.pipe(), os.pipe()
     try:
         os.set_blocking(feed[1], False)
-        pid = os.posix_spawnp("git", argv(root, *args), environment(), file_actions=[
+        pid = os.posix_spawnp("git", argv(root, *args), {**environment(), **(env or {})}, file_actions=[
             (os.POSIX_SPAWN_DUP2, feed[0], 0), (os.POSIX_SPAWN_DUP2, out[1], 1),
             (os.POSIX_SPAWN_DUP2, err[1], 2)],
             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))  # as `subprocess` restores them
@@ -510,10 +511,13 @@ def tracked_under(root: Path, folder: str) -> list[str] | None:
     repository; otherwise (or for an index git compresses, version 4) one `git ls-files` says.
     None when git cannot say."""
     index = index_file(root)
+    if folder == _LOCAL and index is not None and _local_untracked(root, index):
+        return []
     if index is not None:
         try:
             with open(index, "rb") as handle:
                 if handle.read(8)[4:] in (b"\0\0\0\2", b"\0\0\0\3"):
+                    import mmap  # only when the copy's mark cannot answer
                     handle.seek(0)
                     with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
                         if data.find(folder.encode("utf-8") + b"/") < 0:
@@ -588,23 +592,133 @@ def status(root: Path) -> Status:
 
 def ask_status(root: Path) -> Running:
     """`status`'s git process, started: the start hook asks it before importing its open path
-    and reads the answer (`status_of`) when it needs it."""
-    return spawn(root, "-c", "core.quotePath=false", *STATUS)
+    and reads the answer (`status_of`) when it needs it. On this checkout's private copy of git's
+    index when there is one (`private_index`), with git's untracked cache kept in that copy."""
+    index = private_index(root)
+    if index is None:
+        return spawn(root, "-c", "core.quotePath=false", *STATUS)
+    return spawn(root, *_PRIVATE, "-c", "core.quotePath=false", *STATUS,
+                 env={"GIT_INDEX_FILE": os.fspath(index), "GIT_OPTIONAL_LOCKS": "1"})
 
 
 def status_of(root: Path, asked: Running) -> Status:
-    code, out, err = asked.wait()
+    code, out, err = _answer(root, asked)
     if code != 0:
         raise GitError(f"git {' '.join(asked.args)}: {err.strip() or code}")
     return parse_status(root, out)
 
 
+def _answer(root: Path, asked: Running) -> tuple[int, str, str]:
+    code, out, err = asked.wait()
+    if code != 0 and asked.args[:len(_PRIVATE)] == _PRIVATE:  # the copy failed git: the real index
+        code, out, err = spawn(root, "-c", "core.quotePath=false", *STATUS).wait()
+    return code, out, err
+
+
+# The status on a private index: git keeps its untracked cache (each folder's untracked names,
+# valid while the folder's stat and its ignore files' are unchanged) in the index it reads, and
+# writes it back only with optional locks; both would change the person's index or config. The
+# copy is ours to write (GIT_INDEX_FILE, GIT_OPTIONAL_LOCKS=1 for it alone); a split index is
+# read from the git folder and written back whole into the copy, never as a shared index there.
+_PRIVATE = ("-c", "core.untrackedCache=true", "-c", "core.splitIndex=false")
+PRIVATE_INDEX = "git-index"  # its name under .ai/local/state/: `git-index.<the real index's stat>`
+PRIVATE_LIMIT = 1 << 27  # bytes of a real index copied, at most (a larger one is read in place)
+_STALE_LOCK_S = 2 * TIMEOUT_S  # an older lock of a copy no longer in use is a killed writer's
+
+
+def private_index(root: Path) -> Path | None:
+    """This checkout's private copy of git's index, under `.ai/local/state/`, named by the stat
+    of the real index it was copied from (device-wide inode, size, modification and change times
+    in nanoseconds: git replaces its index by a rename, never in place, so a new index is a new
+    name). Copied again, with the real index's modification time (git's racy-entry check compares
+    entries' times with it), whenever the real index's stat differs; the copy's entries are then
+    the real index's and git answers on it as it would on the real one. None (status on the real
+    index) when there is no real index, no state folder, a submodule (its own status would take
+    GIT_OPTIONAL_LOCKS and write its index), an index over PRIVATE_LIMIT, or the copy cannot be
+    written."""
+    where = git_dir(root)
+    state = root / ".ai" / "local" / "state"
+    if where is None or not os.path.isdir(state) or os.path.lexists(root / ".gitmodules"):
+        return None
+    try:
+        st = os.stat(where / "index")
+    except OSError:
+        return None
+    mine = state / _private_name(st)
+    try:
+        confined(mine)  # `.ai/`, `.ai/local/` and the state folder real folders, not links
+    except OSError:
+        return None
+    if os.path.isfile(mine) and not os.path.islink(mine):
+        return mine
+    try:
+        fd = os.open(where / "index", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            st = os.fstat(fd)  # the bytes read are this stat's: git never writes its index in place
+            if st.st_size > PRIVATE_LIMIT:
+                return None
+            data = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
+        finally:
+            os.close(fd)
+        if len(data) != st.st_size:
+            return None
+        mine = state / _private_name(st)
+        written = lock_and_replace(mine, data, root=root, mtime_ns=st.st_mtime_ns)
+        if written and data[4:8] in (b"\0\0\0\2", b"\0\0\0\3") and data.find(_LOCAL.encode() + b"/") < 0:
+            atomic_write(state / (mine.name + _NO_LOCAL), b"", root=root)
+    except (OSError, ValueError, FatalError):  # FatalError: the writer refused a link on the way
+        return None
+    _sweep_private(state, mine.name)
+    return mine if written else None  # not written: another process is writing this copy
+
+
+# `tracked_under(root, ".ai/local")` on every start reads the whole real index (5 MiB at 40,000
+# files); the copy, which reads it anyway, leaves `<copy>.no-ai-local` when no path in it is
+# under `.ai/local/` (version 2 or 3: each path written whole), and the answer for that same
+# real index (the same stat) is then that file's presence.
+_LOCAL = ".ai/local"
+_NO_LOCAL = ".no-ai-local"
+
+
+def _local_untracked(root: Path, index: Path) -> bool:
+    try:
+        st = os.stat(index)
+    except OSError:
+        return False
+    return os.path.isfile(root / ".ai" / "local" / "state" / (_private_name(st) + _NO_LOCAL))
+
+
+def _private_name(st: os.stat_result) -> str:
+    return f"{PRIVATE_INDEX}.{st.st_ino}.{st.st_size}.{st.st_mtime_ns}.{st.st_ctime_ns}"
+
+
+def _sweep_private(state: Path, keep: str) -> None:
+    """The copies of earlier real indexes removed (a lock only when it is stale: a git process
+    may be writing that copy still, and it renames its lock into place)."""
+    try:
+        names = os.listdir(state)
+    except OSError:
+        return
+    now = time.time()
+    for name in names:
+        if not name.startswith(PRIVATE_INDEX + ".") or name in (keep, keep + _NO_LOCAL):
+            continue
+        try:
+            if name.endswith(".lock") and now - os.lstat(state / name).st_mtime < _STALE_LOCK_S:
+                continue
+            os.unlink(state / name)
+        except OSError:
+            pass
+
+
 def worktree(root: Path) -> tuple[Status | None, frozenset[str]]:
     """`status` (None when git could not say) and the paths of HEAD's own commits (those no
     remote default branch holds, the newest BRANCH_COMMITS; none without a remote default branch),
-    in one batch of three git processes."""
-    said, remotes, log = run_many(root, STATUS, _TRUNKS, _BRANCH_LOG)
-    return (parse_status(root, said[1]) if said[0] == 0 else None), _own(remotes, log)
+    in one batch of three git processes (the status on the private index, `ask_status`)."""
+    asked = ask_status(root)
+    remotes, log = run_many(root, _TRUNKS, _BRANCH_LOG)
+    code, out, _ = _answer(root, asked)
+    return (parse_status(root, out) if code == 0 else None), _own(remotes, log)
 
 
 def worktree_own(root: Path) -> frozenset[str]:

@@ -33,10 +33,14 @@ def heading(episode: str, source: str) -> str:
 def client_chars(text: str) -> int:
     """`text`'s length as Claude Code counts it: a JavaScript string's, in UTF-16 code units (a
     character outside the Basic Multilingual Plane, an emoji, counts twice). Counted by the codec,
-    not a loop over the characters: the start counts its whole briefing (up to 10,000 of them)."""
+    not a loop over the characters: the start counts its whole briefing (up to 10,000 of them).
+    A character outside the plane is a four-byte sequence in UTF-8 (lead byte F0 to F4), a lone
+    surrogate three bytes and one unit: UTF-8 is the interpreter's own codec, no module to import
+    for UTF-16's."""
     if text.isascii():
         return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2  # a lone surrogate is one unit there too
+    data = text.encode("utf-8", "surrogatepass")
+    return len(text) + sum(data.count(lead) for lead in (0xF0, 0xF1, 0xF2, 0xF3, 0xF4))
 
 
 def single(text: str) -> str:
