@@ -15,6 +15,7 @@ import json
 import os
 import time
 from pathlib import Path
+from stat import S_IFMT
 
 from majordomus.base.fsio import atomic_write, read_regular
 from majordomus.base.lean import TYPE_CHECKING
@@ -143,10 +144,20 @@ def vouch(path: Path | str) -> Any:
     return ["d", _content(path)] if kept == [] else kept
 
 
+def identity(path: Path | str) -> list[Any] | None:
+    """What tells a folder itself, not its entries, in one `lstat`: ["i", device, inode, file
+    type], None when nothing is there. A folder replaced (by another, a link, a file) differs; one
+    whose entries changed does not (a reader of some of its entries stamps those)."""
+    st = lstat(path)
+    return None if st is None else ["i", st.st_dev, st.st_ino, S_IFMT(st.st_mode)]
+
+
 def vouched(kept: Any, path: Path | str) -> bool:
-    """Whether `path` is as `kept` (from `vouch`) saw it."""
+    """Whether `path` is as `kept` (from `vouch`, or `identity`) saw it."""
     if isinstance(kept, list) and kept[:1] == ["d"]:
         return bool(kept[1] != "?" and _content(path) == kept[1])
+    if isinstance(kept, list) and kept[:1] == ["i"]:
+        return identity(path) == kept
     return unchanged(kept, path)
 
 
