@@ -8,10 +8,10 @@ when in doubt, a person's file wins. Delete the file to have it derived again.
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from majordomus.base.fsio import read_text, write_if_changed
+from majordomus.base.ids import sha256_hex
 from majordomus.store.workspace import Workspace
 
 
@@ -21,7 +21,7 @@ def entry(ws: Workspace, rid: str) -> Path:
 
 
 def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return sha256_hex(data)
 
 
 def remember(ws: Workspace, rid: str, data: bytes) -> None:
