@@ -113,6 +113,16 @@ def settled(st: os.stat_result, now_ns: int | None = None) -> bool:
     return (time.time_ns() if now_ns is None else now_ns) - st.st_ctime_ns >= window
 
 
+def settles_in(path: Path | str) -> float | None:
+    """Seconds until `stamp(path)` can vouch for it (0: it can now), counted on the sub-second
+    clock's window (FINE_NS); None when nothing is there, or on a clock of whole seconds (its
+    window is RACY_NS: no caller waits that long)."""
+    st = lstat(path)
+    if st is None or not st.st_ctime_ns % 1_000_000_000:
+        return None if st is None or not settled(st) else 0.0
+    return max(0, min(RACY_NS, FINE_NS) - (time.time_ns() - st.st_ctime_ns)) / 1e9
+
+
 def stamp(path: Path | str) -> list[int] | None:
     """What a derived file (an index, a prebuilt briefing) keeps of one of its sources, a file or a
     folder, to tell in one `lstat` whether it changed since: [device, inode, size, mtime_ns,
