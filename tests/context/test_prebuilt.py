@@ -15,6 +15,7 @@ import pytest
 
 from conftest import Repo, published
 from kbstore import curated
+from majordomus.base import git
 from majordomus.base.output import escape
 from majordomus.context import briefing, prebuilt
 from majordomus.store import filecache
@@ -356,8 +357,8 @@ def test_the_boundary_warms_the_index_while_git_answers_and_still_composes_what_
     real = briefing.warm
     warmed: list[object] = []
 
-    def warming(ws: Workspace) -> None:
-        real(ws)
+    def warming(ws: Workspace, running: Any = None) -> None:
+        real(ws, running)
         db = sqlite3.connect(store.root / ".ai/local/state" / store_index.FILE)
         warmed.append(db.execute("SELECT stamp FROM folders WHERE folder = ?",
                                  (".ai/repo/knowledge/candidates",)).fetchone())
@@ -417,3 +418,49 @@ def test_a_folder_the_index_checks_file_by_file_is_not_warmed(store: Repo) -> No
     briefing.warm(Workspace(store.root))
     assert kept_stamp() is None  # not scanned: a handful of candidates
     assert "A waiting candidate" in fresh(store, "e12")  # the composition reads them
+
+
+def _kept_folder_stamp(store: Repo) -> object:
+    from majordomus.store import index as store_index
+
+    db = sqlite3.connect(store.root / ".ai/local/state" / store_index.FILE)
+    try:
+        return db.execute("SELECT stamp FROM folders WHERE folder = ?", (".ai/repo/knowledge/candidates",)).fetchone()
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("git_still_works", [True, False])
+def test_a_folder_just_written_is_waited_for_while_git_works_then_scanned(
+        store: Repo, monkeypatch: pytest.MonkeyPatch, git_still_works: bool) -> None:
+    """A folder the derivation has just written to cannot vouch for itself yet; while git still
+    answers, warming waits the rest of the clock's window and scans it (its stamp kept for the
+    composition); once git has answered it is left to the composition, as before."""
+    from majordomus.store import index as store_index
+
+    monkeypatch.setattr(store_index, "SCAN_BELOW", 0)  # every folder trusted to its stamp, as a big one is
+    candidate(store, "e8-a", "e8", "Written by the derivation just now")
+    folder = store.root / ".ai/repo/knowledge/candidates"
+    if filecache.settles_in(folder) is None:
+        pytest.skip("a change time on a whole second: the window is the whole-second clock's")
+    waited: list[float] = []
+
+    def running(seconds: float) -> bool:
+        waited.append(seconds)
+        if git_still_works:
+            time.sleep(seconds)
+        return git_still_works
+
+    briefing.warm(Workspace(store.root), running)
+    assert waited and 0 < waited[0] <= filecache.FINE_NS / 1e9
+    time.sleep(filecache.FINE_NS / 1e9)
+    now = json.dumps(filecache.stamp(folder), separators=(",", ":"))
+    assert (_kept_folder_stamp(store) == (now,)) == git_still_works  # scanned as it is now, or not
+    assert "Written by the derivation just now" in fresh(store, "e9")
+
+
+def test_git_running_after_leaves_its_answer_to_wait(store: Repo) -> None:
+    asked = git.ask_status(store.root)
+    assert asked.running_after(60) is False  # it ended well within a minute
+    assert git.status_of(store.root, asked).head.sha == store.git("rev-parse", "HEAD").strip()
+    assert asked.running_after(0) is False  # collected: nothing runs

@@ -130,3 +130,42 @@ def test_stamps_taken_again_after_a_close_only_when_nothing_else_changed(closed:
     assert not noop.path(ws, "e1").exists()
     Workspace(closed.root).ledger.append("decision.recorded", "e1", text="stamped with e1", why="late")
     assert DERIVER in rederive(closed)[1]
+
+
+def test_another_episodes_record_beside_its_own_is_still_a_noop(closed: Repo) -> None:
+    """The derivation reads no listing of the record folders, only its own ids' paths: a record
+    written beside its own (another episode's close) leaves the stamps holding."""
+    other = closed.candidates()[0]
+    (other.parent / "e9-000000000000.md").write_bytes(other.read_bytes().replace(b"e1", b"e9"))
+    said, imported = rederive(closed)
+    assert DERIVER not in imported and "nothing changed" in said
+
+
+def test_a_record_placed_in_curated_under_its_id_derives(closed: Repo) -> None:
+    """A promotion (the id's name in curated) changes what the derivation keeps: it runs."""
+    record = closed.candidates()[0]
+    curated = closed.root / ".ai/repo/knowledge/curated"
+    curated.mkdir(parents=True, exist_ok=True)
+    (curated / record.name).write_bytes(record.read_bytes())
+    said, imported = rederive(closed)
+    assert DERIVER in imported and "1 kept" in said
+
+
+def test_a_changed_hand_edit_digest_derives(closed: Repo) -> None:
+    """The derivation reads its ids' hand-edit digests (and remembers the bytes it finds its own)."""
+    entry = Workspace(closed.root).state / "derived" / f"{closed.candidates()[0].stem}.sha256"
+    kept = entry.read_bytes()
+    entry.write_text("0" * 64 + "\n", encoding="ascii")
+    said, imported = rederive(closed)
+    assert DERIVER in imported and "nothing changed" in said and entry.read_bytes() == kept
+
+
+def test_a_record_folder_replaced_by_a_link_derives(closed: Repo, tmp_path: Path) -> None:
+    """A folder swapped for a link to a copy of it shows in its records' stats."""
+    folder = closed.candidates()[0].parent
+    copy = tmp_path / "elsewhere"
+    os.rename(folder, copy)
+    os.symlink(copy, folder)
+    proc = subprocess.run([sys.executable, "-m", "majordomus", "knowledge", "derive", "--episode", "e1"],
+                          cwd=closed.root, capture_output=True, text=True)
+    assert "nothing changed" not in proc.stdout

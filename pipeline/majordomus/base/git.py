@@ -91,6 +91,17 @@ class Running:
                 self.fds = []
         return self.done
 
+    def running_after(self, seconds: float) -> bool:
+        """Whether git is still at work after at most `seconds` spent waiting for it to end (its
+        error output closed); its answer is left for `wait` to read."""
+        if not self.fds:
+            return False
+        import select
+
+        poller = select.poll()
+        poller.register(self.fds[1], 0)  # no event asked: its end (POLLHUP) alone is reported
+        return not poller.poll(max(seconds * 1000, 0))
+
     def _collect(self, deadline: float) -> tuple[int, bytes, bytes]:
         import select
 

@@ -5,6 +5,16 @@ import re
 
 from majordomus.base.errors import refused
 
+# SHA-256 from the interpreter's own module (`_sha2`, `_sha256` before 3.12), not hashlib, whose
+# import loads OpenSSL: a few ms of every close, which makes record ids and hand-edit digests.
+try:
+    from _sha2 import sha256 as _SHA256  # type: ignore[import-not-found]
+except ImportError:
+    try:
+        from _sha256 import sha256 as _SHA256  # type: ignore[import-not-found]
+    except ImportError:  # an interpreter built without them: hashlib says what it has
+        from hashlib import sha256 as _SHA256
+
 ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # \Z: `$` would pass "e1\n"
 # the same for a JSON Schema (ECMA-262 has no \Z; `$(?!\n)` holds under Python's `re.search` too)
 ID_JSON_PATTERN = ID_PATTERN.pattern.removesuffix("\\Z") + "$(?!\\n)"
@@ -21,6 +31,11 @@ LISTS = {
     "question id": "`majordomus question list` lists the open questions",
     "task id": "`majordomus history --event task.started` lists the tasks",
 }
+
+
+def sha256_hex(data: bytes) -> str:
+    """SHA-256 of `data` in hex, as hashlib's (`_SHA256`)."""
+    return str(_SHA256(data).hexdigest())
 
 
 def check_id(value: str, what: str = "id", *, written: bool = False) -> str:

@@ -20,6 +20,7 @@ branch only when the caller does not already know it.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
@@ -232,16 +233,22 @@ def folders(ws: Workspace) -> tuple[Path, ...]:
     return ws.curated, ws.candidates, ws.outbox / "candidates"
 
 
-def warm(ws: Workspace) -> None:
+def warm(ws: Workspace, running: Callable[[float], bool] | None = None) -> None:
     """Bring the knowledge index up to date with the record folders a composition reads (a
     boundary's own writes make it scan a folder again), while git answers the boundary's status:
     the composition then finds each folder's rows current by one `lstat`, and scans again only
     what changed since. The index is a cache checked by each reader: warming it reads nothing the
     briefing shows. A folder changed too recently to vouch for itself, or one small enough that
     the index checks its files at every read (`SCAN_BELOW`), is left to the composition (a scan
-    of it now would be repeated then)."""
+    of it now would be repeated then). `running` (git's `Running.running_after`): a folder that
+    settles within the sub-second window (the derivation has just written to it) is waited for
+    while git still works, then scanned, rather than scanned by the composition after git."""
     index = store_index.of(ws)
     for folder in folders(ws):
+        if not filecache.stamp(folder) and running is not None:
+            left = filecache.settles_in(folder)
+            if left and _at_least(folder, store_index.SCAN_BELOW) and running(left):
+                time.sleep(max(0.0, filecache.settles_in(folder) or 0.0))  # the clock's last tick
         if filecache.stamp(folder) and _at_least(folder, store_index.SCAN_BELOW):
             index.names(folder)
 

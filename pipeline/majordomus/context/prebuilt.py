@@ -181,10 +181,11 @@ def own(root: Path) -> frozenset[str]:
     return found
 
 
-def prepare(ws: Workspace, status: git.Status | None = None, meanwhile: Callable[[], object] | None = None
-            ) -> Prepared | None:
+def prepare(ws: Workspace, status: git.Status | None = None,
+            meanwhile: Callable[[Callable[[float], bool]], object] | None = None) -> Prepared | None:
     """Ask git for its status (unless the caller has it; the paths of HEAD's own commits are asked
-    for later, only when a record relates to a path; `meanwhile` runs while git answers) and stamp
+    for later, only when a record relates to a path; `meanwhile` runs while git answers, given
+    git's `running_after`) and stamp
     the sources. A source that changed too recently for its stat to vouch for it (a boundary's own
     writes) is stamped by a digest, taken again as a stat when the text is kept (`save`), once the
     composition has let it settle.
@@ -196,7 +197,7 @@ def prepare(ws: Workspace, status: git.Status | None = None, meanwhile: Callable
         try:
             asked = git.ask_status(ws.root)
             if meanwhile is not None:
-                meanwhile()
+                meanwhile(asked.running_after)
             status = git.status_of(ws.root, asked)
         except (OSError, git.GitError):
             return None
@@ -257,7 +258,7 @@ def refresh(ws: Workspace) -> bool:
     """Compose the briefing for the next start and keep it (a boundary's last step). Whether one
     was kept; never raises for a failure of its own (the next start composes)."""
     try:
-        prepared = prepare(ws, meanwhile=lambda: _composer(ws))
+        prepared = prepare(ws, meanwhile=lambda running: _composer(ws, running))
         if prepared is None:
             _forget(ws)
             return False
@@ -272,13 +273,14 @@ def refresh(ws: Workspace) -> bool:
         return False
 
 
-def _composer(ws: Workspace) -> None:
+def _composer(ws: Workspace, running: Callable[[float], bool] | None = None) -> None:
     """The composition's modules imported, and the knowledge index brought up to date with the
     record folders it reads, while git answers (a boundary's wall time: at 1M the scan of a
-    candidates folder the derivation just wrote to costs about what git's status does)."""
+    candidates folder the derivation just wrote to costs about what git's status does).
+    `running`: git's `running_after`, for a folder that settles while git works."""
     from majordomus.context import briefing
 
-    briefing.warm(ws)
+    briefing.warm(ws, running)
 
 
 def reuse(ws: Workspace, episode: str, source: str, status: git.Status) -> str | None:

@@ -8,30 +8,31 @@ when in doubt, a person's file wins. Delete the file to have it derived again.
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from majordomus.base.fsio import read_text, write_if_changed
+from majordomus.base.ids import sha256_hex
 from majordomus.store.workspace import Workspace
 
 
-def _entry(ws: Workspace, rid: str) -> Path:
+def entry(ws: Workspace, rid: str) -> Path:
+    """Where the digest of what the deriver last wrote at `rid` is kept."""
     return ws.state / "derived" / f"{rid}.sha256"
 
 
 def digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return sha256_hex(data)
 
 
 def remember(ws: Workspace, rid: str, data: bytes) -> None:
     """Record that the deriver's bytes for `rid` are `data`."""
 
-    write_if_changed(_entry(ws, rid), (digest(data) + "\n").encode("ascii"), root=ws.root)
+    write_if_changed(entry(ws, rid), (digest(data) + "\n").encode("ascii"), root=ws.root)
 
 
 def last_written(ws: Workspace, rid: str) -> str | None:
     try:
-        return read_text(_entry(ws, rid), 4096).strip() or None
+        return read_text(entry(ws, rid), 4096).strip() or None
     except FileNotFoundError:
         return None
 

@@ -15,13 +15,13 @@ clock or random value enters.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from majordomus.base import fsio, git
 from majordomus.base.credentials import credential_in
+from majordomus.base.ids import sha256_hex
 from majordomus.base.transcript import marker_in
 from majordomus.derive import handedit
 from majordomus.derive import rows as table_rows
@@ -112,7 +112,7 @@ EVIDENCE = "Evidence:"  # the body's last line: `Evidence: <event> at <ts>.`
 def record_id(episode: str, *source: str) -> str:
     """`<episode>-<digest>`: the digest is over the source object as a person wrote it."""
     blob = json.dumps(list(source), ensure_ascii=False, separators=(",", ":"))
-    return f"{episode}-{hashlib.sha256(blob.encode('utf-8')).hexdigest()[:12]}"
+    return f"{episode}-{sha256_hex(blob.encode('utf-8'))[:12]}"
 
 
 def plan(ws: Workspace, episode: str, target: Path, window: list[Line] | None = None,

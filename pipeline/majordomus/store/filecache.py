@@ -15,6 +15,7 @@ import json
 import os
 import time
 from pathlib import Path
+from stat import S_IFMT
 
 from majordomus.base.fsio import atomic_write, read_regular
 from majordomus.base.lean import TYPE_CHECKING
@@ -114,6 +115,16 @@ def settled(st: os.stat_result, now_ns: int | None = None) -> bool:
     return (time.time_ns() if now_ns is None else now_ns) - st.st_ctime_ns >= window
 
 
+def settles_in(path: Path | str) -> float | None:
+    """Seconds until `stamp(path)` can vouch for it (0: it can now), counted on the sub-second
+    clock's window (FINE_NS); None when nothing is there, or on a clock of whole seconds (its
+    window is RACY_NS: no caller waits that long)."""
+    st = lstat(path)
+    if st is None or not st.st_ctime_ns % 1_000_000_000:
+        return None if st is None or not settled(st) else 0.0
+    return max(0, min(RACY_NS, FINE_NS) - (time.time_ns() - st.st_ctime_ns)) / 1e9
+
+
 def stamp(path: Path | str) -> list[int] | None:
     """What a derived file (an index, a prebuilt briefing) keeps of one of its sources, a file or a
     folder, to tell in one `lstat` whether it changed since: [device, inode, size, mtime_ns,
@@ -145,10 +156,20 @@ def vouch(path: Path | str) -> Any:
     return ["d", _content(path)] if kept == [] else kept
 
 
+def identity(path: Path | str) -> list[Any] | None:
+    """What tells a folder itself, not its entries, in one `lstat`: ["i", device, inode, file
+    type], None when nothing is there. A folder replaced (by another, a link, a file) differs; one
+    whose entries changed does not (a reader of some of its entries stamps those)."""
+    st = lstat(path)
+    return None if st is None else ["i", st.st_dev, st.st_ino, S_IFMT(st.st_mode)]
+
+
 def vouched(kept: Any, path: Path | str) -> bool:
-    """Whether `path` is as `kept` (from `vouch`) saw it."""
+    """Whether `path` is as `kept` (from `vouch`, or `identity`) saw it."""
     if isinstance(kept, list) and kept[:1] == ["d"]:
         return bool(kept[1] != "?" and _content(path) == kept[1])
+    if isinstance(kept, list) and kept[:1] == ["i"]:
+        return identity(path) == kept
     return unchanged(kept, path)
 
 

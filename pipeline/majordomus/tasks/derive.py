@@ -164,20 +164,24 @@ def keep_noop(ws: Workspace, plan: Plan, outcome: Outcome) -> None:
         return
     again = Outcome(plan.episode, kept=list(plan.kept), drafts=plan.drafts, provenance=plan.provenance)
     again.unchanged.extend(d.path for d in plan.drafts)
-    noop.keep(ws, plan.episode, noop_sources(ws, plan), again.summary(ws), derived_line(ws, again),
-              stamped_as(ws, plan.episode))
+    folders = noop_folders(ws)
+    noop.keep(ws, plan.episode, [*noop_sources(ws, plan), *folders], again.summary(ws), derived_line(ws, again),
+              stamped_as(ws, plan.episode), folders=frozenset(folders))
 
 
 def noop_sources(ws: Workspace, plan: Plan) -> list[Path]:
-    """Every file and folder whose change could change what a derivation of `plan.episode` does,
-    besides the ledger and the refs (`noop` checks those itself): the evidence file, each record
-    and the folders a record is found, routed or moved in, the hand-edit digests, the policy, the
-    open episodes (the line's stamp), git's index (tracked scopes) and HEAD reflog (the commits
-    made), the source of the deriver and the record writer, and the schemas."""
+    """Every file whose change could change what a derivation of `plan.episode` does, besides the
+    ledger and the refs (`noop` checks those itself): the evidence file; of each draft's id, every
+    path the derivation reads (`draft_paths`); the policy, the open episodes (the line's stamp),
+    git's index (tracked scopes) and HEAD reflog (the commits made), the source of the deriver and
+    the record writer, and the schemas. The record folders' entries are not (`noop_folders`: the
+    folders themselves are): the derivation reads no listing of them, only these paths, so another
+    episode's records written beside its own (every close) leave its stamps holding, and no folder
+    of thousands is listed for a digest because the close has just written to it."""
     package = Path(__file__).resolve().parent.parent
-    found = [evidence_path(ws, plan.episode), *(d.path for d in plan.drafts), ws.candidates,
-             outbox.candidates_dir(ws), ws.curated, ws.state / "derived", ws.policy_path,
-             episodes.open_dir(ws) / f"{plan.episode}.json", *episodes.current_sources(ws),
+    target = outbox.candidates_dir(ws)
+    found = [evidence_path(ws, plan.episode), *(p for d in plan.drafts for p in draft_paths(ws, d, target)),
+             ws.policy_path, episodes.open_dir(ws) / f"{plan.episode}.json", *episodes.current_sources(ws),
              episodes.waiting_dir(ws) / plan.episode]
     where = git.git_dir(ws.root)
     if where is not None:
@@ -185,6 +189,24 @@ def noop_sources(ws: Workspace, plan: Plan) -> list[Path]:
     for folder in ("base", "derive", "evidence", "outbox", "proto", "store", "tasks"):
         found += sorted((package / folder).glob("*.py"))
     found += sorted(p for p in data_dir("schemas").iterdir() if p.is_file())
+    return found
+
+
+def noop_folders(ws: Workspace) -> list[Path]:
+    """The folders whose records' paths `noop_sources` stamps: each must stay the folder it was
+    (one a link or a file replaced is refused by the derivation), whatever entries it gains."""
+    return [ws.candidates, outbox.candidates_dir(ws), ws.curated, ws.state / "derived"]
+
+
+def draft_paths(ws: Workspace, draft: Draft, target: Path) -> list[Path]:
+    """The paths a derivation reads for `draft`'s id: its file (in `target`, where the routing puts
+    it), the same name in the tracked candidates and in curated (a promotion or rejection:
+    `table.acted_on`), and its hand-edit digest (`handedit`)."""
+    name = f"{draft.id}.md"
+    found = [draft.path, *((ws.candidates / name,) if ws.candidates / name != draft.path else ()),
+             ws.curated / name, handedit.entry(ws, draft.id)]
+    if target / name not in found:
+        found.append(target / name)
     return found
 
 

@@ -3,10 +3,10 @@
 A derivation that leaves every record as the deriver renders it (`derive.derive`) keeps, in
 `.ai/local/state/noop/<episode>.json`, what a re-run over the same inputs would do (the
 `knowledge.derived` line's fields, the ledger stamp, the summary it prints) and what those inputs
-were: `filecache.vouch` of every file and folder the plan, the renders and the routing read (the
-evidence file, each record, the candidate, outbox and curated folders, the hand-edit digests, the
-policy, the open episodes, git's index and HEAD reflog, the deriver's own source and the
-schemas), HEAD and the trunk as git's files state them, `MAJORDOMUS_EPISODE`, and the ledger's
+were: `filecache.vouch` of every file the plan, the renders and the routing read (the evidence
+file; of each record's id its file, its name in the candidates, outbox and curated folders and
+its hand-edit digest; the policy, the open episodes, git's index and HEAD reflog, the deriver's
+own source and the schemas), HEAD and the trunk as git's files state them, `MAJORDOMUS_EPISODE`, and the ledger's
 length with the bytes before its end. `answered` checks them all; when every one holds and no
 line stamped with the episode was appended since, it appends the same `knowledge.derived` line
 and prints the same text as the doit path would, and the command ends without importing the
@@ -69,17 +69,19 @@ def _window_unchanged(ws: Workspace, kept: Any, episode: str, closed_at: str | N
 
 
 def keep(ws: Workspace, episode: str, sources: list[Path], said: str, derived: dict[str, Any],
-         session: str | None, stamps: list[Any] | None = None) -> None:
+         session: str | None, stamps: list[Any] | None = None, folders: frozenset[Path] = frozenset()) -> None:
     """Keep what a re-run of `episode` over `sources` (as they are now, or as `stamps` vouch for
     them) prints (`said`) and appends (`derived`, stamped with `session`); forget it when the
-    context cannot be told."""
+    context cannot be told. Of the `folders` among `sources`, the folder itself is stamped
+    (`filecache.identity`), not its entries."""
     context, ledger = _context(ws), ws.ledger.tail_stamp()
     if context is None or ledger is None:
         forget(ws, episode)
         return
     record = {"v": VERSION, "context": context, "ledger": ledger, "said": said, "derived": derived,
               "session": session, "sources": [str(p) for p in sources],
-              "stamps": stamps if stamps is not None else [filecache.vouch(p) for p in sources]}
+              "stamps": stamps if stamps is not None else [
+                  filecache.identity(p) if p in folders else filecache.vouch(p) for p in sources]}
     try:
         fsio.atomic_write(path(ws, episode), json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n",
                           root=ws.root)
