@@ -361,3 +361,27 @@ def test_a_file_dated_past_64_bits_of_nanoseconds_is_kept_and_checked(repo: Repo
     assert index.view(ws.candidates, "search", "t1", _counted(read), each=True) == [("future.md", "Tabs later")]
     assert read == ["future.md"] * 2
     index.close()
+
+
+def test_the_head_cut_in_sql_is_the_head_of_the_whole_queue(repo: Repo) -> None:
+    """`knowledge candidates` without --all orders and cuts the queue in SQL (`agenda.head`): each
+    head is the first rows of the whole queue ordered in Python, with the same count and the same
+    untracked candidates, through the index and without it."""
+    from majordomus.base import git
+    from majordomus.knowledge import agenda
+    from majordomus.readers import answers
+
+    build(repo)
+    for k in range(4):
+        _write(repo, "candidates", f"e9-{k:012d}", f"Tabs number {k}")
+    ws = Workspace(repo.root)
+    whole, total, untracked = answers.head(ws, None)
+    assert total == len(whole) > 4 and untracked
+    cut = agenda.head(ws, git.branch(ws.root), 1)
+    assert cut is not None and cut[1] == total  # SQL cut it: the index answered
+    for limit in range(1, total + 2):
+        got = answers.head(ws, limit)
+        assert _steady(got[0]) == _steady(whole[:limit]) and got[1:] == (total, untracked)
+    repo.root.joinpath(*INDEX).unlink()
+    store_index._OPEN.clear()  # this process opened it: the next read finds none
+    assert _steady(answers.head(Workspace(repo.root), 3)[0]) == _steady(whole[:3])
