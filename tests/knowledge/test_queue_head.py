@@ -9,7 +9,7 @@ import sqlite3
 from types import SimpleNamespace
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from majordomus.knowledge import agenda, queue
@@ -48,6 +48,8 @@ def _db(entries: list[tuple[Any, ...]], records: list[tuple[Any, ...]]) -> sqlit
 @settings(max_examples=300, deadline=None)
 @given(entries=st.lists(ENTRY, min_size=3, max_size=16), records=st.lists(RECORD, min_size=2, max_size=10),
        branch=BRANCHES, limit=st.integers(1, 6), opened=st.dictionaries(EPISODES.filter(bool), BRANCHES))
+@example(entries=[("k/candidates", n, ".md", "e1", "2026-01-01", "candidates", True, 1.0) for n in ("a", "a-b")],
+         records=[("sessions", "e1", True, "main")], branch="main", limit=2, opened={})  # ids, not names, order
 def test_the_head_sql_cuts_is_python_s_order(entries: list[tuple[Any, ...]], records: list[tuple[Any, ...]],
                                              branch: str | None, limit: int, opened: dict[str, str | None]) -> None:
     db = _db(entries, records)
