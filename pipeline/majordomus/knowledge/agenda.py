@@ -77,14 +77,15 @@ def dated(ws: Workspace, wanted: Container[str] | None = None,
     from the knowledge index, None without one. Without `wanted`, the files git's listing names
     (`listing.indexed`): the candidates and the curated records back at status candidate (a
     reviewed record two clones' reviewers disagreed on), as `knowledge candidates` lists them, and
-    `placed` filled with what the session records of each entry's episode state of its branch
-    (`queue.branches_of`), entry by entry."""
+    `placed` (when given: else the session records are not joined) filled with what the session
+    records of each entry's episode state of its branch (`queue.branches_of`), entry by entry."""
     if wanted is None and not store_listing.indexed(ws):
         return None
     found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
     if found.db is None:  # the facts are not the index's (no ledger yet): its tables are not joined
         return None
-    rows = queue.waiting_rows(ws) if wanted is not None else queue.listed_rows(ws)
+    rows = (queue.waiting_rows(ws) if wanted is not None else
+            queue.listed_rows(ws) if placed is not None else queue.dated_rows(ws))
     return None if rows is None else _dated(ws, found, rows, wanted, placed)
 
 

@@ -213,16 +213,19 @@ WAITING = ("SELECT f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.si
 # candidates and curated source classes, a candidate the listing names under another class aside
 # (`listing.listing`), each with its class, whether git tracks it, and what the session records
 # of its episode (sessions/ :folder2, the outbox's :folder3) state of its branch (`placed`).
-_ENTRY = ("f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.since, l.source, l.tracked, "
-          "s.b_named, s.b_branch, o.b_named AS o_named, o.b_branch AS o_branch")
-_JOINED = ("FROM files f JOIN listed l ON l.folder = f.folder AND l.name = f.name "
-           "LEFT JOIN derived d ON d.name = f.name "
-           "LEFT JOIN files s ON s.folder = :folder2 AND s.name = f.q_episode || '.md' "
-           "LEFT JOIN files o ON o.folder = :folder3 AND o.name = f.q_episode || '.md' "
-           "WHERE f.folder IN (:folder0, :folder1) AND f.q_live = 1 AND l.source IN ('candidates', 'curated') "
-           "AND NOT (f.folder = :folder0 AND f.name IN (SELECT name FROM files WHERE folder = :folder1)) "
-           "AND NOT (l.source = 'candidates' AND f.name IN (SELECT name FROM listed WHERE source != 'candidates'))")
+_DATED = "f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.since, l.source, l.tracked"
+_ENTRY = _DATED + ", s.b_named, s.b_branch, o.b_named AS o_named, o.b_branch AS o_branch"
+_FROM = "FROM files f JOIN listed l ON l.folder = f.folder AND l.name = f.name LEFT JOIN derived d ON d.name = f.name "
+_SESSIONS = ("LEFT JOIN files s ON s.folder = :folder2 AND s.name = f.q_episode || '.md' "
+             "LEFT JOIN files o ON o.folder = :folder3 AND o.name = f.q_episode || '.md' ")
+_WHERE = ("WHERE f.folder IN (:folder0, :folder1) AND f.q_live = 1 AND l.source IN ('candidates', 'curated') "
+          "AND NOT (f.folder = :folder0 AND f.name IN (SELECT name FROM files WHERE folder = :folder1)) "
+          "AND NOT (l.source = 'candidates' AND f.name IN (SELECT name FROM listed WHERE source != 'candidates'))")
+_JOINED = _FROM + _SESSIONS + _WHERE
 LISTED = "SELECT " + _ENTRY + " " + _JOINED
+# LISTED's rows without the session records' columns: what a count of the queue and its ages needs
+# (`knowledge status`), not where each entry is placed.
+DATED = "SELECT " + _DATED + " " + _FROM + _WHERE
 # The branch an entry's session records state (`branches_of`), and its group in review order
 # (`agenda.ranked`'s key: 0 on the :branch checked out, 1 on another, 2 none), where SQL places
 # and dates an entry exactly as Python does: a candidate the ledger dates (else git's history or
@@ -267,6 +270,13 @@ def waiting_rows(ws: Workspace) -> list[Any] | None:
     found = store_index.of(ws).rows([([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys)],
                                     [WAITING], {})
     return found[0] if found is not None else None
+
+
+def dated_rows(ws: Workspace) -> list[Any] | None:
+    """DATED's rows: LISTED's without the session records' columns (None as `listed_rows`)."""
+    found = store_index.of(ws).rows([([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys)],
+                                    [BEYOND, DATED], {})
+    return None if found is None or found[0][0][0] else found[1]
 
 
 def listed_rows(ws: Workspace) -> list[Any] | None:
