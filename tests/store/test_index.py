@@ -361,3 +361,52 @@ def test_a_file_dated_past_64_bits_of_nanoseconds_is_kept_and_checked(repo: Repo
     assert index.view(ws.candidates, "search", "t1", _counted(read), each=True) == [("future.md", "Tabs later")]
     assert read == ["future.md"] * 2
     index.close()
+
+
+def test_the_head_cut_in_sql_is_the_head_of_the_whole_queue(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`knowledge candidates` without --all orders and cuts the queue in SQL (`agenda.head`): each
+    head is the first rows of the whole queue ordered in Python, with the same count and the same
+    untracked candidates, through the index and without it."""
+    monkeypatch.setattr(filecache, "RACY_NS", 0)  # no input too recent to vouch for itself: the index answers
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    from majordomus.base import git
+    from majordomus.knowledge import agenda
+    from majordomus.readers import answers
+
+    build(repo)
+    for k in range(4):
+        _write(repo, "candidates", f"e9-{k:012d}", f"Tabs number {k}")
+    ws = Workspace(repo.root)
+    whole, total, untracked = answers.head(ws, None)
+    assert total == len(whole) > 4 and untracked
+    cut = agenda.head(ws, git.branch(ws.root), 1)
+    assert cut is not None and cut[1] == total  # SQL cut it: the index answered
+    for limit in range(1, total + 2):
+        got = answers.head(ws, limit)
+        assert _steady(got[0]) == _steady(whole[:limit]) and got[1:] == (total, untracked)
+    repo.root.joinpath(*INDEX).unlink()
+    store_index._OPEN.clear()  # this process opened it: the next read finds none
+    assert _steady(answers.head(Workspace(repo.root), 3)[0]) == _steady(whole[:3])
+
+
+def test_a_folder_is_trusted_to_its_stamp_from_scan_below_records(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bound is exact (the count stops at it): a folder of SCAN_BELOW - 1 records is checked
+    file by file (a rewrite in place seen at once), one of SCAN_BELOW is trusted to its stamp."""
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    ws = Workspace(repo.root)
+    for k in range(3):
+        _write(repo, "candidates", f"e9-{k:012d}", f"Tabs number {k}")
+    assert "Tabs number 0" in [c.title for c in queue.waiting(ws)]
+    db = sqlite3.connect(repo.root.joinpath(*INDEX))
+    (kept,) = db.execute("SELECT count(*) FROM files WHERE folder = ?", (f"{KB_FOLDER}/candidates",)).fetchone()
+    db.close()
+    path = ws.candidates / "e9-000000000000.md"
+    monkeypatch.setattr(store_index, "SCAN_BELOW", kept + 1)
+    with open(path, "r+") as handle:  # an editor writing in place: the folder's stamp stays
+        handle.write(RECORD.format(rid="e9-000000000000", title="Tabs seen!"))
+    assert "Tabs seen!" in [c.title for c in queue.waiting(ws)]
+    monkeypatch.setattr(store_index, "SCAN_BELOW", kept)
+    with open(path, "r+") as handle:
+        handle.write(RECORD.format(rid="e9-000000000000", title="Tabs unseen"))
+    assert "Tabs seen!" in [c.title for c in queue.waiting(ws)]  # trusted to the folder's stamp

@@ -77,16 +77,21 @@ def dated(ws: Workspace, wanted: Container[str] | None = None,
     from the knowledge index, None without one. Without `wanted`, the files git's listing names
     (`listing.indexed`): the candidates and the curated records back at status candidate (a
     reviewed record two clones' reviewers disagreed on), as `knowledge candidates` lists them, and
-    `placed` filled with what the session records of each entry's episode state of its branch
-    (`queue.branches_of`), entry by entry."""
+    `placed` (when given: else the session records are not joined) filled with what the session
+    records of each entry's episode state of its branch (`queue.branches_of`), entry by entry."""
     if wanted is None and not store_listing.indexed(ws):
         return None
     found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
     if found.db is None:  # the facts are not the index's (no ledger yet): its tables are not joined
         return None
-    rows = queue.waiting_rows(ws) if wanted is not None else queue.listed_rows(ws)
-    if rows is None:
-        return None
+    rows = (queue.waiting_rows(ws) if wanted is not None else
+            queue.listed_rows(ws) if placed is not None else queue.dated_rows(ws))
+    return None if rows is None else _dated(ws, found, rows, wanted, placed)
+
+
+def _dated(ws: Workspace, found: Any, rows: Iterable[Sequence[Any]], wanted: Container[str] | None = None,
+           placed: list[tuple[Any, ...]] | None = None) -> list[Row]:
+    """`dated` of the index's `rows` (WAITING's or LISTED's), `found` the ledger's facts."""
     folders = {ws.rel(f): os.fspath(f) + os.sep for f in (ws.candidates, ws.curated)}
     tail = found.tail.derived  # a last line being written is in no table
     listed: list[Row] = []
@@ -135,13 +140,54 @@ def ranked(ws: Workspace, branch: str | None) -> list[tuple[Row, str | None]] | 
     branches = queue.branches_of(ws, records)
     placed = [(r, branches.get(r.episode) if r.episode else None) for r in listed]
 
-    def key(item: tuple[Row, str | None]) -> tuple[int, int, float, str, str]:
-        row, on = item
-        group = 0 if branch is not None and on == branch else (1 if on is not None else 2)
-        return group, 0 if row.age is not None else 1, row.age.since if row.age is not None else float("inf"), \
-            row.when, row.id
+    return sorted(placed, key=lambda item: _key(branch, *item))
 
-    return sorted(placed, key=key)
+
+def _key(branch: str | None, row: Row, on: str | None) -> tuple[int, int, float, str, str]:
+    """`ordered`'s key of an entry (of `dated`) placed on `on`, `branch` checked out."""
+    group = 0 if branch is not None and on == branch else (1 if on is not None else 2)
+    return group, 0 if row.age is not None else 1, row.age.since if row.age is not None else float("inf"), \
+        row.when, row.id
+
+
+def head(ws: Workspace, branch: str | None, limit: int
+         ) -> tuple[list[tuple[Row, str | None]], int, list[Row]] | None:
+    """The first `limit` entries of `ranked`, how many entries it ranks, and those git does not
+    track, in review order: SQL orders and cuts the entries it can place and date as `ranked` does
+    (queue.HEADED), Python the others, so that a queue of thousands makes a few dozen rows, not one
+    an entry. None without the index, or when an entry SQL ordered is not where Python places it."""
+    if limit < 1 or not store_listing.indexed(ws):
+        return None
+    found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
+    if found.db is None:
+        return None
+    got = queue.headed_rows(ws, branch, limit)
+    if got is None:
+        return None
+    ordered = 0
+    group: dict[str, int | None] = {}
+    unique = []
+    for *row, grp, counted in got:
+        path = row[0] + "/" + row[1]
+        if path in group:  # one SQL ordered that git does not track: twice
+            continue
+        group[path] = grp
+        unique.append(row)
+        ordered = counted if counted is not None else ordered
+    records: list[tuple[Any, ...]] = []
+    listed = _dated(ws, found, unique, placed=records)
+    branches = queue.branches_of(ws, records)
+    keyed = []
+    for row in listed:
+        on = branches.get(row.episode) if row.episode else None
+        key = _key(branch, row, on)
+        sql = group[row.rel]
+        if sql is not None and (sql != key[0] or row.age is None or row.age.source != "ledger"):
+            return None  # SQL placed it elsewhere than Python does: the whole queue in Python
+        keyed.append((key, row, on))
+    keyed.sort(key=lambda k: k[0])
+    total = ordered + sum(1 for _, row, _ in keyed if group[row.rel] is None)
+    return [(row, on) for _, row, on in keyed[:limit]], total, [row for _, row, _ in keyed if not row.tracked]
 
 
 def shown(ws: Workspace, head: Sequence[tuple[Row, str | None]], branch: str | None,

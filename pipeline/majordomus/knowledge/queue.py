@@ -214,15 +214,42 @@ WAITING = ("SELECT f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.si
 # candidates and curated source classes, a candidate the listing names under another class aside
 # (`listing.listing`), each with its class, whether git tracks it, and what the session records
 # of its episode (sessions/ :folder2, the outbox's :folder3) state of its branch (`placed`).
-LISTED = ("SELECT f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.since, l.source, l.tracked, "
-          "s.b_named, s.b_branch, o.b_named, o.b_branch "
-          "FROM files f JOIN listed l ON l.folder = f.folder AND l.name = f.name "
-          "LEFT JOIN derived d ON d.name = f.name "
-          "LEFT JOIN files s ON s.folder = :folder2 AND s.name = f.q_episode || '.md' "
-          "LEFT JOIN files o ON o.folder = :folder3 AND o.name = f.q_episode || '.md' "
-          "WHERE f.folder IN (:folder0, :folder1) AND f.q_live = 1 AND l.source IN ('candidates', 'curated') "
+_DATED = "f.folder, f.name, f.q_episode, f.q_when, d.ts, d.number, d.since, l.source, l.tracked"
+_ENTRY = _DATED + ", s.b_named, s.b_branch, o.b_named AS o_named, o.b_branch AS o_branch"
+_FROM = "FROM files f JOIN listed l ON l.folder = f.folder AND l.name = f.name LEFT JOIN derived d ON d.name = f.name "
+_SESSIONS = ("LEFT JOIN files s ON s.folder = :folder2 AND s.name = f.q_episode || '.md' "
+             "LEFT JOIN files o ON o.folder = :folder3 AND o.name = f.q_episode || '.md' ")
+_WHERE = ("WHERE f.folder IN (:folder0, :folder1) AND f.q_live = 1 AND l.source IN ('candidates', 'curated') "
           "AND NOT (f.folder = :folder0 AND f.name IN (SELECT name FROM files WHERE folder = :folder1)) "
           "AND NOT (l.source = 'candidates' AND f.name IN (SELECT name FROM listed WHERE source != 'candidates'))")
+_JOINED = _FROM + _SESSIONS + _WHERE
+LISTED = "SELECT " + _ENTRY + " " + _JOINED
+# LISTED's rows without the session records' columns: what a count of the queue and its ages needs
+# (`knowledge status`), not where each entry is placed.
+DATED = "SELECT " + _DATED + " " + _FROM + _WHERE
+# The branch an entry's session records state (`branches_of`), and its group in review order
+# (`agenda.ranked`'s key: 0 on the :branch checked out, 1 on another, 2 none), where SQL places
+# and dates an entry exactly as Python does: a candidate the ledger dates (else git's history or
+# its day date it, in Python), named `<id>.md`, of no episode or of one whose session record states
+# a branch (else the ledger's opening places it, in Python), the episode an id (`ID_PATTERN`, as
+# GLOBs: ASCII only); NULL for every other entry.
+_STATED = "(CASE WHEN s.b_named THEN s.b_branch ELSE o.b_branch END)"
+_GROUP = ("CASE WHEN d.since IS NULL OR l.source != 'candidates' OR f.q_when IS NULL "
+          "OR substr(f.name, -3) != '.md' THEN NULL "
+          "WHEN coalesce(f.q_episode, '') = '' THEN 2 "
+          "WHEN NOT (length(f.q_episode) <= 128 AND f.q_episode GLOB '[A-Za-z0-9]*' "
+          "AND f.q_episode NOT GLOB '*[^A-Za-z0-9._-]*') "
+          "OR NOT (coalesce(s.b_named, 0) OR coalesce(o.b_named, 0)) THEN NULL "
+          f"WHEN {_STATED} = :branch THEN 0 WHEN {_STATED} IS NOT NULL THEN 1 ELSE 2 END")
+# LISTED's rows as `knowledge candidates` shows the head of the queue: the first :limit of those
+# SQL orders (by `agenda.ranked`'s key: group, review age, `Candidate.when`, id), then every entry
+# SQL cannot place or date, and every entry git does not track (listed by the reader whole), each
+# with its group (NULL: Python orders it), the first with how many SQL orders. One pass of the
+# joins (the entries kept in a table of the query's own), not one Python tuple an entry.
+HEADED = ("WITH q AS MATERIALIZED (SELECT " + _ENTRY + ", " + _GROUP + " AS grp " + _JOINED + ") "
+          "SELECT *, (SELECT count(*) FROM q WHERE grp IS NOT NULL) FROM (SELECT * FROM q WHERE grp IS NOT NULL "
+          "ORDER BY grp, since, q_when, substr(name, 1, length(name) - 3) LIMIT :limit) "
+          "UNION ALL SELECT *, NULL FROM q WHERE grp IS NULL OR tracked = 0")
 # Whether the two classes list files beyond the two folders (then LISTED does not answer).
 BEYOND = ("SELECT count(*) FROM listed WHERE source IN ('candidates', 'curated') "
           "AND folder NOT IN (:folder0, :folder1)")
@@ -246,6 +273,13 @@ def waiting_rows(ws: Workspace) -> list[Any] | None:
     return found[0] if found is not None else None
 
 
+def dated_rows(ws: Workspace) -> list[Any] | None:
+    """DATED's rows: LISTED's without the session records' columns (None as `listed_rows`)."""
+    found = store_index.of(ws).rows([([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys)],
+                                    [BEYOND, DATED], {})
+    return None if found is None or found[0][0][0] else found[1]
+
+
 def listed_rows(ws: Workspace) -> list[Any] | None:
     """LISTED's rows: (folder, name, episode, when, ledger ts, ledger line, since, source class,
     tracked, then whether and what sessions/'s record of the episode states of its branch, then
@@ -255,6 +289,16 @@ def listed_rows(ws: Workspace) -> list[Any] | None:
         [([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys),
          ([ws.sessions, ws.outbox / "sessions"], "branch", _BRANCH_VERSION, _branch_read, _branch_keys)],
         [BEYOND, LISTED], {})
+    return None if found is None or found[0][0][0] else found[1]
+
+
+def headed_rows(ws: Workspace, branch: str | None, limit: int) -> list[Any] | None:
+    """HEADED's rows: LISTED's, then the group SQL placed the entry in (None: not placed) and, on
+    the first `limit` it ordered, how many it ordered; None as `listed_rows`."""
+    found = store_index.of(ws).rows(
+        [([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys),
+         ([ws.sessions, ws.outbox / "sessions"], "branch", _BRANCH_VERSION, _branch_read, _branch_keys)],
+        [BEYOND, HEADED], {"branch": branch, "limit": limit})
     return None if found is None or found[0][0][0] else found[1]
 
 

@@ -33,15 +33,17 @@ def head(ws: Workspace, limit: int | None) -> tuple[list[dict[str, Any]], int, l
     from majordomus.knowledge import agenda
 
     branch = git.branch(ws.root)
-    ranked = agenda.ranked(ws, branch)
+    cut = agenda.head(ws, branch, limit) if limit is not None else None  # ordered and cut in SQL
+    ranked = agenda.ranked(ws, branch) if cut is None else cut[0]
     if ranked is None:  # no index (or a source class beyond the two folders): every entry read
         return _head(ws, limit, branch)
     ordered = agenda.shown(ws, ranked if limit is None else ranked[:limit], branch)
     rows = {r.path: r for r, _ in ranked[:len(ordered)]}
+    total, untracked = (len(ranked), [r for r, _ in ranked if not r.tracked]) if cut is None else cut[1:]
     return [{"id": w.candidate.id, "title": w.candidate.title, "class": w.candidate.cls,
              "branch": w.candidate.branch, **w.as_dict(), "episode": w.candidate.episode,
              "path": rows[w.candidate.path].rel, "tracked": rows[w.candidate.path].tracked}
-            for w in ordered], len(ranked), [r.rel for r, _ in ranked if not r.tracked]
+            for w in ordered], total, [r.rel for r in untracked]
 
 
 def _head(ws: Workspace, limit: int | None, branch: str | None) -> tuple[list[dict[str, Any]], int, list[str]]:
