@@ -20,7 +20,8 @@ def store(repo: Repo) -> Store:
 def test_candidates_are_the_queue_with_tracking_flagged(store: Store) -> None:
     repo = store.repo
     listed = json.loads(repo.mj("knowledge", "candidates", "--json", check=True).stdout)
-    assert [(c["id"], c["class"], c["branch"], c["episode"], c["tracked"]) for c in listed] == sorted([
+    # their order is the evidence's time, then the id: the two lines may fall in two seconds
+    assert sorted((c["id"], c["class"], c["branch"], c["episode"], c["tracked"]) for c in listed) == sorted([
         (store.decision, "convention", "main", "e1", True),
         (store.lesson, "lesson", "main", "e1", False)])
     # superseded records under candidates/ are not in the queue
@@ -29,6 +30,7 @@ def test_candidates_are_the_queue_with_tracking_flagged(store: Store) -> None:
     header, *rows = human.stdout.splitlines()
     assert header.split() == ["ID", "CLASS", "BRANCH", "WAITING", "TITLE"]
     assert any(r.split()[:3] == [store.decision, "convention", "main"] and " min " in r for r in rows)
+    assert [r.split()[0] for r in rows] == [c["id"] for c in listed]  # one order, text and JSON
     assert f"git add {KB}/candidates/{store.lesson}.md" in human.stderr
 
 
