@@ -32,17 +32,15 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
         raise refused(f"status {status!r} refused: use one of {', '.join(STATUSES)}")
     words = [w.casefold() for w in text.split()]
     hits: list[dict[str, Any]] = []
-    entries = [e for e in store.listing(ws).entries if e.readable]
+    entries = [(e, *e.split()) for e in store.listing(ws).entries if e.readable]
     by_folder: dict[str, list[str]] = {}
-    for entry in entries:
-        folder, name = entry.split()
+    for _, folder, name in entries:
         by_folder.setdefault(folder, []).append(name)
     index = store_index.of(ws)
     match = _match(words)
     kept = {folder: dict(index.view(Path(folder), "search", VERSION, _read, only=names, match=match))
             for folder, names in by_folder.items()}
-    for entry in entries:
-        folder, name = entry.split()
+    for entry, folder, name in entries:
         read = kept[folder].get(name)
         if read is None:
             continue
