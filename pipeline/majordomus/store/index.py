@@ -235,6 +235,25 @@ class Index:
             self._lost()
             return None
 
+    def listed_files(self, key: object, inputs: Iterable[Path]) -> list[tuple[str, str, str, int]] | None:
+        """The `listed` table's files as (source, folder, name, tracked) when it holds git's listing
+        for `key` as of now (as `listed` tells); None when it does not or the index cannot be used."""
+        stamps = [stamp(p) for p in inputs]
+        db = self.db()
+        if db is None or [] in stamps:
+            return None
+        try:
+            db.execute("BEGIN")  # the check and the rows read from one state of the table
+            try:
+                if not self._listed(db, json.dumps([key, stamps], separators=(",", ":"))):
+                    return None
+                return db.execute("SELECT source, folder, name, tracked FROM listed").fetchall()
+            finally:
+                db.execute("COMMIT")
+        except (sqlite3.Error, UnicodeError):
+            self._lost()
+            return None
+
     @staticmethod
     def _listed(db: sqlite3.Connection, kept_key: str) -> bool:
         row = db.execute("SELECT value FROM meta WHERE key = 'listed'").fetchone()
