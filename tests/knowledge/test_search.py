@@ -53,3 +53,29 @@ def test_served_over_http_and_refused_there_with_a_bad_class(repo: Repo) -> None
     assert status == 200 and [h["id"] for h in body] == ["c-tabs"]
     status, body = respond(repo.root, "GET", "/knowledge_base/search?class=rule")
     assert status == 400 and "class 'rule' refused" in body["message"]
+
+
+def test_the_index_hands_over_every_match_whatever_the_title_s_case_or_script(repo: Repo) -> None:
+    """The kept values are narrowed in the index before they are matched (`search._match`): a title
+    matched only once casefolded (beyond ASCII, `ß` is `ss`), a word with JSON's escapes in it, a
+    word of the body alone are found as when every record is read, with the index and without."""
+    import time
+
+    from kbstore import RECORD
+
+    build(repo)
+    folder = repo.root / ".ai" / "repo" / "knowledge" / "candidates"
+    for rid, title in (("c-strasse", "STRAßE names"), ("c-ecole", "ÉCOLE rules"), ("c-upper", "TABS Everywhere"),
+                       ("c-quoted", 'The \\\\\\"quoted\\\\\\" path')):
+        text = RECORD.format(rid=rid, title=title).replace(f"{title}, as the work showed.", "As the work showed.")
+        (folder / f"{rid}.md").write_text(text, encoding="utf-8")
+    time.sleep(2.1)  # settled: their values are kept, and the index narrows them
+    queries = ["strasse", "école", "everywhere tabs", '\\"quoted\\"', "work showed", "straße names", "as the",
+               "zz-nothing"]
+    first = [search(repo, q) for q in queries]
+    kept = [search(repo, q) for q in queries]
+    (repo.root / ".ai" / "local" / "state" / "index.sqlite3").unlink()
+    assert [search(repo, q) for q in queries] == kept == first
+    ids = [[h["id"] for h in hits] for hits in kept]
+    assert "c-strasse" in ids[0] and "c-strasse" in ids[5] and ids[1] == ["c-ecole"] and "c-upper" in ids[2]
+    assert ids[3] == ["c-quoted"] and {"c-strasse", "c-ecole", "c-upper", "c-quoted"} <= set(ids[4]) and ids[7] == []

@@ -410,3 +410,33 @@ def test_a_folder_is_trusted_to_its_stamp_from_scan_below_records(repo: Repo, mo
     with open(path, "r+") as handle:
         handle.write(RECORD.format(rid="e9-000000000000", title="Tabs unseen"))
     assert "Tabs seen!" in [c.title for c in queue.waiting(ws)]  # trusted to the folder's stamp
+
+
+def test_the_listing_read_from_the_listed_table_is_git_s_listing(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`listing` takes the files from the `listed` table when it holds git's listing as of now
+    (parsed once, when it was kept): the same entries as git's output parsed again, tracked or
+    not, a reviewed record hiding its candidate; and git's again once an input changed."""
+    from majordomus.store import listing
+
+    store = build(repo)
+    repo.mj("knowledge", "promote", store.decision, input="reviewed\n", check=True)
+    _write(repo, "candidates", "added-one", "Tabs are added")
+    time.sleep(2.1)  # every input settled: the listing is kept
+    ws = Workspace(repo.root)
+    listing.listing(ws)
+    assert store_index.of(ws).listed_files(*_listed_key(ws)) is not None
+    from_table = listing.listing(ws)
+    monkeypatch.setattr(store_index.Index, "listed_files", lambda *_: None)
+    from_git = listing.listing(ws)
+    assert from_table == from_git and any(not e.tracked for e in from_git.entries)
+    assert [e.id for e in from_git.entries].count(store.decision) == 1
+    monkeypatch.undo()
+    _write(repo, "candidates", "added-two", "Tabs are added again")
+    assert "added-two" in [e.id for e in listing.listing(ws).entries]
+
+
+def _listed_key(ws: Workspace) -> tuple[object, list[object]]:
+    from majordomus.store import listing
+
+    specs = listing.pathspecs(ws)
+    return sorted(specs.items()), listing._inputs(ws, listing._folders(ws, specs))

@@ -9,6 +9,7 @@ is kept in the index (`store/index.py`), and a record that cannot be read is pas
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +32,15 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
         raise refused(f"status {status!r} refused: use one of {', '.join(STATUSES)}")
     words = [w.casefold() for w in text.split()]
     hits: list[dict[str, Any]] = []
-    entries = [e for e in store.listing(ws).entries if e.readable]
+    entries = [(e, *e.split()) for e in store.listing(ws).entries if e.readable]
     by_folder: dict[str, list[str]] = {}
-    for entry in entries:
-        folder, name = entry.split()
+    for _, folder, name in entries:
         by_folder.setdefault(folder, []).append(name)
     index = store_index.of(ws)
-    kept = {folder: dict(index.view(Path(folder), "search", VERSION, _read, only=names))
+    match = _match(words)
+    kept = {folder: dict(index.view(Path(folder), "search", VERSION, _read, only=names, match=match))
             for folder, names in by_folder.items()}
-    for entry in entries:
-        folder, name = entry.split()
+    for entry, folder, name in entries:
         read = kept[folder].get(name)
         if read is None:
             continue
@@ -61,6 +61,22 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
     hits.sort(key=lambda h: (not (words and all(w in h["title"].casefold() for w in words)),
                              rank.get(h["class"], len(rank))))
     return hits
+
+
+def _match(words: list[str]) -> tuple[str, list[str]] | None:
+    """The condition on a kept value's JSON text (`_read`'s list, as the index writes it: no ASCII
+    escapes, no spaces) that every record matching `words` meets, so the index hands over those
+    alone, to be matched here: a character's JSON is the same wherever it stands, so a word of the
+    body is in the text as the word's JSON; one of the title is in the title's JSON (the text up to
+    its first `","`, which a title's own quotes, escaped, never make) lowered, when the title is
+    ASCII (sqlite lowers ASCII alone, casefolding goes further); a title that is not is always in.
+    None without words."""
+    if not words:
+        return None
+    title = "substr(search, 1, instr(search, '\",\"'))"
+    each = " AND ".join(f"(instr(search, ?) > 0 OR instr(lower({title}), ?) > 0)" for _ in words)
+    return (f"({each}) OR length({title}) <> length(CAST({title} AS BLOB))",
+            [j for w in words for j in (json.dumps(w, ensure_ascii=False)[1:-1],) * 2])
 
 
 def _read(path: str) -> list[str] | None:

@@ -235,6 +235,25 @@ class Index:
             self._lost()
             return None
 
+    def listed_files(self, key: object, inputs: Iterable[Path]) -> list[tuple[str, str, str, int]] | None:
+        """The `listed` table's files as (source, folder, name, tracked) when it holds git's listing
+        for `key` as of now (as `listed` tells); None when it does not or the index cannot be used."""
+        stamps = [stamp(p) for p in inputs]
+        db = self.db()
+        if db is None or [] in stamps:
+            return None
+        try:
+            db.execute("BEGIN")  # the check and the rows read from one state of the table
+            try:
+                if not self._listed(db, json.dumps([key, stamps], separators=(",", ":"))):
+                    return None
+                return db.execute("SELECT source, folder, name, tracked FROM listed").fetchall()
+            finally:
+                db.execute("COMMIT")
+        except (sqlite3.Error, UnicodeError):
+            self._lost()
+            return None
+
     @staticmethod
     def _listed(db: sqlite3.Connection, kept_key: str) -> bool:
         row = db.execute("SELECT value FROM meta WHERE key = 'listed'").fetchone()
@@ -258,30 +277,36 @@ class Index:
             return None
 
     def view(self, folder: Path, view: str, version: int | str, read: Reader,
-             only: Iterable[str] | None = None, each: bool = False, keys: Keys | None = None
-             ) -> list[tuple[str, Any]]:
+             only: Iterable[str] | None = None, each: bool = False, keys: Keys | None = None,
+             match: tuple[str, Sequence[Any]] | None = None) -> list[tuple[str, Any]]:
         """(name, what `read` made of it) of every record file of `folder` (or of the names in
         `only`), sorted by name: kept values for the files whose stamp is unchanged, `read` of the
         others (and kept). `each`: every file's stamp is checked, whatever its folder's says (doctor's
         integrity view: a record edited in place is read again). `keys`: what the view keeps in its
-        KEYED columns, given whenever it has some. Without the index, `read` of every file."""
+        KEYED columns, given whenever it has some. `match`: an SQL condition on the kept JSON text
+        (the column named as the view) and its parameters; a kept value it fails is left out, so it
+        must hold for every value the caller wants (files read now are always in). Without the
+        index, `read` of every file."""
         rel = self._rel(folder)
         db = self.db()
         where = os.fspath(folder) + os.sep
         if db is not None and rel is not None:
             try:
-                return self._view(db, folder, rel, view, version, read, only, each, keys)
+                return self._view(db, folder, rel, view, version, read, only, each, keys, match)
             except (sqlite3.Error, ValueError):
                 self._lost()
         names = records.names(folder) if only is None else sorted(set(only) & set(records.names(folder)))
         return [(n, read(where + n)) for n in names]
 
     def _view(self, db: sqlite3.Connection, folder: Path, rel: str, view: str, version: int | str, read: Reader,
-              only: Iterable[str] | None, each: bool, keys: Keys | None = None) -> list[tuple[str, Any]]:
+              only: Iterable[str] | None, each: bool, keys: Keys | None = None,
+              match: tuple[str, Sequence[Any]] | None = None) -> list[tuple[str, Any]]:
         assert view in VIEWS
         self._versions(db, view, version)
         self._check(db, folder, rel, force=each)
-        rows = db.execute(f"SELECT name, stamp, {view} FROM files WHERE folder = ? ORDER BY name", (rel,)).fetchall()
+        cond, params = match if match is not None else ("1", ())
+        rows = db.execute(f"SELECT name, stamp, {view} FROM files WHERE folder = ? AND "
+                          f"({view} IS NULL OR stamp IS NULL OR ({cond})) ORDER BY name", (rel, *params)).fetchall()
         wanted = set(only) if only is not None else None
         where = os.fspath(folder) + os.sep
         found: list[tuple[str, Any]] = []

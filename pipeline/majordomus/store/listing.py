@@ -138,10 +138,13 @@ def listing(ws: Workspace) -> Store:
     index = store_index.of(ws)
     folders = _folders(ws, specs)
     out = _ls_files(ws, specs, index, folders)
+    files = index.listed_files(sorted(specs.items()), _inputs(ws, folders)) if folders else None
+    found = (_listed(ws, specs, out) if files is None  # else the same files, parsed once when they were kept
+             else ((source, f"{folder}/{name}", name, bool(tracked)) for source, folder, name, tracked in files))
     guard = Guard(ws, index if folders else None)
     root = os.fspath(ws.root) + os.sep
     seen: dict[tuple[str, str], Entry] = {}
-    for source, rel, name, tracked in _listed(ws, specs, out):
+    for source, rel, name, tracked in found:
         path = root + rel
         seen[(source, rel)] = Entry(name[:-3], source, path, tracked, guard(path), rel)
     # A candidate beside its reviewed record (every act leaves one; docs/TEAM.md) is that record.
