@@ -45,9 +45,11 @@ def test_references_are_resolved_in_words(repo: Repo) -> None:
     assert "in the review queue: " in human.stderr
 
 
-def test_an_unknown_commit_and_episode_say_so(repo: Repo) -> None:
-    (repo.root / ".ai/repo/knowledge/curated/c-x.md").write_text("""---
-id: c-x
+def _fact(repo: Repo, rid: str, *derived_from: str) -> None:
+    """A verified record written by hand into curated/, citing `derived_from`."""
+    cited = "".join(f'    - "{ref}"\n' for ref in derived_from)
+    (repo.root / f".ai/repo/knowledge/curated/{rid}.md").write_text(f"""---
+id: {rid}
 kind: knowledge/v1
 class: fact
 status: verified
@@ -57,12 +59,13 @@ date: "2026-01-02"
 provenance:
   origin: authored
   derived_from:
-    - "session:nowhere"
-    - "commit:0123456789abcdef"
-    - "task:t-none1"
----
+{cited}---
 A fact.
 """, encoding="utf-8")
+
+
+def test_an_unknown_commit_and_episode_say_so(repo: Repo) -> None:
+    _fact(repo, "c-x", "session:nowhere", "commit:0123456789abcdef", "task:t-none1")
     rec = json.loads(repo.mj("knowledge", "record", "c-x", "--json", check=True).stdout)
     labels = {r["kind"]: (r["resolved"], r["label"]) for r in rec["references"]}
     assert labels == {"session": (False, "an episode this checkout does not know"),
@@ -79,23 +82,7 @@ def test_references_follow_the_ledger_as_it_grows_from_the_kept_facts(repo: Repo
     """The labels come from the ledger's facts kept in the index: lines appended after they were
     kept change them (a later title, another decision, a close, a branch), as lines already kept
     and a torn last line do not; deleting the index changes no label."""
-    (repo.root / ".ai/repo/knowledge/curated/c-p.md").write_text("""---
-id: c-p
-kind: knowledge/v1
-class: fact
-status: verified
-epistemics: observed
-title: "A fact"
-date: "2026-01-02"
-provenance:
-  origin: authored
-  derived_from:
-    - "session:ep-1"
-    - "task:t-p1"
-    - "decision:t-p1"
----
-A fact.
-""", encoding="utf-8")
+    _fact(repo, "c-p", "session:ep-1", "task:t-p1", "decision:t-p1")
     ledger = repo.root / ".ai/local/ledger.jsonl"
 
     def append(*objs: dict[str, object], torn: str = "") -> None:

@@ -145,23 +145,32 @@ def atomic_write(path: Path, data: bytes | str | Iterable[bytes], *, root: Path,
         except FileExistsError:  # our own pid's leftover, or something placed there: never followed
             os.unlink(tmp, dir_fd=dfd)
             fd = os.open(tmp, flags, 0o644, dir_fd=dfd)
-        try:
-            try:
-                if mode is not None:
-                    os.fchmod(fd, mode)
-                for piece in (data,) if isinstance(data, bytes) else data:
-                    write_all(fd, piece)
-            finally:
-                os.close(fd)
-            os.replace(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=dfd)
-            except OSError:
-                pass
-            raise
+        _fill_and_rename(fd, dfd, tmp, path.name, (data,) if isinstance(data, bytes) else data, mode=mode)
     finally:
         os.close(dfd)
+
+
+def _fill_and_rename(fd: int, dfd: int, tmp: str, name: str, pieces: Iterable[bytes], *, mode: int | None = None,
+                     mtime_ns: int | None = None) -> None:
+    """Write `pieces` to `fd` (`tmp`, made exclusively in the folder `dfd`), close it and rename it
+    to `name`: how every file of ours is replaced. `tmp` is removed when any step fails."""
+    try:
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            for piece in pieces:
+                write_all(fd, piece)
+            if mtime_ns is not None:
+                os.utime(fd, ns=(mtime_ns, mtime_ns))
+        finally:
+            os.close(fd)
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dfd)
+        except OSError:
+            pass
+        raise
 
 
 def append_line(path: Path, line: bytes, *, root: Path) -> None:
@@ -242,19 +251,7 @@ def lock_and_replace(path: Path, data: bytes, *, root: Path, mtime_ns: int) -> b
                          dir_fd=dfd)
         except FileExistsError:
             return False
-        try:
-            try:
-                write_all(fd, data)
-                os.utime(fd, ns=(mtime_ns, mtime_ns))
-            finally:
-                os.close(fd)
-            os.replace(lock, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            try:
-                os.unlink(lock, dir_fd=dfd)
-            except OSError:
-                pass
-            raise
+        _fill_and_rename(fd, dfd, lock, path.name, (data,), mtime_ns=mtime_ns)
     finally:
         os.close(dfd)
     return True
