@@ -189,25 +189,3 @@ def test_the_composition_s_changed_paths_are_the_real_index_s(tmp_path: Path) ->
     assert git.private_index(root) is not None
     assert said == git.parse_status(root, _plain(root))
     assert said is not None and said.paths == {"src/old/new.txt", "src/b.txt"}
-
-
-def test_a_state_folder_reached_through_a_link_gets_no_copy(tmp_path: Path) -> None:
-    """`.ai/local/state` (or a folder above it) a symbolic link: nothing is written through it,
-    and the status is the real index's, never an error."""
-    root = _repo(tmp_path)
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    (root / ".ai" / "local" / "state").rmdir()
-    (root / ".ai" / "local" / "state").symlink_to(elsewhere)
-    (root / "src" / "c.txt").write_text("three\n")
-    assert git.private_index(root) is None
-    assert git.status(root) == git.parse_status(root, _plain(root))
-    assert list(elsewhere.iterdir()) == []
-    (root / ".ai" / "local" / "state").unlink()
-    real_local = tmp_path / "local"
-    (real_local / "state").mkdir(parents=True)
-    (root / ".ai" / "local").rmdir()
-    (root / ".ai" / "local").symlink_to(real_local)
-    assert git.private_index(root) is None
-    assert git.status(root) == git.parse_status(root, _plain(root))
-    assert list((real_local / "state").iterdir()) == []

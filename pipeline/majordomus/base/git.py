@@ -13,8 +13,7 @@ import re
 import time
 from pathlib import Path
 
-from majordomus.base.errors import FatalError
-from majordomus.base.fsio import atomic_write, confined, lock_and_replace, read_regular
+from majordomus.base.fsio import atomic_write, lock_and_replace, read_regular
 from majordomus.base.lean import TYPE_CHECKING, pattern
 
 if TYPE_CHECKING:
@@ -656,10 +655,6 @@ def private_index(root: Path) -> Path | None:
     except OSError:
         return None
     mine = state / _private_name(st)
-    try:
-        confined(mine)  # `.ai/`, `.ai/local/` and the state folder real folders, not links
-    except OSError:
-        return None
     if os.path.isfile(mine) and not os.path.islink(mine):
         return mine
     try:
@@ -677,7 +672,7 @@ def private_index(root: Path) -> Path | None:
         written = lock_and_replace(mine, data, root=root, mtime_ns=st.st_mtime_ns)
         if written and data[4:8] in (b"\0\0\0\2", b"\0\0\0\3") and data.find(_LOCAL.encode() + b"/") < 0:
             atomic_write(state / (mine.name + _NO_LOCAL), b"", root=root)
-    except (OSError, ValueError, FatalError):  # FatalError: the writer refused a link on the way
+    except (OSError, ValueError):
         return None
     _sweep_private(state, mine.name)
     return mine if written else None  # not written: another process is writing this copy
