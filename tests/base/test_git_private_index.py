@@ -178,14 +178,3 @@ def test_the_local_folder_check_kept_with_the_copy_is_the_real_index_answer(tmp_
     assert sorted(p.name for p in state.iterdir()) == [again.name]  # the old copy and its mark swept
     assert git.tracked_under(root, ".ai/local") == [".ai/local/ledger.jsonl"]
     assert _private(root) == _plain(root)
-
-
-def test_the_composition_s_changed_paths_are_the_real_index_s(tmp_path: Path) -> None:
-    """`worktree` (the briefing's changed paths when it composes) asks on the copy too."""
-    root = _repo(tmp_path)
-    (root / "src" / "old" / "new.txt").write_text("untracked\n")
-    (root / "src" / "b.txt").write_text("changed\n")
-    said, _ = git.worktree(root)
-    assert git.private_index(root) is not None
-    assert said == git.parse_status(root, _plain(root))
-    assert said is not None and said.paths == {"src/old/new.txt", "src/b.txt"}

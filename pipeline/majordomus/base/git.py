@@ -612,17 +612,12 @@ def ask_status(root: Path) -> Running:
 
 
 def status_of(root: Path, asked: Running) -> Status:
-    code, out, err = _answer(root, asked)
-    if code != 0:
-        raise GitError(f"git {' '.join(asked.args)}: {err.strip() or code}")
-    return parse_status(root, out)
-
-
-def _answer(root: Path, asked: Running) -> tuple[int, str, str]:
     code, out, err = asked.wait()
     if code != 0 and asked.args[:len(_PRIVATE)] == _PRIVATE:  # the copy failed git: the real index
         code, out, err = spawn(root, "-c", "core.quotePath=false", *STATUS).wait()
-    return code, out, err
+    if code != 0:
+        raise GitError(f"git {' '.join(asked.args)}: {err.strip() or code}")
+    return parse_status(root, out)
 
 
 # The status on a private index: git keeps its untracked cache (each folder's untracked names,
@@ -720,11 +715,9 @@ def _sweep_private(state: Path, keep: str) -> None:
 def worktree(root: Path) -> tuple[Status | None, frozenset[str]]:
     """`status` (None when git could not say) and the paths of HEAD's own commits (those no
     remote default branch holds, the newest BRANCH_COMMITS; none without a remote default branch),
-    in one batch of three git processes (the status on the private index, `ask_status`)."""
-    asked = ask_status(root)
-    remotes, log = run_many(root, _TRUNKS, _BRANCH_LOG)
-    code, out, _ = _answer(root, asked)
-    return (parse_status(root, out) if code == 0 else None), _own(remotes, log)
+    in one batch of three git processes."""
+    said, remotes, log = run_many(root, STATUS, _TRUNKS, _BRANCH_LOG)
+    return (parse_status(root, said[1]) if said[0] == 0 else None), _own(remotes, log)
 
 
 def worktree_own(root: Path) -> frozenset[str]:
