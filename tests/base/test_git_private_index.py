@@ -67,8 +67,8 @@ def _repo(tmp_path: Path) -> Path:
 def test_the_private_index_answers_what_the_real_one_does_through_a_checkouts_changes(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     _agrees(root)
-    copies = sorted(p.name for p in (root / ".ai" / "local" / "state").iterdir())
-    assert len(copies) == 2 and copies[0].startswith("git-index.") and copies[1] == copies[0] + ".no-ai-local"
+    copies = [p.name for p in (root / ".ai" / "local" / "state").iterdir()]
+    assert len(copies) == 1 and copies[0].startswith("git-index.")
     (root / "src" / "old" / "new.txt").write_text("untracked in an old folder\n")
     _agrees(root)
     (root / "src" / "old" / "deeper").mkdir()
@@ -105,7 +105,7 @@ def test_the_private_index_answers_what_the_real_one_does_through_a_checkouts_ch
     _agrees(root)
     _git(root, "switch", "-q", "main")
     _agrees(root)
-    assert len([p for p in (root / ".ai" / "local" / "state").iterdir() if p.name.startswith("git-index.")]) == 2
+    assert len([p for p in (root / ".ai" / "local" / "state").iterdir() if p.name.startswith("git-index.")]) == 1
 
 
 def test_an_edit_in_place_with_the_same_size_and_second_is_seen(tmp_path: Path) -> None:
@@ -160,21 +160,3 @@ def test_no_copy_without_a_state_folder_or_with_submodules(tmp_path: Path) -> No
     (root / ".ai" / "local" / "state").rmdir()
     assert git.private_index(root) is None
     assert not (root / ".ai" / "local" / "state").exists()
-
-
-def test_the_local_folder_check_kept_with_the_copy_is_the_real_index_answer(tmp_path: Path) -> None:
-    """`tracked_under(root, ".ai/local")` answers from the copy's mark only for the real index it
-    was copied from: once a file under `.ai/local/` is added, the mark is another index's."""
-    root = _repo(tmp_path)
-    state = root / ".ai" / "local" / "state"
-    copy = git.private_index(root)
-    assert copy is not None and (state / (copy.name + ".no-ai-local")).is_file()
-    assert git.tracked_under(root, ".ai/local") == []
-    (root / ".ai" / "local" / "ledger.jsonl").write_text("{}\n")
-    _git(root, "add", "-f", ".ai/local/ledger.jsonl")
-    assert git.tracked_under(root, ".ai/local") == [".ai/local/ledger.jsonl"]
-    again = git.private_index(root)
-    assert again is not None and again != copy
-    assert sorted(p.name for p in state.iterdir()) == [again.name]  # the old copy and its mark swept
-    assert git.tracked_under(root, ".ai/local") == [".ai/local/ledger.jsonl"]
-    assert _private(root) == _plain(root)

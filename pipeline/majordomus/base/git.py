@@ -13,7 +13,7 @@ import re
 import time
 from pathlib import Path
 
-from majordomus.base.fsio import atomic_write, lock_and_replace, read_regular
+from majordomus.base.fsio import lock_and_replace, read_regular
 from majordomus.base.lean import TYPE_CHECKING, pattern
 
 if TYPE_CHECKING:
@@ -521,8 +521,6 @@ def tracked_under(root: Path, folder: str) -> list[str] | None:
     repository; otherwise (or for an index git compresses, version 4) one `git ls-files` says.
     None when git cannot say."""
     index = index_file(root)
-    if folder == _LOCAL and index is not None and _local_untracked(root, index):
-        return []
     if index is not None:
         try:
             with open(index, "rb") as handle:
@@ -665,28 +663,10 @@ def private_index(root: Path) -> Path | None:
             return None
         mine = state / _private_name(st)
         written = lock_and_replace(mine, data, root=root, mtime_ns=st.st_mtime_ns)
-        if written and data[4:8] in (b"\0\0\0\2", b"\0\0\0\3") and data.find(_LOCAL.encode() + b"/") < 0:
-            atomic_write(state / (mine.name + _NO_LOCAL), b"", root=root)
     except (OSError, ValueError):
         return None
     _sweep_private(state, mine.name)
     return mine if written else None  # not written: another process is writing this copy
-
-
-# `tracked_under(root, ".ai/local")` on every start reads the whole real index (5 MiB at 40,000
-# files); the copy, which reads it anyway, leaves `<copy>.no-ai-local` when no path in it is
-# under `.ai/local/` (version 2 or 3: each path written whole), and the answer for that same
-# real index (the same stat) is then that file's presence.
-_LOCAL = ".ai/local"
-_NO_LOCAL = ".no-ai-local"
-
-
-def _local_untracked(root: Path, index: Path) -> bool:
-    try:
-        st = os.stat(index)
-    except OSError:
-        return False
-    return os.path.isfile(root / ".ai" / "local" / "state" / (_private_name(st) + _NO_LOCAL))
 
 
 def _private_name(st: os.stat_result) -> str:
@@ -702,7 +682,7 @@ def _sweep_private(state: Path, keep: str) -> None:
         return
     now = time.time()
     for name in names:
-        if not name.startswith(PRIVATE_INDEX + ".") or name in (keep, keep + _NO_LOCAL):
+        if not name.startswith(PRIVATE_INDEX + ".") or name == keep:
             continue
         try:
             if name.endswith(".lock") and now - os.lstat(state / name).st_mtime < _STALE_LOCK_S:
