@@ -150,8 +150,8 @@ def atomic_write(path: Path, data: bytes | str | Iterable[bytes], *, root: Path,
         os.close(dfd)
 
 
-def _fill_and_rename(fd: int, dfd: int, tmp: str, name: str, pieces: Iterable[bytes], *, mode: int | None = None,
-                     mtime_ns: int | None = None) -> None:
+def _fill_and_rename(fd: int, dfd: int, tmp: str, name: str, pieces: Iterable[bytes], *,
+                     mode: int | None = None) -> None:
     """Write `pieces` to `fd` (`tmp`, made exclusively in the folder `dfd`), close it and rename it
     to `name`: how every file of ours is replaced. `tmp` is removed when any step fails."""
     try:
@@ -160,8 +160,6 @@ def _fill_and_rename(fd: int, dfd: int, tmp: str, name: str, pieces: Iterable[by
                 os.fchmod(fd, mode)
             for piece in pieces:
                 write_all(fd, piece)
-            if mtime_ns is not None:
-                os.utime(fd, ns=(mtime_ns, mtime_ns))
         finally:
             os.close(fd)
         os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
@@ -234,27 +232,6 @@ _remove_file = remove  # `locked` has a parameter of that name
 _STORE = os.sep + ".ai" + os.sep  # every file of ours lives under a repository's `.ai/`
 _REAL_FOLDERS: dict[str, float] = {}  # folder -> when it was found real (a store has a handful)
 _REAL_FOR_S = 2.0  # how long that is trusted: a command's life, not a server's
-
-
-def lock_and_replace(path: Path, data: bytes, *, root: Path, mtime_ns: int) -> bool:
-    """Write `data` to `path`, a real file inside `root`, as git writes its index: through
-    `<path>.lock`, made exclusively, then a rename; the file's modification time is set to
-    `mtime_ns` before it is renamed into place. False (nothing written) when the lock is held: a
-    git process is rewriting the file, and it checks the bytes it read are still there before
-    it renames its own lock into place."""
-    dfd = open_folder(root, path.parent, create=False)
-    try:
-        _target_ok(root, path, dfd)
-        lock = path.name + ".lock"
-        try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
-                         dir_fd=dfd)
-        except FileExistsError:
-            return False
-        _fill_and_rename(fd, dfd, lock, path.name, (data,), mtime_ns=mtime_ns)
-    finally:
-        os.close(dfd)
-    return True
 
 
 def confined(path: Path | str, folder: bool = False) -> None:

@@ -13,7 +13,7 @@ import re
 import time
 from pathlib import Path
 
-from majordomus.base.fsio import lock_and_replace, read_regular
+from majordomus.base.fsio import read_regular
 from majordomus.base.lean import TYPE_CHECKING, pattern
 
 if TYPE_CHECKING:
@@ -157,14 +157,13 @@ class Running:
             self.pid = 0
 
 
-def spawn(root: Path, *args: str, input: str | None = None, env: dict[str, str] | None = None) -> Running:
+def spawn(root: Path, *args: str, input: str | None = None) -> Running:
     """Start `git -C ROOT ARGS` (os.posix_spawnp and pipes: the hook path does not import
-    `subprocess`, with its threading, selectors and locale); OSError when git cannot be started.
-    `env`: variables set over `environment()`'s (the private index's, `ask_status`)."""
+    `subprocess`, with its threading, selectors and locale); OSError when git cannot be started."""
     out, err, feed = os.pipe(), os.pipe(), os.pipe()
     try:
         os.set_blocking(feed[1], False)
-        pid = os.posix_spawnp("git", argv(root, *args), {**environment(), **(env or {})}, file_actions=[
+        pid = os.posix_spawnp("git", argv(root, *args), environment(), file_actions=[
             (os.POSIX_SPAWN_DUP2, feed[0], 0), (os.POSIX_SPAWN_DUP2, out[1], 1),
             (os.POSIX_SPAWN_DUP2, err[1], 2)],
             setsigdef=(signal.SIGPIPE, signal.SIGXFSZ))  # as `subprocess` restores them
@@ -600,96 +599,15 @@ def status(root: Path) -> Status:
 
 def ask_status(root: Path) -> Running:
     """`status`'s git process, started: the start hook asks it before importing its open path
-    and reads the answer (`status_of`) when it needs it. On this checkout's private copy of git's
-    index when there is one (`private_index`), with git's untracked cache kept in that copy."""
-    index = private_index(root)
-    if index is None:
-        return spawn(root, "-c", "core.quotePath=false", *STATUS)
-    return spawn(root, *_PRIVATE, "-c", "core.quotePath=false", *STATUS,
-                 env={"GIT_INDEX_FILE": os.fspath(index), "GIT_OPTIONAL_LOCKS": "1"})
+    and reads the answer (`status_of`) when it needs it."""
+    return spawn(root, "-c", "core.quotePath=false", *STATUS)
 
 
 def status_of(root: Path, asked: Running) -> Status:
     code, out, err = asked.wait()
-    if code != 0 and asked.args[:len(_PRIVATE)] == _PRIVATE:  # the copy failed git: the real index
-        code, out, err = spawn(root, "-c", "core.quotePath=false", *STATUS).wait()
     if code != 0:
         raise GitError(f"git {' '.join(asked.args)}: {err.strip() or code}")
     return parse_status(root, out)
-
-
-# The status on a private index: git keeps its untracked cache (each folder's untracked names,
-# valid while the folder's stat and its ignore files' are unchanged) in the index it reads, and
-# writes it back only with optional locks; both would change the person's index or config. The
-# copy is ours to write (GIT_INDEX_FILE, GIT_OPTIONAL_LOCKS=1 for it alone); a split index is
-# read from the git folder and written back whole into the copy, never as a shared index there.
-_PRIVATE = ("-c", "core.untrackedCache=true", "-c", "core.splitIndex=false")
-PRIVATE_INDEX = "git-index"  # its name under .ai/local/state/: `git-index.<the real index's stat>`
-PRIVATE_LIMIT = 1 << 27  # bytes of a real index copied, at most (a larger one is read in place)
-_STALE_LOCK_S = 2 * TIMEOUT_S  # an older lock of a copy no longer in use is a killed writer's
-
-
-def private_index(root: Path) -> Path | None:
-    """This checkout's private copy of git's index, under `.ai/local/state/`, named by the stat
-    of the real index it was copied from (device-wide inode, size, modification and change times
-    in nanoseconds: git replaces its index by a rename, never in place, so a new index is a new
-    name). Copied again, with the real index's modification time (git's racy-entry check compares
-    entries' times with it), whenever the real index's stat differs; the copy's entries are then
-    the real index's and git answers on it as it would on the real one. None (status on the real
-    index) when there is no real index, no state folder, a submodule (its own status would take
-    GIT_OPTIONAL_LOCKS and write its index), an index over PRIVATE_LIMIT, or the copy cannot be
-    written."""
-    where = git_dir(root)
-    state = root / ".ai" / "local" / "state"
-    if where is None or not os.path.isdir(state) or os.path.lexists(root / ".gitmodules"):
-        return None
-    try:
-        st = os.stat(where / "index")
-    except OSError:
-        return None
-    mine = state / _private_name(st)
-    if os.path.isfile(mine) and not os.path.islink(mine):
-        return mine
-    try:
-        fd = os.open(where / "index", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            st = os.fstat(fd)  # the bytes read are this stat's: git never writes its index in place
-            if st.st_size > PRIVATE_LIMIT:
-                return None
-            data = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
-        finally:
-            os.close(fd)
-        if len(data) != st.st_size:
-            return None
-        mine = state / _private_name(st)
-        written = lock_and_replace(mine, data, root=root, mtime_ns=st.st_mtime_ns)
-    except (OSError, ValueError):
-        return None
-    _sweep_private(state, mine.name)
-    return mine if written else None  # not written: another process is writing this copy
-
-
-def _private_name(st: os.stat_result) -> str:
-    return f"{PRIVATE_INDEX}.{st.st_ino}.{st.st_size}.{st.st_mtime_ns}.{st.st_ctime_ns}"
-
-
-def _sweep_private(state: Path, keep: str) -> None:
-    """The copies of earlier real indexes removed (a lock only when it is stale: a git process
-    may be writing that copy still, and it renames its lock into place)."""
-    try:
-        names = os.listdir(state)
-    except OSError:
-        return
-    now = time.time()
-    for name in names:
-        if not name.startswith(PRIVATE_INDEX + ".") or name == keep:
-            continue
-        try:
-            if name.endswith(".lock") and now - os.lstat(state / name).st_mtime < _STALE_LOCK_S:
-                continue
-            os.unlink(state / name)
-        except OSError:
-            pass
 
 
 def worktree(root: Path) -> tuple[Status | None, frozenset[str]]:
