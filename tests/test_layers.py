@@ -99,9 +99,6 @@ def test_function_local_imports_are_only_heavy_third_party() -> None:
                       # base/lean.py's `pattern`: a pattern is compiled on its first use, not at import;
                       # `select` by base/git.py's wait for a git process, which many readers never start
                       "re", "select",
-                      # base/git.py's search of the real index for `.ai/local/`, when the private
-                      # copy's mark cannot answer
-                      "mmap",
                       # base/lean.py's `pathlib_alone`: pathlib imported without `urllib.parse`
                       "pathlib",
                       # issue 31, doctor: the wiring rule parses the close path only when its cache

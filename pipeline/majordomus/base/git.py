@@ -8,6 +8,7 @@ few that say who commits and which configuration files a person keeps (`KEPT`).
 """
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import time
@@ -524,7 +525,6 @@ def tracked_under(root: Path, folder: str) -> list[str] | None:
         try:
             with open(index, "rb") as handle:
                 if handle.read(8)[4:] in (b"\0\0\0\2", b"\0\0\0\3"):
-                    import mmap  # only when the copy's mark cannot answer
                     handle.seek(0)
                     with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
                         if data.find(folder.encode("utf-8") + b"/") < 0:
