@@ -222,22 +222,15 @@ class Index:
             self._lost()
             return False
 
-    def named(self, name: str) -> list[tuple[str, str, int]] | None:
-        """(source, folder, tracked) of each file `name` in the `listed` table (`listed` says
-        whether it is as of now); None when the index cannot be used."""
-        db = self.db()
-        if db is None:
-            return None
-        try:
-            return db.execute("SELECT source, folder, tracked FROM listed WHERE name = ? ORDER BY source, folder",
-                              (name,)).fetchall()
-        except (sqlite3.Error, UnicodeError):
-            self._lost()
-            return None
+    def named(self, name: str, key: object, inputs: Iterable[Path]) -> list[tuple[str, str, str, int]] | None:
+        """`listed_files`, of the files called `name` alone (a look-up, not the whole table)."""
+        return self.listed_files(key, inputs, name)
 
-    def listed_files(self, key: object, inputs: Iterable[Path]) -> list[tuple[str, str, str, int]] | None:
-        """The `listed` table's files as (source, folder, name, tracked) when it holds git's listing
-        for `key` as of now (as `listed` tells); None when it does not or the index cannot be used."""
+    def listed_files(self, key: object, inputs: Iterable[Path],
+                     name: str | None = None) -> list[tuple[str, str, str, int]] | None:
+        """The `listed` table's files (`name`: those called so) as (source, folder, name, tracked),
+        ordered by source and folder, when it holds git's listing for `key` as of now (as `listed`
+        tells); None when it does not or the index cannot be used."""
         stamps = [stamp(p) for p in inputs]
         db = self.db()
         if db is None or [] in stamps:
@@ -247,6 +240,9 @@ class Index:
             try:
                 if not self._listed(db, json.dumps([key, stamps], separators=(",", ":"))):
                     return None
+                if name is not None:
+                    return db.execute("SELECT source, folder, name, tracked FROM listed WHERE name = ? "
+                                      "ORDER BY source, folder", (name,)).fetchall()
                 return db.execute("SELECT source, folder, name, tracked FROM listed").fetchall()
             finally:
                 db.execute("COMMIT")

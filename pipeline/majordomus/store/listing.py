@@ -137,9 +137,9 @@ def listing(ws: Workspace) -> Store:
         return Store(())
     index = store_index.of(ws)
     folders = _folders(ws, specs)
-    out = _ls_files(ws, specs, index, folders)
+    # the files parsed once, when git's listing was kept, else git's listing (kept now) parsed
     files = index.listed_files(sorted(specs.items()), _inputs(ws, folders)) if folders else None
-    found = (_listed(ws, specs, out) if files is None  # else the same files, parsed once when they were kept
+    found = (_listed(ws, specs, _ls_files(ws, specs, index, folders)) if files is None
              else ((source, f"{folder}/{name}", name, bool(tracked)) for source, folder, name, tracked in files))
     guard = Guard(ws, index if folders else None)
     root = os.fspath(ws.root) + os.sep
@@ -155,17 +155,20 @@ def listing(ws: Workspace) -> Store:
 
 def find(ws: Workspace, rid: str) -> Entry | None:
     """`listing(ws).find(rid)`, from the `listed` table when it holds git's listing as of now
-    (`indexed`): the files named `rid`.md looked up, not every record file made an entry.
+    (checked and read in one transaction): the files named `rid`.md looked up, not every record
+    file made an entry.
     `rid` is an id (base/ids.check_id), never a path."""
+    specs = pathspecs(ws)
+    folders = _folders(ws, specs) if specs else []
     index = store_index.of(ws)
-    rows = index.named(rid + ".md") if indexed(ws) else None
+    rows = index.named(rid + ".md", sorted(specs.items()), _inputs(ws, folders)) if folders else None
     if rows is None:
         return listing(ws).find(rid)
-    if any(source != "candidates" for source, _, _ in rows):  # a reviewed record hides its candidate
+    if any(source != "candidates" for source, *_ in rows):  # a reviewed record hides its candidate
         rows = [row for row in rows if row[0] != "candidates"]
     if not rows:
         return None
-    source, folder, tracked = min(rows, key=lambda row: row[0] != "curated")  # curated first, as `find`
+    source, folder, _, tracked = min(rows, key=lambda row: row[0] != "curated")  # curated first, as `find`
     rel = f"{folder}/{rid}.md"
     path = os.fspath(ws.root) + os.sep + rel
     return Entry(rid, source, path, bool(tracked), Guard(ws, index)(path), rel)
