@@ -91,3 +91,34 @@ def test_git_missing_is_an_os_error(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(OSError):
         git.run(tmp_path, "status")
+
+
+def _closing(script: str) -> git.Running:
+    """A process (sh, not git) that closes its output at once and goes on running `script`: its
+    pipes end before it can be reaped, as git's do a moment before its exit."""
+    out, err, feed = os.pipe(), os.pipe(), os.pipe()
+    pid = os.posix_spawnp("sh", ["sh", "-c", f"exec >&- 2>&- <&-; {script}"], dict(os.environ), file_actions=[
+        (os.POSIX_SPAWN_DUP2, feed[0], 0), (os.POSIX_SPAWN_DUP2, out[1], 1), (os.POSIX_SPAWN_DUP2, err[1], 2)])
+    for fd in (out[1], err[1], feed[0]):
+        os.close(fd)
+    return git.Running(("sh",), pid, [out[0], err[0], feed[1]], b"")
+
+
+def test_a_process_whose_pipes_closed_is_waited_for_until_it_exits() -> None:
+    proc = _closing("sleep 0.3; exit 3")
+    started = time.monotonic()
+    assert proc.wait_bytes(30) == (3, b"", b"")  # its own exit code, read when it exited
+    assert time.monotonic() - started >= 0.25
+    assert proc.pid == 0
+
+
+def test_a_process_whose_pipes_closed_is_still_killed_at_its_time() -> None:
+    proc = _closing("sleep 30")
+    pid = proc.pid
+    started = time.monotonic()
+    with pytest.raises(git.GitError, match="killed"):
+        proc.wait_bytes(0.3)
+    assert time.monotonic() - started < 10
+    assert proc.pid == 0
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
