@@ -105,7 +105,8 @@ def test_one_listing_answers_every_question_of_what_git_tracks(repo: Repo, tmp_p
         '    - "session:e1"\n', f'    - "session:e1"\n    - "commit:{sha}"\n'
         "relations:\n  - type: relates_to\n    target: \"file:README.md\"\n"), encoding="utf-8")
     repo.git("add", "--", str(path.relative_to(repo.root)))
-    for command, expected in ((("doctor",), ["log", "ls-files", "status", "cat-file"]),
+    # ls-files and status are started before the rules run (`Context.start`): git lists while they work
+    for command, expected in ((("doctor",), ["ls-files", "status", "log", "cat-file"]),
                               (("knowledge", "check"), ["ls-files", "cat-file"])):
         trace = tmp_path / f"trace-{command[-1]}"
         proc = repo.mj(*command, "--json", env={"GIT_TRACE": str(trace)})

@@ -144,6 +144,15 @@ class Running:
             _exit_of(self.pid, deadline)
         return os.waitstatus_to_exitcode(status), b"".join(chunks[out]), b"".join(chunks[err])
 
+    def end(self) -> None:
+        """Stop the process and reap it when its answer was never collected (a caller that asked
+        ahead and no longer needs it); a later `wait` says it was killed."""
+        if self.done is None and self.fds:
+            self._end()
+            for fd in self.fds:
+                os.close(fd)
+            self.fds = []
+
     def _late(self) -> GitError:
         return GitError(f"git {' '.join(self.args)}: no answer in time: killed")
 
@@ -443,7 +452,11 @@ def toplevel(path: Path) -> Path | None:
 def tracked(root: Path, *paths: str) -> list[str] | None:
     """The files git's index holds under `paths` (literal paths, no glob), in one git call; None
     when git cannot say."""
-    code, out, _ = spawn(root, "--literal-pathspecs", "ls-files", "-z", "--", *paths).wait_bytes()
+    return _tracked(spawn(root, "--literal-pathspecs", "ls-files", "-z", "--", *paths))
+
+
+def _tracked(asked: Running) -> list[str] | None:
+    code, out, _ = asked.wait_bytes()
     if code != 0:
         return None
     # decoded whole, then split: the same names (no UTF-8 sequence spans a NUL), one call not 40,000
@@ -460,12 +473,28 @@ class Listing:
         self.root = root
         self._files: list[str] | None = None
         self._asked = False
+        self._running: Running | None = None
+
+    def start(self) -> None:
+        """Ask git now, its answer read by the first `files` (doctor asks before its rules run, so
+        git lists while they work); a git that cannot be started is asked again by `files`."""
+        if not self._asked and self._running is None:
+            try:
+                self._running = spawn(self.root, "--literal-pathspecs", "ls-files", "-z", "--")
+            except OSError:
+                pass
+
+    def end(self) -> None:
+        """Stop a git asked ahead whose answer was never read."""
+        if self._running is not None:
+            self._running.end()
 
     def files(self) -> list[str] | None:
         """Every tracked path, repository-relative; None when git cannot say."""
         if not self._asked:
             self._asked = True
-            self._files = tracked(self.root)
+            asked, self._running = self._running, None
+            self._files = _tracked(asked) if asked is not None else tracked(self.root)
         return self._files
 
     def under(self, *folders: str) -> list[str] | None:

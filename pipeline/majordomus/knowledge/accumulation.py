@@ -96,11 +96,15 @@ def tracked(ws: Workspace, listing: git.Listing) -> set[str]:
     return set(listing.under(ws.rel(ws.candidates), ws.rel(ws.sessions)) or [])
 
 
-def uncommitted_acts(ws: Workspace) -> tuple[list[str], list[str]]:
+def acts_asked(ws: Workspace) -> git.Running:
+    """The `git status` of curated/ that `uncommitted_acts` reads, started (OSError: git cannot be)."""
+    return git.spawn(ws.root, "status", "--porcelain", "-z", "--untracked-files=all", "--", ws.rel(ws.curated) + "/")
+
+
+def uncommitted_acts(ws: Workspace, asked: git.Running | None = None) -> tuple[list[str], list[str]]:
     """Review acts not committed yet: (records staged, records changed or new and not staged) under
-    curated/, repository-relative, from one `git status`."""
-    out = git.run(ws.root, "status", "--porcelain", "-z", "--untracked-files=all", "--",
-                  ws.rel(ws.curated) + "/", check=False)
+    curated/, repository-relative, from one `git status` (`asked`: started ahead by the caller)."""
+    out = (asked if asked is not None else acts_asked(ws)).wait()[1]
     staged, loose = [], []
     for item in out.split("\0"):
         if len(item) < 4 or not item.endswith(".md") or item.endswith("/README.md"):

@@ -157,21 +157,26 @@ def run(ws: Workspace, command: str, now: float | None = None) -> Report:
     ctx = Context(ws, trusted=doctor) if now is None else Context(ws, now=now, trusted=doctor)
     report = Report(command)
     ruleset = rules.load(ws)
-    report.problems = _policy(ws) + ruleset.problems + _machinery(ws, ruleset, command, doctor)
-    foreign = ws.foreign_local() if doctor else None
-    if foreign:
-        report.problems.append(Finding("doctor.local", foreign.split(": run ", 1)[0],
-                                       "`git rm -r --cached .ai/local`, add `.ai/local/` to .gitignore, then commit",
-                                       True, file=".ai/local", reproduce="git ls-files .ai/local"))
-    if doctor:
-        report.notes = _notes(ws, ctx)
-    for rule in ruleset.for_command(command):
-        fn = REGISTRY.get(rule.validator)
-        if fn is None:
-            continue
-        t0 = time.perf_counter()
-        verdict = _judge(fn, ctx, rule, command)
-        report.ran.append(Ran(rule, verdict, (time.perf_counter() - t0) * 1000))
+    chosen = ruleset.for_command(command)
+    ctx.start({rule.validator for rule in chosen if rule.validator in REGISTRY})  # git works meanwhile
+    try:
+        report.problems = _policy(ws) + ruleset.problems + _machinery(ws, ruleset, command, doctor)
+        foreign = ws.foreign_local() if doctor else None
+        if foreign:
+            report.problems.append(Finding("doctor.local", foreign.split(": run ", 1)[0],
+                                           "`git rm -r --cached .ai/local`, add `.ai/local/` to .gitignore, then commit",
+                                           True, file=".ai/local", reproduce="git ls-files .ai/local"))
+        if doctor:
+            report.notes = _notes(ws, ctx)
+        for rule in chosen:
+            fn = REGISTRY.get(rule.validator)
+            if fn is None:
+                continue
+            t0 = time.perf_counter()
+            verdict = _judge(fn, ctx, rule, command)
+            report.ran.append(Ran(rule, verdict, (time.perf_counter() - t0) * 1000))
+    finally:
+        ctx.end()
     report.total_ms = (time.perf_counter() - started) * 1000
     return report
 

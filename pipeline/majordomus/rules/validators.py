@@ -47,7 +47,7 @@ class Context:
     """What one run of the rules shares: the workspace, the ledger's facts (kept in the knowledge
     index and extended over what was appended since: no pass over the whole ledger), the clock."""
 
-    __slots__ = ("ws", "now", "trusted", "_facts", "_listing")
+    __slots__ = ("ws", "now", "trusted", "_facts", "_listing", "_acts")
 
     def __init__(self, ws: Workspace, now: float | None = None, trusted: bool = False,
                  _facts: Facts | None = None, _listing: git.Listing | None = None) -> None:
@@ -56,6 +56,30 @@ class Context:
         self.trusted = trusted  # doctor: the index's integrity view stands for the record files that kept their stamp
         self._facts = _facts
         self._listing = _listing
+        self._acts: git.Running | None = None
+
+    def start(self, validators: set[str]) -> None:
+        """Start the git processes the rules of `validators` will read (git's listing, the review
+        acts' status), so that git works while the run does: each is read where it was read."""
+        if validators & {"knowledge_accumulation", "knowledge_integrity"}:
+            self.listing().start()
+        if "knowledge_accumulation" in validators:
+            try:
+                self._acts = acc.acts_asked(self.ws)
+            except OSError:  # git cannot be started: the rule says so where it asks
+                pass
+
+    def acts(self) -> git.Running | None:
+        """The review acts' `git status` started by `start` (None: not started), handed out once."""
+        asked, self._acts = self._acts, None
+        return asked
+
+    def end(self) -> None:
+        """Stop what `start` asked and no rule read (a rule that failed before it read it)."""
+        if self._acts is not None:
+            self._acts.end()
+        if self._listing is not None:
+            self._listing.end()
 
     def listing(self) -> git.Listing:
         """git's listing of the tracked files, asked once a run (the queue's rule and the integrity
@@ -207,7 +231,7 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
                 "branch by no other checkout, and its candidates are unattributed there",
                 f"git add {ws.rel(path)} && git commit (beside the episode's candidates)",
                 file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.sessions)}/"))
-    staged, loose = acc.uncommitted_acts(ws)
+    staged, loose = acc.uncommitted_acts(ws, ctx.acts())
     curated = ws.rel(ws.curated) + "/"
     if staged:  # a person's review acts, staged by the acts themselves: say so, with the one command
         verdict.findings.append(rule.finding(
