@@ -440,3 +440,42 @@ def _listed_key(ws: Workspace) -> tuple[object, list[object]]:
 
     specs = listing.pathspecs(ws)
     return sorted(specs.items()), listing._inputs(ws, listing._folders(ws, specs))
+
+
+def test_a_held_run_checks_a_folder_file_by_file_once(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Held for a run of the rules (`hold`), a folder checked file by file is not listed again by the
+    run's later readers (an edit in place after it waits for the next run), and each is again once
+    released; a lost index forgets what the run held."""
+    from majordomus.store import records
+
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    for rid in ("one", "two"):
+        _write(repo, "candidates", rid, f"Tabs {rid}")
+    ws = Workspace(repo.root)
+    index = store_index.Index(ws.root, ws.state)
+    listed: list[str] = []
+    entries = records.entries
+    monkeypatch.setattr(records, "entries", lambda folder: listed.append(folder.name) or entries(folder))
+    read: list[str] = []
+    assert index.view(ws.candidates, "search", "t1", _counted(read), each=True) == [
+        ("one.md", "Tabs one"), ("two.md", "Tabs two")]
+    listed[:] = []
+    index.hold()
+    assert index.names(ws.candidates) == ["one.md", "two.md"]  # a folder below SCAN_BELOW: file by file
+    with open(ws.candidates / "two.md", "r+", encoding="utf-8") as handle:  # the folder's stamp stays
+        handle.write(RECORD.format(rid="two", title="Tabs 2!"))
+    assert index.view(ws.candidates, "search", "t1", _counted(read), each=True) == [
+        ("one.md", "Tabs one"), ("two.md", "Tabs two")]  # as the run's first check found it
+    assert index.names(ws.curated) == [] and listed == ["candidates", "curated"]
+    index.release()
+    assert index.view(ws.candidates, "search", "t1", _counted(read), each=True) == [
+        ("one.md", "Tabs one"), ("two.md", "Tabs 2!")]
+    assert index.names(ws.candidates) == ["one.md", "two.md"]
+    assert listed == ["candidates", "curated", "candidates", "candidates"]
+    index.hold()
+    index.names(ws.candidates)
+    index._lost()
+    assert index._held == set()
+    index.release()
+    index.close()

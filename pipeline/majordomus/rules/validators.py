@@ -60,7 +60,10 @@ class Context:
 
     def start(self, validators: set[str]) -> None:
         """Start the git processes the rules of `validators` will read (git's listing, the review
-        acts' status), so that git works while the run does: each is read where it was read."""
+        acts' status), so that git works while the run does: each is read where it was read. The
+        knowledge index is held for the run (`Index.hold`): a folder checked file by file once is
+        not checked again by a later rule."""
+        index.of(self.ws).hold()
         if validators & {"knowledge_accumulation", "knowledge_integrity"}:
             self.listing().start()
         if "knowledge_accumulation" in validators:
@@ -75,7 +78,9 @@ class Context:
         return asked
 
     def end(self) -> None:
-        """Stop what `start` asked and no rule read (a rule that failed before it read it)."""
+        """Stop what `start` asked and no rule read (a rule that failed before it read it); release
+        the index."""
+        index.of(self.ws).release()
         if self._acts is not None:
             self._acts.end()
         if self._listing is not None:

@@ -107,6 +107,7 @@ class Index:
         self.path = state / FILE
         self._db: sqlite3.Connection | None = None
         self._failed = False
+        self._held: set[str] | None = None  # the folders a held run checked file by file (`hold`)
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -170,6 +171,22 @@ class Index:
         it already (store/facts.py) keep answering from their own tables."""
         self._db = None
         self._failed = True
+        if self._held is not None:
+            self._held.clear()
+
+    def hold(self) -> None:
+        """Begin one run of the rules (doctor, `check`, `watch`; `release` ends it): a folder this
+        run has checked file by file (a forced check, or one of a folder below SCAN_BELOW, which
+        every check makes) is not listed and stat'ed again by the run's later readers, which see
+        its files as that check found them: the run judges the store as of one moment, not each
+        rule a moment later (doctor's queue rule, the records' tracking, the integrity rule and
+        the currency rule each checked candidates/ or curated/ again). A process that serves many
+        calls (the MCP server) holds nothing: each call checks what it reads."""
+        self._held = set()
+
+    def release(self) -> None:
+        """End the run `hold` began: every later check looks at the folders again."""
+        self._held = None
 
     # --- git's listing -----------------------------------------------------------------------
 
@@ -398,6 +415,8 @@ class Index:
         `lstat` a file, compared with its kept stamp as bytes (`_STAMP`), and a write only when a
         file was added, removed, changed or is too recent to vouch for itself, or the folder's
         stamp changed."""
+        if self._held is not None and rel in self._held:
+            return  # checked file by file earlier in this run (`hold`)
         now = stamp(folder)
         folder_stamp = _text(now) if now else None
         kept = db.execute("SELECT stamp FROM folders WHERE folder = ?", (rel,)).fetchone()
@@ -426,16 +445,18 @@ class Index:
             # popped whatever it holds: what is left in `rows` afterwards is gone from the folder
             if rows.pop(entry.name, None) != file_stamp or file_stamp is None:
                 changes.append((entry.name, file_stamp))
-        if not changes and not rows and kept_folder == folder_stamp:
-            return  # nothing to write: no transaction (a lock and a journal) for a folder as it was
-        with _transaction(db):
-            db.executemany("DELETE FROM files WHERE folder = ? AND name = ?", [(rel, n) for n in rows])
-            db.executemany("INSERT OR REPLACE INTO files (folder, name, stamp) VALUES (?, ?, ?)",
-                           [(rel, n, s) for n, s in changes])
-            if folder_stamp is not None:
-                db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (rel, folder_stamp))
-            else:
-                db.execute("DELETE FROM folders WHERE folder = ?", (rel,))
+        if changes or rows or kept_folder != folder_stamp:  # else nothing to write: no transaction
+            # (a lock and a journal) for a folder as it was
+            with _transaction(db):
+                db.executemany("DELETE FROM files WHERE folder = ? AND name = ?", [(rel, n) for n in rows])
+                db.executemany("INSERT OR REPLACE INTO files (folder, name, stamp) VALUES (?, ?, ?)",
+                               [(rel, n, s) for n, s in changes])
+                if folder_stamp is not None:
+                    db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (rel, folder_stamp))
+                else:
+                    db.execute("DELETE FROM folders WHERE folder = ?", (rel,))
+        if self._held is not None:
+            self._held.add(rel)
 
     def refresh(self, folders: Iterable[Path]) -> None:
         """Check every file of `folders` by its own stamp, whatever the folder's says: what an
