@@ -136,3 +136,37 @@ def test_a_record_named_with_a_credential_is_found_by_doctor_from_the_index(repo
         proc = repo.mj(*command, "--json")
         names = [f for f in json.loads(proc.stdout)["findings"] if f["field"] == "name"]
         assert [(f["file"], "GitHub Fine-Grained Token" in f["what"]) for f in names] == [(named, True)], command
+
+
+def test_the_records_fields_answers_are_loaded_only_when_a_record_is_read(repo: Repo,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fields' answers are kept apart (`screen.fields.cache.json`): doctor, reading no record,
+    does not load them; a record it reads again is screened field by field as before; answers kept
+    together by an earlier version are moved apart, not lost."""
+    from majordomus.knowledge import integrity
+    from majordomus.store import filecache, index
+
+    monkeypatch.setattr(filecache, "settled", lambda st, now_ns=None: True)  # the test's files are fresh
+    monkeypatch.setattr(index, "settled", lambda st, now_ns=None: True)
+    state = repo.root / ".ai/local/state"
+    assert _check(repo)[0] == 0
+    assert "r1.md" in (state / leaks.FIELDS_CACHE).read_text(encoding="utf-8")
+    assert "fields:" not in (state / leaks.CACHE).read_text(encoding="utf-8")
+    loaded: list[str] = []
+    real = leaks.FileCache
+    monkeypatch.setattr(leaks, "FileCache", lambda path, *a: loaded.append(path.name) or real(path, *a))
+    ws = open_workspace(repo.root)
+    assert integrity.run(ws, trusted=True).findings == []
+    loaded.clear()
+    assert integrity.run(ws, trusted=True).findings == [] and loaded == [leaks.CACHE]
+    path = repo.root / FILES["record"]
+    path.write_text(RECORD.format(word=TOKEN), encoding="utf-8")
+    (found,) = [f for f in integrity.run(ws, trusted=True).findings if "credential" in f.what]
+    assert found.file == FILES["record"] and found.field == "title" and leaks.FIELDS_CACHE in loaded
+    old = json.loads((state / leaks.CACHE).read_text(encoding="utf-8"))  # as an earlier version kept it
+    old["folders"].update(json.loads((state / leaks.FIELDS_CACHE).read_text(encoding="utf-8"))["folders"])
+    (state / leaks.CACHE).write_text(json.dumps(old), encoding="utf-8")
+    (state / leaks.FIELDS_CACHE).unlink()
+    assert [f.what for f in integrity.run(ws, trusted=True).findings if "credential" in f.what] == [found.what]
+    assert "r1.md" in (state / leaks.FIELDS_CACHE).read_text(encoding="utf-8")
+    assert "fields:" not in (state / leaks.CACHE).read_text(encoding="utf-8")

@@ -158,7 +158,7 @@ def review_ages(ws: Workspace, paths: Sequence[str], lines: Iterable[Line] | Non
     """Each candidate's review age, from the strongest source that has one, keyed by the paths
     as given (text: a queue of thousands makes no path objects). The ledger's part from `lines` (its `knowledge.derived`
     lines) when given, else from its facts (`found`, or the index's)."""
-    named = [(p, os.path.basename(p)) for p in paths]
+    named = [(p, p.rpartition("/")[2]) for p in paths]  # posixpath.basename, without a call a path
     names = {name for _, name in named}
     from_ledger = ledger_ages(lines, names) if lines is not None else indexed_ages(ws, names, found)
     result: dict[str, Age | None] = {p: from_ledger.get(name) for p, name in named}

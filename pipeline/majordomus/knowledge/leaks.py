@@ -8,7 +8,9 @@ names the field; here they are passed their names only. One `git ls-files` call,
 only when it is a regular file reached through no link (`fsio.read_text`), and the screen's cheap
 pre-test keeps detect-secrets unloaded unless a text looks like a credential.
 
-`Screen` keeps each answer by what was screened (`.ai/local/state/screen.cache.json`): the digest
+`Screen` keeps each answer by what was screened (`.ai/local/state/screen.cache.json`, and the
+records' fields apart in `screen.fields.cache.json`, loaded only when a record is read: doctor,
+which reads none on most runs, does not decode 20,000 records' answers at a million ledger lines): the digest
 of the screen's own identity (`credentials.identity`: its patterns, plugins and detect-secrets'
 version) and of the very bytes read this time. Under `knowledge check` every file is read on every
 run and its digest taken (a few milliseconds for a thousand files); the detectors run only on bytes
@@ -33,6 +35,7 @@ AGENTS_MD = "AGENTS.md"
 FIX = ("remove it (and from git's history, then revoke it: it may have been pushed), "
        "then `majordomus knowledge check`")
 CACHE = "screen.cache.json"
+FIELDS_CACHE = "screen.fields.cache.json"  # the `_FIELDS` answers, loaded when a record is read
 _VERSION = 1
 _TEXT, _FIELDS = "text:", "fields:"  # the two answers a file may have, kept apart
 _SCREEN = "screen:"  # the identity of the screen that kept the answers, for `by_stats`
@@ -46,6 +49,7 @@ class Screen:
     def __init__(self, ws: Workspace, trusted: bool = False) -> None:
         self.ws = ws
         self.cache = FileCache(ws.state / CACHE, _VERSION, ws.root)
+        self._fields: FileCache | None = None  # loaded by the first record read (`_cache`)
         self._identity: bytes | None = None
         self.seen: dict[str, set[str]] = {}
         self.screened = 0  # files or blocks the detectors' pre-test was run on (no answer kept)
@@ -59,14 +63,22 @@ class Screen:
             self._identity = identity()
         return content_digest(self._identity + b"\0" + data)
 
+    def _cache(self, folder: str) -> FileCache:
+        """The cache that keeps the answers of `folder`: the records' fields apart, loaded on first use."""
+        if not folder.startswith(_FIELDS):
+            return self.cache
+        if self._fields is None:
+            self._fields = FileCache(self.ws.state / FIELDS_CACHE, _VERSION, self.ws.root)
+        return self._fields
+
     def _kept(self, folder: str, name: str, digest: str) -> tuple[bool, Any]:
         self.seen.setdefault(folder, set()).add(name)
-        return self.cache.get_content(folder, name, digest)
+        return self._cache(folder).get_content(folder, name, digest)
 
     def _keep(self, folder: str, name: str, digest: str, value: Any) -> None:
         st = lstat(self.ws.root / folder.partition(":")[2] / name)
         if st is not None:  # the stat is stored beside the digest, never asked (`get` is not used)
-            self.cache.put(folder, name, st, value, digest)
+            self._cache(folder).put(folder, name, st, value, digest)
 
     def by_stats(self, rels: list[str]) -> dict[str, str | None]:
         """rel -> kind of the tracked files answered by their stat alone: under `trusted`, when this
@@ -137,16 +149,27 @@ class Screen:
         self.seen.setdefault(_FIELDS + folder, set()).update(names)
 
     def save(self) -> None:
-        """Keep the answers of this run's files only: those of files gone are forgotten."""
-        for folder in list(self.cache.folders):
-            if folder != _SCREEN:
-                self.cache.keep_only(folder, self.seen.get(folder, set()))
-            if not self.cache.folders[folder]:
-                del self.cache.folders[folder]
+        """Keep the answers of this run's files only: those of files gone are forgotten (the records'
+        fields when a record was read: else their cache, not loaded, keeps answers of records that
+        may be gone, which answer only for those very bytes)."""
+        for folder in [f for f in self.cache.folders if f.startswith(_FIELDS)]:  # kept together before
+            moved = self.cache.folders.pop(folder)
+            self._cache(folder).folders.setdefault(folder, moved)
+            self.cache.changed = self._cache(folder).changed = True
+        for cache in (self.cache, self._fields):
+            if cache is None:
+                continue
+            for folder in list(cache.folders):
+                if folder != _SCREEN:
+                    cache.keep_only(folder, self.seen.get(folder, set()))
+                if not cache.folders[folder]:
+                    del cache.folders[folder]
         if self.cache.folders.get(_SCREEN, {}).get("identity") != self._marker():
             self.cache.folders[_SCREEN] = {"identity": self._marker()}  # who answered (`by_stats`)
             self.cache.changed = True
         self.cache.save()
+        if self._fields is not None:
+            self._fields.save()
 
 
 def screen(ws: Workspace, parsed: dict[str, str | None], finding: Callable[[str, str | None, str, str], None],

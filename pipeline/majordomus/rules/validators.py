@@ -192,8 +192,8 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
     cap, max_age = policy["knowledge.candidates_max_files"], policy["knowledge.candidate_max_age_minutes"]
     review = "review them: `majordomus knowledge promote <id>` or `majordomus knowledge reject <id> --reason …`"
     if len(waiting) > cap:
-        ids = [os.path.splitext(os.path.basename(p))[0] for p in waiting]
-        named = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        ids = [os.path.splitext(os.path.basename(p))[0] for p in waiting[:10]]  # the ten named: not 8,000
+        named = ", ".join(ids) + (f" and {len(waiting) - 10} more" if len(waiting) > 10 else "")
         verdict.findings.append(rule.finding(
             f"{len(waiting)} candidates await review, more than knowledge.candidates_max_files "
             f"({cap}): {named}", review, reproduce="majordomus knowledge candidates"))
