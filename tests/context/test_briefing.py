@@ -413,3 +413,45 @@ def test_a_failed_verification_is_said_on_the_active_task(repo: Repo) -> None:
     assert repo.mj("finish", "--verify", "exit 3").returncode == 4
     (line,) = section(start(repo, "e2"), "## Active task")
     assert re.fullmatch(r"Make it pass \(scope src\); its last verification failed: `exit 3` exited 3 at \S+Z", line)
+
+
+def test_the_queue_counted_from_the_index_is_the_queue_of_the_files(repo: Repo, monkeypatch) -> None:  # noqa: ANN001
+    """The briefing's queue counts, places and orders its entries from the index's columns and reads
+    the front matter of those it shows: its section is the one composed from the files (the index
+    unusable), whatever the entries (placed on another branch, unattributed, naming no episode,
+    superseded, reviewed beside a curated record, unreadable, evidence times tied, a cut)."""
+    from majordomus.store import index as store_index
+
+    set_budget(repo, 8)
+    repo.git("checkout", "-q", "-b", "feature")
+    start(repo, "f1")
+    repo.mj("decision", "add", "Feature decision", check=True)
+    assert repo.hook("session-end", {"session_id": "f1", "reason": "other"}).returncode == 0
+    repo.git("checkout", "-q", "main")
+    start(repo, "m1")
+    for n in range(6):
+        candidate(repo, f"m1-00000000000{n}", "m1")  # the same date: ordered by id
+    candidate(repo, "f1-000000000009", "f1")
+    candidate(repo, "ghost-00000000000a", "ghost")
+    orphan = candidate(repo, "orphan-00000000000b", "x")
+    orphan.write_text(orphan.read_text(encoding="utf-8").replace('    - "session:x"\n', '    - "task:t-1"\n'),
+                      encoding="utf-8")
+    candidate(repo, "old-00000000000c", "m1", status="superseded")
+    candidate(repo, "kept-00000000000d", "m1")
+    curated(repo, "kept-00000000000d", "convention", "Kept")  # reviewed: in no queue
+    (repo.root / ".ai/repo/knowledge/candidates/bad-00000000000e.md").write_text("no front matter\n")
+    with_index = start(repo, "m2")
+    assert section(with_index, "## Candidates awaiting review")[0].startswith(
+        "10 candidates await review on main (6 from this branch, 2 from branch feature, 2 unattributed)")
+    store_index.Index.close(store_index.of(workspace(repo)))
+    monkeypatch.setattr(store_index.Index, "db", lambda self: None)
+    from majordomus.context import briefing
+
+    def shown(episode: str, compacted: bool) -> list[tuple[object, ...]]:
+        return [(b.heading, b.lines, list(b.items))
+                for b in briefing._candidates(workspace(repo), "main", None, episode, compacted)]
+
+    files = [shown("m2", False), shown("m1", True)]
+    monkeypatch.undo()
+    assert [shown("m2", False), shown("m1", True)] == files
+    assert len(files[0][0][2]) == 8 and len(files[0][1][2]) == 2 and len(files[1][0][2]) == 2

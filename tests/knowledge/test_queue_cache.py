@@ -125,12 +125,21 @@ def test_the_queue_through_its_cache_is_the_queue_of_the_files(
         store: Repo, monkeypatch: pytest.MonkeyPatch, actions: list[tuple[Any, ...]]) -> None:
     monkeypatch.setattr(filecache, "RACY_NS", 0)  # trust every stat at once: the stat key is what is tested
     ws = Workspace(store.root)
+    store_index.of(ws).close()
+    store_index._OPEN.clear()  # an index a garbled file made unusable in an earlier example is opened anew
     for path in [*ws.candidates.glob("*.md"), *ws.sessions.glob("e*.md"), ws.state / store_index.FILE]:
         if path.name != "README.md":
             path.unlink(missing_ok=True)
     for n, action in enumerate(actions):
         _act(ws, action, n)
         assert _cached(ws) == _uncached(ws)
+        # the briefing's queue, counted and ordered from the index's columns, each entry made whole
+        briefed = queue.briefed(ws, ledger_branches={})
+        # None: the index a garbled file made unusable to this process (the briefing reads the files)
+        assert briefed is not None or ("garble",) in actions[:n + 1]
+        assert briefed is None or [queue.whole(ws, w) for w in briefed] == queue.waiting(ws, ledger_branches={})
+        assert briefed is None or [(w.id, w.episode, w.branch, w.when) for w in briefed] == [
+            (c.id, c.episode, c.branch, c.when) for c in queue.waiting(ws, ledger_branches={})]
         assert queue.status_names(ws, ws.candidates) == {p.name: records.quick_status(p)
                                                           for p in records.files(ws.candidates)}
         counted: dict[str, int] = {}

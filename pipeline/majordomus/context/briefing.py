@@ -175,7 +175,10 @@ def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]
     the episode at work (its work is on this branch); `compacted`: its own records are in the
     working context above, so they are counted, not listed again."""
     at_work = (episode, branch) if episode is not None else None
-    queue = candidates.waiting(ws, ledger_branches=opened, current=at_work)
+    # counted, placed and ordered from the index's columns; the lines shown read their records
+    briefed = candidates.briefed(ws, ledger_branches=opened, current=at_work)
+    queue: list[Any] = briefed if briefed is not None else \
+        candidates.waiting(ws, ledger_branches=opened, current=at_work)
     # an empty outbox (a branch's, or a trunk's once drained) is not read: the queue's read loads
     # its branch cache, which costs more than the listing that tells it holds nothing
     staged = candidates.waiting(ws, folder=ws.outbox / "candidates", ledger_branches=opened, current=at_work) \
@@ -204,16 +207,19 @@ def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]
         count += f"; {len(own)} of them this episode's own, recorded above"
     more = "majordomus knowledge candidates"
 
-    def suffix(c: candidates.Candidate) -> str:
+    def line(c: Any) -> str:
+        return f"- {_title(candidates.whole(ws, c).title)} ({c.id}{suffix(c)})"
+
+    def suffix(c: Any) -> str:
         notes = [] if c.branch == branch else [f"from {_where(c.branch, branch)}"]
         if c.id in outboxed:
             notes.append("in the outbox")
         return f"; {', '.join(notes)}" if notes else ""
 
     return [Block("Candidates awaiting review", 2, [count],
-                  Lines(placed, lambda c: f"- {_title(c.title)} ({c.id}{suffix(c)})"), what="candidates",
+                  Lines(placed, line), what="candidates",
                   more=more),
-            Block(None, 2, [], [f"- {_title(c.title)} ({c.id}; unattributed: "
+            Block(None, 2, [], [f"- {_title(candidates.whole(ws, c).title)} ({c.id}; unattributed: "
                                 + (f"this checkout cannot place its episode {c.episode})" if c.episode
                                    else "it names no episode)") for c in unplaced],
                   what="unattributed candidates", more=more, budgeted=False)]

@@ -442,6 +442,51 @@ def waiting(ws: Workspace, folder: Path | None = None, paths: Sequence[str | Pat
             for rid, where, f, episode in raw]
 
 
+# The candidates waiting in candidates/ (:folder0), one with a reviewed record in curated/
+# (:folder1) aside (`reviewed`), as `fronts` finds them, from the index's covering index alone, no
+# value decoded: what the briefing's queue counts, places and orders (`briefed`).
+BRIEFED = ("SELECT f.name, f.q_episode, f.q_when FROM files f WHERE f.folder = :folder0 AND f.q_live = 1 "
+           "AND f.name NOT IN (SELECT name FROM files WHERE folder = :folder1)")
+
+
+class Waiting(NamedTuple):
+    """A candidate of the queue as `briefed` counts and orders it: its front matter's other fields
+    are read for the few the briefing shows (`whole`)."""
+    id: str
+    path: str
+    episode: str | None
+    branch: str | None
+    when: str  # `Candidate.when`
+
+
+def briefed(ws: Workspace, ledger_branches: dict[str, str | None] | None = None,
+            current: tuple[str, str | None] | None = None) -> list[Waiting] | None:
+    """`waiting(ws, ...)` of candidates/ as `Waiting`s, sorted by id, from the index's KEYED
+    columns (BRIEFED): the briefing reads the front matter of those it shows alone (`whole`).
+    None without the index."""
+    found = store_index.of(ws).rows([([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys)], [BRIEFED], {})
+    if found is None:
+        return None
+    rows = sorted(found[0])
+    cache = _cache(ws)
+    branches = episode_branches(ws, {e for _, e, _ in rows if e}, ledger_branches, cache, current)
+    cache.save()
+    where = os.fspath(ws.candidates) + os.sep
+    return [Waiting(name[:-3], where + name, episode, branches.get(episode) if episode else None, when or "")
+            for name, episode, when in rows]
+
+
+def whole(ws: Workspace, entry: Waiting | Candidate) -> Candidate:
+    """The Candidate of a queue's entry: what the index keeps of its file (as `briefed` left it),
+    else the file read."""
+    if isinstance(entry, Candidate):
+        return entry
+    folder, _, name = entry.path.rpartition(os.sep)
+    kept = store_index.of(ws).values(Path(folder), "queue", [name])
+    read = kept[name] if kept is not None else _front(entry.path)
+    return candidate(entry.path, read, entry.branch)
+
+
 def placed(ws: Workspace, ledger_branches: dict[str, str | None] | None = None
            ) -> list[tuple[str, str | None, str | None]]:
     """(id, episode, branch) of every candidate: the queue as the start briefing needs it."""
