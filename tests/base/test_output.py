@@ -62,3 +62,9 @@ def test_indented_leaves_what_it_does_not_know_to_the_standard_library() -> None
         output.indented(cyclic)
     with pytest.raises(TypeError):
         output.indented([{"a": object()}])
+
+
+def test_raw_in_json_escapes_del_and_the_c1_controls_in_ascii_text_too() -> None:
+    assert output.raw_in_json('{"a": "b"}') == '{"a": "b"}'
+    assert output.raw_in_json('"a\x7fb"') == '"a\\u007fb"'
+    assert output.raw_in_json('"é\x85"') == '"é\\u0085"'
