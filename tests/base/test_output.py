@@ -2,7 +2,12 @@
 the start hook escapes its whole briefing, which holds non-ASCII text (an ellipsis, a dash)."""
 from __future__ import annotations
 
+import json
 import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from majordomus.base import output
 
@@ -20,3 +25,46 @@ def test_printable_text_is_returned_as_is_and_the_rest_escaped() -> None:
     assert output.escape("no\xa0break") == "no\xa0break"  # refused by isprintable, kept by the pattern
     assert output.line("é—1") == "é—1"
     assert output.line("a\nb\u2028c") == "a\\nb\\u2028c"
+
+
+# `indented` is `json.dumps(indent=2, ensure_ascii=False)`'s text, faster: the same for any value
+_leaves = (st.none() | st.booleans() | st.integers() | st.floats() | st.text()
+           | st.sampled_from(["\x7f", "\u2028", "a\"b\\c", "\x00\n\t", "é😀", "\ud800"]))
+_values = st.recursive(_leaves, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+                       | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+                       | st.dictionaries(st.none() | st.booleans() | st.integers() | st.floats(), inner,
+                                         max_size=3), max_leaves=30)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_values)
+def test_indented_is_the_standard_library_s_text(value: object) -> None:
+    assert output.indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_indented_leaves_what_it_does_not_know_to_the_standard_library() -> None:
+    class Text(str):
+        pass
+
+    cyclic: list[object] = []
+    cyclic.append(cyclic)
+    for value in ([{"a": [1, Text("b")]}], {"k": {(1, 2): 3, "x": [4]}}):
+        try:
+            expected: object = json.dumps(value, indent=2, ensure_ascii=False)
+        except (TypeError, ValueError) as exc:
+            expected = type(exc)
+        try:
+            got: object = output.indented(value)
+        except (TypeError, ValueError) as exc:
+            got = type(exc)
+        assert got == expected
+    with pytest.raises(ValueError, match="Circular reference"):
+        output.indented(cyclic)
+    with pytest.raises(TypeError):
+        output.indented([{"a": object()}])
+
+
+def test_raw_in_json_escapes_del_and_the_c1_controls_in_ascii_text_too() -> None:
+    assert output.raw_in_json('{"a": "b"}') == '{"a": "b"}'
+    assert output.raw_in_json('"a\x7fb"') == '"a\\u007fb"'
+    assert output.raw_in_json('"é\x85"') == '"é\\u0085"'

@@ -389,6 +389,36 @@ def test_the_head_cut_in_sql_is_the_head_of_the_whole_queue(repo: Repo, monkeypa
     assert _steady(answers.head(Workspace(repo.root), 3)[0]) == _steady(whole[:3])
 
 
+def test_the_whole_queue_decodes_the_values_its_query_brought(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--json` lists every entry of the queue with its title and class from the value the queue's
+    query brings with each row (`LISTED_KEPT`): a title edited in place is the new one, and a kept
+    value that is not JSON leaves its entries to the files, whose answer is the same."""
+    monkeypatch.setattr(filecache, "RACY_NS", 0)  # no input too recent to vouch for itself: the index answers
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    from majordomus.readers import answers
+
+    build(repo)
+    for k in range(4):
+        _write(repo, "candidates", f"e9-{k:012d}", f"Tabs number {k}")
+    ws = Workspace(repo.root)
+    whole = answers.head(ws, None)
+    assert {"Tabs number 2"} <= {e["title"] for e in whole[0]}
+    _write(repo, "candidates", "e9-000000000002", "Spaces number 2")
+    edited = answers.head(ws, None)
+    assert "Spaces number 2" in {e["title"] for e in edited[0]} and "Tabs number 2" not in {e["title"] for e in edited[0]}
+    db = sqlite3.connect(repo.root.joinpath(*INDEX))
+    with db:
+        changed = db.execute("UPDATE files SET queue = '[{\"title\": \"forged\"' WHERE name = 'e9-000000000001.md'").rowcount
+    db.close()
+    assert changed == 1
+    garbled = answers.head(ws, None)
+    assert _steady(garbled[0]) == _steady(edited[0]) and garbled[1:] == edited[1:]
+    repo.root.joinpath(*INDEX).unlink()
+    store_index._OPEN.clear()  # this process opened it: the next read finds none
+    without = answers.head(Workspace(repo.root), None)
+    assert _steady(without[0]) == _steady(edited[0]) and without[1:] == edited[1:]
+
+
 def test_a_folder_is_trusted_to_its_stamp_from_scan_below_records(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     """The bound is exact (the count stops at it): a folder of SCAN_BELOW - 1 records is checked
     file by file (a rewrite in place seen at once), one of SCAN_BELOW is trusted to its stamp."""

@@ -8,6 +8,7 @@ take — and each entry says which source it used (ledger, commit or date).
 """
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Container, Iterable, Sequence
@@ -71,21 +72,28 @@ class Row(NamedTuple):
 
 
 def dated(ws: Workspace, wanted: Container[str] | None = None,
-          placed: list[tuple[Any, ...]] | None = None) -> list[Row] | None:
+          placed: list[tuple[Any, ...]] | None = None, kept: dict[str, str | None] | None = None
+          ) -> list[Row] | None:
     """The entries of the queue (status candidate, no reviewed record beside) among the files
     `wanted` (paths as text) of candidates/ and curated/, each with its review age, in no order:
     from the knowledge index, None without one. Without `wanted`, the files git's listing names
     (`listing.indexed`): the candidates and the curated records back at status candidate (a
     reviewed record two clones' reviewers disagreed on), as `knowledge candidates` lists them, and
     `placed` (when given: else the session records are not joined) filled with what the session
-    records of each entry's episode state of its branch (`queue.branches_of`), entry by entry."""
+    records of each entry's episode state of its branch (`queue.branches_of`), entry by entry;
+    `kept` (with `placed`) filled with what the queue's view keeps of each entry, by path (the JSON
+    text `Index.values` would decode: `shown`'s)."""
     if wanted is None and not store_listing.indexed(ws):
         return None
     found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
     if found.db is None:  # the facts are not the index's (no ledger yet): its tables are not joined
         return None
     rows = (queue.waiting_rows(ws) if wanted is not None else
-            queue.listed_rows(ws) if placed is not None else queue.dated_rows(ws))
+            queue.listed_rows(ws, kept is not None) if placed is not None else queue.dated_rows(ws))
+    if rows is not None and kept is not None and placed is not None:
+        folders = {ws.rel(f): os.fspath(f) + os.sep for f in (ws.candidates, ws.curated)}
+        kept.update((folders[row[0]] + row[1], row[-1]) for row in rows)
+        rows = [row[:-1] for row in rows]
     return None if rows is None else _dated(ws, found, rows, wanted, placed)
 
 
@@ -130,11 +138,13 @@ def _dated(ws: Workspace, found: Any, rows: Iterable[Sequence[Any]], wanted: Con
     return listed
 
 
-def ranked(ws: Workspace, branch: str | None) -> list[tuple[Row, str | None]] | None:
+def ranked(ws: Workspace, branch: str | None, kept: dict[str, str | None] | None = None
+           ) -> list[tuple[Row, str | None]] | None:
     """The queue as `knowledge candidates` lists it (`dated` of git's listing), each entry with the
-    branch it is placed on, in review order (as `ordered`). None without the index."""
+    branch it is placed on, in review order (as `ordered`). None without the index. `kept`: filled
+    as `dated` fills it, for `shown`."""
     records: list[tuple[Any, ...]] = []
-    listed = dated(ws, placed=records)
+    listed = dated(ws, placed=records, kept=kept)
     if listed is None:
         return None
     branches = queue.branches_of(ws, records)
@@ -191,17 +201,27 @@ def head(ws: Workspace, branch: str | None, limit: int
 
 
 def shown(ws: Workspace, head: Sequence[tuple[Row, str | None]], branch: str | None,
-          now: float | None = None) -> list[Waiting]:
-    """The entries `head` (of `ranked`) as `ordered` gives them: only these records' values decoded."""
+          now: float | None = None, texts: dict[str, str | None] | None = None) -> list[Waiting]:
+    """The entries `head` (of `ranked`) as `ordered` gives them: only these records' values decoded
+    (from `texts`, the JSON texts `ranked` kept of them, when given; else looked up in the index)."""
     now = time.time() if now is None else now
-    by_folder: dict[str, list[str]] = {}
-    for row, _ in head:
-        folder, _, name = row.path.rpartition(os.sep)
-        by_folder.setdefault(folder, []).append(name)
-    index = store_index.of(ws)
     kept: dict[str, Any] = {}
-    for folder, names in by_folder.items():
-        kept.update((folder + os.sep + n, v) for n, v in (index.values(Path(folder), "queue", names) or {}).items())
+    if texts is not None:
+        paths = [row.path for row, _ in head if texts.get(row.path) is not None]
+        try:  # one `json.loads` of them all (`index._decoded`); a value no reader of ours wrote: the files
+            values = json.loads("[" + ",".join(texts[p] or "null" for p in paths) + "]")
+        except ValueError:
+            values = None
+        kept.update(zip(paths, values) if isinstance(values, list) and len(values) == len(paths) else ())
+    else:
+        by_folder: dict[str, list[str]] = {}
+        for row, _ in head:
+            folder, _, name = row.path.rpartition(os.sep)
+            by_folder.setdefault(folder, []).append(name)
+        index = store_index.of(ws)
+        for folder, names in by_folder.items():
+            kept.update((folder + os.sep + n, v)
+                        for n, v in (index.values(Path(folder), "queue", names) or {}).items())
     found = []
     for row, on in head:
         read = kept[row.path] if row.path in kept else queue._front(row.path)

@@ -224,6 +224,9 @@ _WHERE = ("WHERE f.folder IN (:folder0, :folder1) AND f.q_live = 1 AND l.source 
           "AND NOT (l.source = 'candidates' AND f.name IN (SELECT name FROM listed WHERE source != 'candidates'))")
 _JOINED = _FROM + _SESSIONS + _WHERE
 LISTED = "SELECT " + _ENTRY + " " + _JOINED
+# LISTED's rows with what the queue's view keeps of each entry (its JSON text, as `rows` left it):
+# a reader that shows every entry (`--json`) decodes them from this one pass, not looked up again.
+LISTED_KEPT = "SELECT " + _ENTRY + ", f.queue " + _JOINED
 # LISTED's rows without the session records' columns: what a count of the queue and its ages needs
 # (`knowledge status`), not where each entry is placed.
 DATED = "SELECT " + _DATED + " " + _FROM + _WHERE
@@ -280,15 +283,16 @@ def dated_rows(ws: Workspace) -> list[Any] | None:
     return None if found is None or found[0][0][0] else found[1]
 
 
-def listed_rows(ws: Workspace) -> list[Any] | None:
+def listed_rows(ws: Workspace, kept: bool = False) -> list[Any] | None:
     """LISTED's rows: (folder, name, episode, when, ledger ts, ledger line, since, source class,
     tracked, then whether and what sessions/'s record of the episode states of its branch, then
     the outbox's), from the index brought up to date (session records too); None without one, or
-    when the source classes list files beyond the two folders."""
+    when the source classes list files beyond the two folders. `kept`: LISTED_KEPT's rows, each
+    ending with the queue view's JSON text of the entry."""
     found = store_index.of(ws).rows(
         [([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys),
          ([ws.sessions, ws.outbox / "sessions"], "branch", _BRANCH_VERSION, _branch_read, _branch_keys)],
-        [BEYOND, LISTED], {})
+        [BEYOND, LISTED_KEPT if kept else LISTED], {})
     return None if found is None or found[0][0][0] else found[1]
 
 

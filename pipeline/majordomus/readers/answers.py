@@ -34,10 +34,11 @@ def head(ws: Workspace, limit: int | None) -> tuple[list[dict[str, Any]], int, l
 
     branch = git.branch(ws.root)
     cut = agenda.head(ws, branch, limit) if limit is not None else None  # ordered and cut in SQL
-    ranked = agenda.ranked(ws, branch) if cut is None else cut[0]
+    texts: dict[str, str | None] | None = {} if cut is None else None  # every entry's kept value, in one pass
+    ranked = agenda.ranked(ws, branch, texts) if cut is None else cut[0]
     if ranked is None:  # no index (or a source class beyond the two folders): every entry read
         return _head(ws, limit, branch)
-    ordered = agenda.shown(ws, ranked if limit is None else ranked[:limit], branch)
+    ordered = agenda.shown(ws, ranked if limit is None else ranked[:limit], branch, texts=texts)
     rows = {r.path: r for r, _ in ranked[:len(ordered)]}
     total, untracked = (len(ranked), [r for r, _ in ranked if not r.tracked]) if cut is None else cut[1:]
     return [{"id": w.candidate.id, "title": w.candidate.title, "class": w.candidate.cls,

@@ -21,7 +21,6 @@ the cap 503."""
 from __future__ import annotations
 
 import ipaddress
-import json
 import re
 from collections.abc import Callable, Iterable
 from http import HTTPStatus
@@ -30,7 +29,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from majordomus.base.errors import OK, FatalError
-from majordomus.base.output import line, say
+from majordomus.base.output import indented, line, say
 from majordomus.readers import cockpit, openapi, pages
 from majordomus.readers.httplimits import HEAD_SECONDS, HeadDeadline, Server
 from majordomus.readers.answers import call
@@ -134,7 +133,7 @@ class Handler(HeadDeadline):
         if page is not None:
             payload, kind = page.encode("utf-8"), pages.CONTENT_TYPE
         else:
-            payload = (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+            payload = (indented(data) + "\n").encode("utf-8")
             kind = "application/json; charset=utf-8"
         if self.request_version == "HTTP/0.9":  # http.server's guess for a line it cannot read:
             self.request_version = "HTTP/1.0"  # answer with a status line and headers all the same

@@ -24,6 +24,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from majordomus import __version__
 from majordomus.base.errors import OK, REFUSED, UNKNOWN, FatalError
+from majordomus.base.output import indented
 from majordomus.base.resources import data_file
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ def handle(root: Path, message: Any) -> dict[str, Any] | None:
         failed, value = call_tool(root, name, arguments)
         if failed:
             return _result(msg_id, {"content": [{"type": "text", "text": value}], "isError": True})
-        text = json.dumps(value, indent=2, ensure_ascii=False)
+        text = indented(value)
         return _result(msg_id, {"content": [{"type": "text", "text": text}], "structuredContent": value,
                                 "isError": False})
     return _error(msg_id, METHOD_NOT_FOUND, f"method {method!r} not found: this server offers tools only")
