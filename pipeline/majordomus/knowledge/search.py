@@ -18,6 +18,7 @@ from majordomus.knowledge.known import CLASS_ORDER, text_of
 from majordomus.store import index as store_index
 from majordomus.store import listing as store
 from majordomus.store import records
+from majordomus.store.listing import Entry
 from majordomus.store.workspace import Workspace
 
 STATUSES = records.STATUSES
@@ -32,16 +33,8 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
         raise refused(f"status {status!r} refused: use one of {', '.join(STATUSES)}")
     words = [w.casefold() for w in text.split()]
     hits: list[dict[str, Any]] = []
-    entries = [(e, *e.split()) for e in store.listing(ws).entries if e.readable]
-    by_folder: dict[str, list[str]] = {}
-    for _, folder, name in entries:
-        by_folder.setdefault(folder, []).append(name)
-    index = store_index.of(ws)
     match = _match(words)
-    kept = {folder: dict(index.view(Path(folder), "search", VERSION, _read, only=names, match=match))
-            for folder, names in by_folder.items()}
-    for entry, folder, name in entries:
-        read = kept[folder].get(name)
+    for entry, read in _candidates(ws, match):
         if read is None:
             continue
         title, rec_cls, rec_status, date, folded_body = read
@@ -61,6 +54,23 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
     hits.sort(key=lambda h: (not (words and all(w in h["title"].casefold() for w in words)),
                              rank.get(h["class"], len(rank))))
     return hits
+
+
+def _candidates(ws: Workspace, match: tuple[str, list[str]] | None) -> list[tuple[Entry, Any]]:
+    """The readable entries of the listing with what the search keeps of each (`_read`), those
+    whose kept value fails `match` left out: from git's listing joined with the kept values in the
+    knowledge index (only the entries that may match are made), else from the listing."""
+    found = store.matched(ws, "search", VERSION, _read, match)
+    if found is not None:
+        return found
+    entries = [(e, *e.split()) for e in store.listing(ws).entries if e.readable]
+    by_folder: dict[str, list[str]] = {}
+    for _, folder, name in entries:
+        by_folder.setdefault(folder, []).append(name)
+    index = store_index.of(ws)
+    kept = {folder: dict(index.view(Path(folder), "search", VERSION, _read, only=names, match=match))
+            for folder, names in by_folder.items()}
+    return [(entry, kept[folder][name]) for entry, folder, name in entries if name in kept[folder]]
 
 
 def _match(words: list[str]) -> tuple[str, list[str]] | None:
