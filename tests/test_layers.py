@@ -80,6 +80,10 @@ HOOK_PATHS_LAZY = {
     # view reads again (most doctor runs read none)
     ("knowledge/integrity.py", "majordomus.knowledge"),
     ("knowledge/integrity.py", "majordomus.store.schemafast"),
+    # issue 31, search: the queue's modules (a candidate's wait, in words) and the graph's wait for
+    # the command-line readers that show them, not every `knowledge` reader's
+    ("readers/cli.py", "majordomus.knowledge.accumulation"),
+    ("readers/cli.py", "majordomus.knowledge.graph"),
 }
 
 

@@ -3,6 +3,9 @@ folders, every word, any case; status shown; superseded records found and said t
 from __future__ import annotations
 
 import json
+from typing import Any
+
+import pytest
 
 from conftest import Repo
 from kbstore import Store, build
@@ -79,3 +82,49 @@ def test_the_index_hands_over_every_match_whatever_the_title_s_case_or_script(re
     ids = [[h["id"] for h in hits] for hits in kept]
     assert "c-strasse" in ids[0] and "c-strasse" in ids[5] and ids[1] == ["c-ecole"] and "c-upper" in ids[2]
     assert ids[3] == ["c-quoted"] and {"c-strasse", "c-ecole", "c-upper", "c-quoted"} <= set(ids[4]) and ids[7] == []
+
+
+def test_the_matches_joined_in_the_index_are_those_of_the_listing(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With git's listing kept in the index, the search joins it with the kept values and makes only
+    the entries that may match (`listing.matched`): the same hits as from the whole listing, a
+    reviewed record hiding its candidate, an untracked record found, a symbolic link never
+    followed, a record that cannot be read passed over, a file too recent to vouch for itself read."""
+    import os
+    import time
+
+    from kbstore import RECORD
+
+    from majordomus.knowledge import search as searching
+    from majordomus.store import listing
+    from majordomus.store.workspace import Workspace
+
+    build(repo)
+    kb = repo.root / ".ai" / "repo" / "knowledge"
+    for folder, rid, title in (("candidates", "c-twice", "Tabs twice"), ("curated", "c-twice", "Tabs twice, reviewed"),
+                               ("candidates", "c-alone", "Tabs alone"), ("candidates", "c-alone-too", "Tabs too")):
+        (kb / folder / f"{rid}.md").write_text(RECORD.format(rid=rid, title=title), encoding="utf-8")
+    outside = repo.root / "outside.md"
+    outside.write_text(RECORD.format(rid="c-linked", title="Tabs linked"), encoding="utf-8")
+    os.symlink(outside, kb / "candidates" / "c-linked.md")
+    (kb / "candidates" / "c-broken.md").write_text("---\ntitle: [tabs\n---\nTabs broken\n", encoding="utf-8")
+    time.sleep(2.1)  # settled: git's listing and the values are kept
+    with open(kb / "curated" / "c-tabs.md", "r+", encoding="utf-8") as handle:  # in place: the folder keeps its stamp
+        handle.write(RECORD.format(rid="c-tabs", title="Tabs recent"))
+    ws = Workspace(repo.root)
+    queries = ["tabs", "", "tabs twice", "reviewed", "linked", "broken", "zz-nothing", "recent"]
+    listing.listing(ws)  # git's listing kept in the `listed` table
+
+    def both() -> tuple[list[Any], list[Any]]:
+        every = listing.matched(ws, "search", searching.VERSION, searching._read, None)
+        assert every is not None and [e for e, _ in every] == [e for e in listing.listing(ws).entries if e.readable]
+        joined = [searching.search(ws, q) for q in queries]
+        with monkeypatch.context() as patched:
+            patched.setattr(listing, "matched", lambda *_: None)
+            return joined, [searching.search(ws, q) for q in queries]
+
+    joined, listed = both()
+    assert joined == listed and joined == both()[0]  # kept values now read from the index
+    ids = [h["id"] for h in joined[0]]
+    assert ids.count("c-twice") == 1 and [h["source"] for h in joined[0] if h["id"] == "c-twice"] == ["curated"]
+    assert {"c-alone", "c-tabs"} <= set(ids) and "c-linked" not in ids and "c-broken" not in ids
+    assert joined[4] == [] and joined[5] == [] and joined[6] == [] and [h["id"] for h in joined[7]] == ["c-tabs"]

@@ -3,8 +3,9 @@ of a text, for the agent and for the person. Words are matched case-insensitivel
 an empty text matches every record, so `--status verified` alone lists what the repository knows.
 
 The files are those the source classes list (one git call, kept in the knowledge index while its
-inputs are unchanged); what is matched of each (title, class, status, date, the body casefolded)
-is kept in the index (`store/index.py`), and a record that cannot be read is passed over
+inputs are unchanged); what is matched of each (title, class, status, date, the body and the title
+casefolded) is kept in the index (`store/index.py`), which hands over only the records whose kept
+text holds every word, and a record that cannot be read is passed over
 (`majordomus knowledge check` names it).
 """
 from __future__ import annotations
@@ -18,10 +19,11 @@ from majordomus.knowledge.known import CLASS_ORDER, text_of
 from majordomus.store import index as store_index
 from majordomus.store import listing as store
 from majordomus.store import records
+from majordomus.store.listing import Entry
 from majordomus.store.workspace import Workspace
 
 STATUSES = records.STATUSES
-VERSION = 1  # of what the index keeps for the search (`_read`)
+VERSION = 2  # of what the index keeps for the search (`_read`)
 
 
 def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
@@ -32,22 +34,13 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
         raise refused(f"status {status!r} refused: use one of {', '.join(STATUSES)}")
     words = [w.casefold() for w in text.split()]
     hits: list[dict[str, Any]] = []
-    entries = [(e, *e.split()) for e in store.listing(ws).entries if e.readable]
-    by_folder: dict[str, list[str]] = {}
-    for _, folder, name in entries:
-        by_folder.setdefault(folder, []).append(name)
-    index = store_index.of(ws)
     match = _match(words)
-    kept = {folder: dict(index.view(Path(folder), "search", VERSION, _read, only=names, match=match))
-            for folder, names in by_folder.items()}
-    for entry, folder, name in entries:
-        read = kept[folder].get(name)
+    for entry, read in _candidates(ws, match):
         if read is None:
             continue
-        title, rec_cls, rec_status, date, folded_body = read
+        title, rec_cls, rec_status, date, folded_body, folded_title = read
         if (cls is not None and rec_cls != cls) or (status is not None and rec_status != status):
             continue
-        folded_title = title.casefold()
         if not all(w in folded_title or w in folded_body for w in words):
             continue
         matched = [name for name, where in (("title", folded_title), ("body", folded_body))
@@ -63,29 +56,41 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
     return hits
 
 
+def _candidates(ws: Workspace, match: tuple[str, list[str]] | None) -> list[tuple[Entry, Any]]:
+    """The readable entries of the listing with what the search keeps of each (`_read`), those
+    whose kept value fails `match` left out: from git's listing joined with the kept values in the
+    knowledge index (only the entries that may match are made), else from the listing."""
+    found = store.matched(ws, "search", VERSION, _read, match)
+    if found is not None:
+        return found
+    entries = [(e, *e.split()) for e in store.listing(ws).entries if e.readable]
+    by_folder: dict[str, list[str]] = {}
+    for _, folder, name in entries:
+        by_folder.setdefault(folder, []).append(name)
+    index = store_index.of(ws)
+    kept = {folder: dict(index.view(Path(folder), "search", VERSION, _read, only=names, match=match))
+            for folder, names in by_folder.items()}
+    return [(entry, kept[folder][name]) for entry, folder, name in entries if name in kept[folder]]
+
+
 def _match(words: list[str]) -> tuple[str, list[str]] | None:
     """The condition on a kept value's JSON text (`_read`'s list, as the index writes it: no ASCII
     escapes, no spaces) that every record matching `words` meets, so the index hands over those
-    alone, to be matched here: a character's JSON is the same wherever it stands, so a word of the
-    body is in the text as the word's JSON; one of the title is in the title's JSON (the text up to
-    its first `","`, which a title's own quotes, escaped, never make) lowered, when the title is
-    ASCII (sqlite lowers ASCII alone, casefolding goes further); a title that is not is always in.
-    None without words."""
+    alone, to be matched here: a text's JSON is its characters' JSON one after the other, so a word
+    of the casefolded body or title is in the kept text as the word's JSON. None without words."""
     if not words:
         return None
-    title = "substr(search, 1, instr(search, '\",\"'))"
-    each = " AND ".join(f"(instr(search, ?) > 0 OR instr(lower({title}), ?) > 0)" for _ in words)
-    return (f"({each}) OR length({title}) <> length(CAST({title} AS BLOB))",
-            [j for w in words for j in (json.dumps(w, ensure_ascii=False)[1:-1],) * 2])
+    return " AND ".join("instr(search, ?) > 0" for _ in words), [json.dumps(w, ensure_ascii=False)[1:-1] for w in words]
 
 
 def _read(path: str) -> list[str] | None:
-    """What the search keeps of a record: [title, class, status, date, the body casefolded], or
-    None when it cannot be read as one."""
+    """What the search keeps of a record: [title, class, status, date, the body casefolded, the
+    title casefolded], or None when it cannot be read as one."""
     try:
         record = records.load(Path(path))
     except (OSError, records.RecordError):
         return None
     meta = record.meta
-    return [" ".join(text_of(meta.get("title")).split()), text_of(meta.get("class")), text_of(meta.get("status")),
-            text_of(meta.get("date")), record.body.casefold()]
+    title = " ".join(text_of(meta.get("title")).split())
+    return [title, text_of(meta.get("class")), text_of(meta.get("status")), text_of(meta.get("date")),
+            record.body.casefold(), title.casefold()]

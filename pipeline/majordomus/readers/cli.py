@@ -13,9 +13,6 @@ from typing import TYPE_CHECKING, Any
 from majordomus.base import yamlio
 from majordomus.base.errors import OK
 from majordomus.base.output import emit_json, line, say, show, table
-from majordomus.knowledge.accumulation import minutes as waited
-from majordomus.knowledge.graph import TYPES
-from majordomus.knowledge.graph import edges as read
 from majordomus.readers.answers import call, head
 from majordomus.readers.knowledge_base import CAPABILITIES, Capability
 from majordomus.store.workspace import open_workspace
@@ -54,6 +51,8 @@ def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]", only
 
     if only is not None and only != "edges":
         return
+    from majordomus.knowledge.graph import TYPES  # the graph's module for `edges` alone
+
     e = verbs.add_parser("edges", help="the knowledge graph (derived_from, relates_to, superseded_by)",
                          description="Edges between records (knowledge:<id> on both sides) and to external "
                          "targets (session:, commit:, file:, ... resolved by `majordomus knowledge check`, "
@@ -101,6 +100,8 @@ def _candidates(shown: list[dict[str, Any]], total: int, untracked: list[str], e
 
 
 def _waited(minutes: int | None) -> str:
+    from majordomus.knowledge.accumulation import minutes as waited  # the queue's module: its readers alone
+
     return "-" if minutes is None else waited(minutes * 60.0)
 
 
@@ -172,6 +173,8 @@ RENDER: dict[str, Callable[[Any], None]] = {"record": _record, "status": _status
 
 
 def edges(edge_type: str | None, rid: str | None, as_json: bool) -> int:
+
+    from majordomus.knowledge.graph import edges as read
 
     graph = read(open_workspace(), edge_type, rid)
     if as_json:

@@ -267,6 +267,61 @@ class Index:
             self._lost()
             return None
 
+    def listed_view(self, key: object, inputs: Iterable[Path], entries: str, folders: Sequence[Path], view: str,
+                    version: int | str, read: Reader, match: tuple[str, Sequence[Any]] | None
+                    ) -> list[tuple[str, str, str, int, Any]] | None:
+        """(source, folder, name, tracked, what `read` made of it) of the files `entries` selects of
+        the `listed` table (a `WITH e AS (...)` giving source, folder, name, tracked) that are record
+        files of `folders` (rows of `files`: regular `*.md` files), when the table holds git's
+        listing for `key` as of now: `view`'s kept value for the files whose stamp is unchanged and
+        that meet `match` (as in `view`), `read` of the others (and kept). The check and the rows
+        are read in one transaction; only the rows that meet `match` are fetched and decoded. None
+        when the table does not hold the listing or the index cannot be used."""
+        stamps = [stamp(p) for p in inputs]
+        db = self.db()
+        rels = [self._rel(f) for f in folders]
+        if db is None or [] in stamps or None in rels:
+            return None
+        cond, params = match if match is not None else ("1", ())
+        try:
+            self._versions(db, view, version)
+            for folder, rel in zip(folders, rels):
+                assert rel is not None
+                self._check(db, folder, rel)
+            db.execute("BEGIN")  # the check and the rows read from one state of the tables
+            try:
+                if not self._listed(db, json.dumps([key, stamps], separators=(",", ":"))):
+                    return None
+                rows = db.execute(
+                    f"{entries}SELECT e.source, e.folder, e.name, e.tracked, f.stamp, f.{view} FROM e JOIN files f "
+                    f"ON f.folder = e.folder AND f.name = e.name WHERE e.folder IN ({','.join('?' * len(rels))}) "
+                    f"AND (f.{view} IS NULL OR f.stamp IS NULL OR ({cond}))", (*rels, *params)).fetchall()
+            finally:
+                db.execute("COMMIT")
+            found: list[tuple[str, Any]] = []
+            kept: list[str] = []
+            fresh: list[tuple[Any, ...]] = []
+            where = {rel: os.fspath(folder) + os.sep for folder, rel in zip(folders, rels)}
+            for _, folder_rel, name, _, kept_stamp, value in rows:
+                if value is not None and kept_stamp is not None:
+                    found.append((name, None))
+                    kept.append(value)
+                    continue
+                got = read(where[folder_rel] + name)
+                found.append((name, got))
+                kept.append("null")
+                if kept_stamp is not None:  # a file too recent to vouch for itself is read each time
+                    fresh.append(_kept(got, None, folder_rel, name))
+            values = _decoded(found, kept)
+            if fresh:
+                with _transaction(db):
+                    db.executemany(_update(view, False), fresh)
+            return [(source, folder_rel, name, tracked, value)
+                    for (source, folder_rel, name, tracked, _, _), (_, value) in zip(rows, values)]
+        except (sqlite3.Error, ValueError, UnicodeError):
+            self._lost()
+            return None
+
     @staticmethod
     def _listed(db: sqlite3.Connection, kept_key: str) -> bool:
         row = db.execute("SELECT value FROM meta WHERE key = 'listed'").fetchone()

@@ -14,7 +14,7 @@ import os
 import re
 import sqlite3
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -190,6 +190,36 @@ def indexed(ws: Workspace) -> bool:
     return index.listed(key, inputs)
 
 
+def matched(ws: Workspace, view: str, version: int | str, read: store_index.Reader,
+            match: tuple[str, Sequence[Any]] | None) -> list[tuple[Entry, Any]] | None:
+    """The readable entries of `listing` with what `read` made of each, as `index.view` of their
+    folders with `match` hands them over (a kept value that fails `match` is left out), in the
+    listing's order: from the knowledge index, git's listing joined with the kept values, so that
+    only the entries that meet `match` are made. None when the index does not hold the listing."""
+    if not indexed(ws):
+        return None
+    specs = pathspecs(ws)
+    index = store_index.of(ws)
+    db = index.db()
+    if db is None:
+        return None
+    try:
+        listed = [f for (f,) in db.execute("SELECT DISTINCT folder FROM listed ORDER BY folder")]
+    except sqlite3.Error:
+        return None
+    guard = Guard(ws)
+    folders = [ws.root / f for f in listed if guard.inside(os.fspath(ws.root / f))]
+    rows = index.listed_view(sorted(specs.items()), _inputs(ws, _folders(ws, specs)), _ENTRIES, folders, view,
+                             version, read, match)
+    if rows is None:
+        return None
+    root = os.fspath(ws.root) + os.sep
+    found = [(Entry(name[:-3], source, root + rel, bool(tracked), True, rel), value)
+             for source, folder, name, tracked, value in rows for rel in (f"{folder}/{name}",)]
+    found.sort(key=lambda pair: (pair[0].source, pair[0].id))
+    return found
+
+
 def _ls_files(ws: Workspace, specs: dict[str, str], index: store_index.Index, folders: list[Path]) -> str:
     """git's listing of the source classes: kept in the index while what it depends on is unchanged
     (with its files in the `listed` table), else asked of git."""
@@ -276,7 +306,7 @@ class Guard:
         if self.index is not None:
             folder, _, name = path.rpartition(os.sep)
             if folder not in self.names:
-                listed = self.index.names(Path(folder)) if self._inside(folder) else []
+                listed = self.index.names(Path(folder)) if self.inside(folder) else []
                 self.names[folder] = set(listed) if listed is not None else None
             found = self.names[folder]
             if found is not None:
@@ -287,9 +317,9 @@ class Guard:
             return False
         if not stat.S_ISREG(mode):  # a symbolic link is never followed
             return False
-        return self._inside(os.path.dirname(path))
+        return self.inside(os.path.dirname(path))
 
-    def _inside(self, folder: str) -> bool:
+    def inside(self, folder: str) -> bool:
         if folder not in self.folders:
             real = os.path.realpath(folder)
             self.folders[folder] = real == self.store or real.startswith(self.store + os.sep)
