@@ -9,13 +9,12 @@ leaves raw (DEL and the C1 controls), so its output is as safe on a terminal and
 """
 from __future__ import annotations
 
-import json
-import re
 import sys
 
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 # C0 but tab and newline, DEL, C1, lone surrogates (undecodable bytes that would reach the
@@ -39,6 +38,8 @@ def escape(text: str) -> str:
     """`text` with its control characters escaped; newlines and tabs kept."""
     if text.replace("\n", "").replace("\t", "").isprintable():
         return text  # nothing to escape, no pattern compiled (see `_printable`)
+    import re  # (a text to escape is rare: a run that prints none imports no `re`)
+
     return re.sub(_CONTROL, _escaped, text)
 
 
@@ -49,6 +50,8 @@ def line(value: Any) -> str:
     text = value if isinstance(value, str) else str(value)
     if text.isprintable():
         return text  # (see `_printable`)
+    import re
+
     return re.sub(_CONTROL_OR_NEWLINE, _escaped, text)
 
 
@@ -64,6 +67,8 @@ def show(text: str) -> None:
 
 def raw_in_json(text: str) -> str:
     """JSON text with what JSON itself leaves raw (DEL, the C1 controls) escaped."""
+    import re
+
     return re.sub(_RAW_IN_JSON, _escaped, text)
 
 

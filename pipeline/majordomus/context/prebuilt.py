@@ -24,12 +24,11 @@ the file changes no output, only time.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from majordomus.base import fsio, git
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 from majordomus.context.blocks import CEILING, client_chars, heading, single
 from majordomus.store import filecache
 from majordomus.store.workspace import Workspace

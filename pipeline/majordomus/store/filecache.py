@@ -11,14 +11,13 @@ time, never an answer.
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from pathlib import Path
 from stat import S_IFMT
 
 from majordomus.base.fsio import atomic_write, read_regular
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 
 if TYPE_CHECKING:
     from typing import Any
