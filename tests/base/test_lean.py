@@ -7,9 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import NamedTuple as TypedNamedTuple
+from typing import TYPE_CHECKING
 
 import pytest
 from majordomus.base import lean
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class Lean(lean.NamedTuple):
@@ -140,3 +144,88 @@ def test_a_pathlib_that_imports_more_of_urllib_parse_gets_the_real_module(tmp_pa
                                          "MORE = urlsplit('http://h/p').netloc\n", encoding="utf-8")
     assert _fresh("import pathlib\nprint(pathlib.MORE, sys.modules['urllib.parse'].urlsplit('http://g').netloc)",
                   tmp_path) == ["h g"]
+
+
+def test_pathlib_comes_without_re_and_fnmatch_and_globs_with_them() -> None:
+    assert _fresh("""
+from pathlib import Path, PurePath
+print(sorted({"re", "fnmatch", "enum"} & set(sys.modules)))
+print(PurePath("a/b.json").match("*.json"), sorted(p.name for p in Path(sys.prefix).glob("lib*"))[:1] != [])
+import re, fnmatch
+print(re.fullmatch("a+", "aa") is not None, fnmatch.fnmatch("x.md", "*.md"), type(sys.modules["re"].compile))
+""") == ["[]", "True True", "True True <class 'function'>"]
+
+
+_VALUES: list[object] = [
+    {}, [], "", 0, -1, 1.5, -0.0, 1e300, float("inf"), float("-inf"), True, False, None, "\u00e9\u2028\x7f\x00\"\\",
+    "\ud800", {"a": [1, 2.25, {"b": None, "c": []}], "é": {"z": {}, "y": "\U0001f600"}},
+    [[], {}, [[1]], {"k": [True]}], (1, "t"), {"b": 1, "a": 2}, "x" * 300,
+]
+
+
+@pytest.mark.parametrize("value", _VALUES)
+@pytest.mark.parametrize("kwargs", [{}, {"ensure_ascii": False}, {"ensure_ascii": False, "separators": (",", ":")},
+                                    {"sort_keys": True, "default": str}, {"indent": 2}, {"indent": 1},
+                                    {"indent": 0, "ensure_ascii": False}, {"indent": 2, "sort_keys": True}])
+def test_lean_json_dumps_what_json_dumps(value: object, kwargs: dict[str, object]) -> None:
+    import json
+
+    assert lean.json.dumps(value, **kwargs) == json.dumps(value, **kwargs)
+
+
+@pytest.mark.parametrize("value", [{1: "int key"}, {"s": {1, 2}}, [float("inf")], {"a": object()}, [float("nan")]])
+def test_lean_json_dumps_what_json_dumps_or_raises_what_it_raises(value: object) -> None:
+    import json
+
+    for kwargs in ({}, {"indent": 2}, {"allow_nan": False}, {"ensure_ascii": False, "separators": (",", ":")}):
+        try:
+            expected: object = json.dumps(value, **kwargs)  # type: ignore[arg-type]
+        except (TypeError, ValueError) as exc:
+            expected = (type(exc), str(exc))
+        try:
+            got: object = lean.json.dumps(value, **kwargs)  # type: ignore[arg-type]
+        except (TypeError, ValueError) as exc:
+            got = (type(exc), str(exc))
+        assert got == expected
+
+
+_TEXTS: list[str | bytes] = [
+    '{"a": 1}', ' \n\t{"a": [1, 2.5e3, -0, true, false, null, "\\u00e9\\ud83d\\ude00"]} \r\n', "[]", "0", '"x"',
+    "NaN", "[-Infinity, Infinity]", "", " ", '{"a": 1} x', '{"a": 1}{', "[1,]", '{"a" 1}', "\ufeff{}", '"\\ud800"',
+    '"tab\there"', "[" * 5 + "]" * 5, "1 2", '{"a": 1, "a": 2}', "\u00a0{}",
+    b'{"b": "\xc3\xa9"}', b"\xef\xbb\xbf{}", b'\xff\xfe{\x00}\x00', b"\x00{", b"{\x00}", b"\xff", b'"\xed\xa0\x80"', b"",
+    b"  [1] ", b"[1] x", "x".encode(),
+]
+
+
+@pytest.mark.parametrize("text", _TEXTS)
+def test_lean_json_loads_what_json_loads_or_raises_what_it_raises(text: str | bytes) -> None:
+    import json
+
+    def outcome(loads: Callable[[str | bytes], object]) -> object:
+        try:
+            return ("value", repr(loads(text)))
+        except (ValueError, TypeError) as exc:
+            return (type(exc), str(exc))
+
+    assert outcome(lean.json.loads) == outcome(json.loads)
+
+
+@pytest.mark.parametrize(("text", "at"), [('{"a": 1} tail', 0), ('  [1, {"b": 2}]x', 2), ("[1", 0), ("x", 0),
+                                          ('"s"', 1), ('{"a": 1}', 9)])
+def test_lean_raw_decode_is_json_decoders(text: str, at: int) -> None:
+    import json
+
+    def outcome(decode: Callable[[str, int], object]) -> object:
+        try:
+            return decode(text, at)
+        except ValueError as exc:
+            return (type(exc), str(exc))
+
+    assert outcome(lean.raw_decode) == outcome(json.JSONDecoder().raw_decode)
+
+
+def test_lean_json_has_the_rest_of_json() -> None:
+    import json
+
+    assert lean.json.JSONDecodeError is json.JSONDecodeError and lean.json.dumps([1], indent="\t") == "[\n\t1\n]"

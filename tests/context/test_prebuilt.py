@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from conftest import Repo, published
 from kbstore import curated
@@ -464,3 +466,26 @@ def test_git_running_after_leaves_its_answer_to_wait(store: Repo) -> None:
     assert asked.running_after(60) is False  # it ended well within a minute
     assert git.status_of(store.root, asked).head.sha == store.git("rev-parse", "HEAD").strip()
     assert asked.running_after(0) is False  # collected: nothing runs
+
+
+def _relevant_by_parts(paths: frozenset[str], targets: list[str]) -> list[str]:
+    """`prebuilt.relevant` as it was written first: each leading run of components joined."""
+    wanted = {t.rstrip("/") for t in targets}
+    found = []
+    for p in paths:
+        parts = p.rstrip("/").split("/")
+        if any("/".join(parts[:n]) in wanted for n in range(1, len(parts) + 1)) \
+                or (p.endswith("/") and any(t.startswith(p) for t in wanted)):
+            found.append(p)
+    return sorted(found) if wanted else []
+
+
+_PATHS = ["src/a.py", "src/", "src", "srcx/a.py", "src/deep/b.py", "src//c.py", "/abs", "a/b/c/d/e.py", "a/b/",
+          "docs/x.md", ".ai/repo/knowledge/candidates/k.md", "new/", "new/sub/", "s", "src/a.py/"]
+
+
+@given(st.lists(st.sampled_from(_PATHS), max_size=8), st.lists(st.sampled_from(
+    ["src", "src/", "src/a.py", "a/b", "a/b/c", "new/sub/x.py", "", "/", "s", "docs/x.md", "src//c.py", "a"]),
+    max_size=4))
+def test_the_paths_a_record_relates_to_are_those_its_targets_name(paths: list[str], targets: list[str]) -> None:
+    assert prebuilt.relevant(frozenset(paths), targets) == _relevant_by_parts(frozenset(paths), targets)

@@ -12,7 +12,8 @@ from conftest import MAJORDOMUS, Repo
 from lifecycle import age, end, start
 
 HEAVY = {"subprocess", "typing", "doit", "sqlite3", "yaml", "jinja2", "dataclasses", "string", "threading",
-         "locale", "selectors", "inspect", "ast", "urllib.parse", "ipaddress"}
+         "locale", "selectors", "inspect", "ast", "urllib.parse", "ipaddress",
+         "re", "enum", "fnmatch", "json"}  # `json`'s modules compile patterns: `lean.json` runs `_json`
 
 
 def _start(repo: Repo, episode: str, trace: Path) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:

@@ -84,3 +84,36 @@ def test_a_stat_is_trusted_once_the_clock_has_ticked_past_the_change(tmp_path: P
     assert later.get("", "f.md", st) == (True, "read")
     path.write_text("y\n")  # changed since: the stat no longer matches
     assert later.get("", "f.md", os.lstat(path)) == (False, None)
+
+
+def test_all_vouched_answers_as_vouched_for_each(tmp_path: Path) -> None:
+    """`all_vouched` (the start's check of its briefing's sources) says what `vouched` says of
+    each: a stamp that holds, a file changed, replaced, gone or come, a stamp too recent, a folder's
+    digest and identity."""
+    old, gone, edited, replaced, folder = (tmp_path / n for n in ("old", "gone", "edited", "replaced", "folder"))
+    for p in (old, gone, edited, replaced):
+        p.write_text("x\n")
+    folder.mkdir()
+    past = time.time_ns() - 10 * filecache.RACY_NS
+    for p in (old, gone, edited, replaced, folder):
+        os.utime(p, ns=(past, past))
+    time.sleep(filecache.FINE_NS / 1e9 + 0.02)
+    if os.lstat(old).st_ctime_ns % 1_000_000_000 == 0:
+        time.sleep(filecache.RACY_NS / 1e9)
+    absent = tmp_path / "absent"
+    paths = [old, gone, edited, replaced, folder, absent, tmp_path / "come", folder, old]
+    kept = [filecache.vouch(old), filecache.vouch(gone), filecache.vouch(edited), filecache.vouch(replaced),
+            ["d", filecache._content(folder)], filecache.vouch(absent), filecache.vouch(tmp_path / "come"),
+            filecache.identity(folder), []]
+    gone.unlink()
+    edited.write_text("y\n")
+    replaced.unlink()
+    replaced.write_text("x\n")
+    os.utime(replaced, ns=(past, past))
+    (tmp_path / "come").write_text("new\n")
+    each = [filecache.vouched(k, str(p)) for k, p in zip(kept, paths)]
+    assert each == [True, False, False, False, True, True, False, True, False]
+    for i in range(len(paths)):
+        assert filecache.all_vouched(kept[i:i + 1], [str(paths[i])]) == each[i]
+    assert filecache.all_vouched([kept[0], kept[4], kept[5], kept[7]], [str(p) for p in (old, folder, absent, folder)])
+    assert not filecache.all_vouched(kept, [str(p) for p in paths])

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import re
 import time
 from pathlib import Path
 
@@ -230,6 +229,7 @@ def head(root: Path) -> Head:
 
 
 _BRANCH_REF = pattern(r"ref: refs/heads/([^\s]+)\n?")
+_DETACHED = pattern(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\n?")  # HEAD's file naming a commit
 
 
 def branch(root: Path) -> str | None:
@@ -248,7 +248,7 @@ def branch(root: Path) -> str | None:
     named = _BRANCH_REF().fullmatch(text)
     if named is not None and named.group(1) != ".invalid":
         return named.group(1)
-    if re.fullmatch(r"[0-9a-f]{40}(?:[0-9a-f]{24})?\n?", text):
+    if _DETACHED().fullmatch(text):
         return None
     return head(root).branch
 
@@ -301,6 +301,7 @@ def on_path() -> bool:
 
 
 _SHA = pattern(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # a commit's name, SHA-1 or SHA-256
+_SHA1 = pattern(r"[0-9a-f]{40}")
 
 
 def refs_from_files(root: Path) -> Refs | None:
@@ -719,7 +720,8 @@ def run_many(root: Path, *commands: tuple[str, ...]) -> list[tuple[int, str]]:
 # and rewrites, a merge or pull that made a merge commit. A fast-forward, a checkout, a reset or a
 # rebase's start brings commits made elsewhere and is none of these.
 _MADE = (r"^(?:commit|cherry-pick|revert|am)\b|\((?:pick|reword|edit|squash|fixup)\):"
-         r"|: Merge made by ")  # compiled on first use (re caches it): most runs never read a reflog
+         r"|: Merge made by ")
+_MADE_BY = pattern(_MADE)  # compiled on first use: most runs never read a reflog
 
 
 class Made(NamedTuple):
@@ -751,7 +753,7 @@ def made_since(root: Path, position: int, head_then: str | None) -> Made:
     for entry in data[start:].decode("utf-8", "replace").splitlines():
         ids, _, message = entry.partition("\t")
         fields = ids.split(" ", 2)
-        if len(fields) >= 2 and re.search(_MADE, message):
+        if len(fields) >= 2 and _MADE_BY().search(message):
             shas.add(fields[1])
     return Made(frozenset(shas))
 
@@ -905,7 +907,7 @@ def commit(root: Path, sha: str) -> dict[str, Any] | None:
 def present(root: Path, shas: list[str]) -> dict[str, int]:
     """Full sha -> committer time of each of `shas` (full 40-hex) this clone has as a commit, in
     one git call; one it does not have (rebased away, beyond a shallow clone's depth) is absent."""
-    asked = sorted({s for s in shas if re.fullmatch(r"[0-9a-f]{40}", s)})
+    asked = sorted({s for s in shas if _SHA1().fullmatch(s)})
     if not asked:
         return {}
     out = run(root, "log", "--no-walk=unsorted", "--ignore-missing", "--format=%H %ct", *asked, "--",

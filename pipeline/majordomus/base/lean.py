@@ -16,7 +16,9 @@ it. So a module on the start path:
   the first call.
 
 And the package imports `pathlib` through `pathlib_alone` (`majordomus/__init__.py`), before any
-module of ours imports it.
+module of ours imports it; a module on the start path imports `json` from here (`Json`): `json`'s
+own modules compile patterns at import, and with `re` come `enum` and `functools`' reach (~5 ms
+of a start whose floor is ~15).
 """
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ import sys
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    import json as json  # `json` below: what mypy checks its callers against
     import re
     from collections.abc import Callable
     from typing import Any, AnyStr
@@ -153,13 +156,31 @@ def pattern(src: AnyStr, flags: int = 0) -> Callable[[], re.Pattern[AnyStr]]:
     return get
 
 
+def _forwarder(name: str) -> Any:
+    """A stand-in module for `name` whose attributes are the real module's, imported on first use
+    (the stand-in is taken out of `sys.modules` first, so the real one is what is imported)."""
+    stand_in = type(sys)(name)
+
+    def __getattr__(attr: str) -> Any:
+        if sys.modules.get(name) is stand_in:
+            del sys.modules[name]
+        __import__(name)
+        return getattr(sys.modules[name], attr)
+
+    stand_in.__dict__["__getattr__"] = __getattr__
+    return stand_in
+
+
 def pathlib_alone() -> None:
     """Import `pathlib` without `urllib.parse` and the `ipaddress` it imports (~3 ms of a start
-    hook's 50). Python 3.10 to 3.12 import it at pathlib's top for `Path.as_uri` alone (3.13 in
-    `as_uri`). While pathlib is imported, `urllib.parse` is a stand-in whose one function imports
-    the real module when it is called; once pathlib is in, the stand-in is gone, so a later
-    `import urllib.parse` gets the real module. A pathlib that asks the stand-in for more is
-    imported again with the real one."""
+    hook's 50), nor `re` and `fnmatch` (with `re` come `enum` and its kin, ~3 ms more). Python
+    3.10 to 3.12 import `urllib.parse` at pathlib's top for `Path.as_uri` alone (3.13 in
+    `as_uri`); `re` and `fnmatch` serve its globbing and matching alone. While pathlib is
+    imported, `urllib.parse` is a stand-in whose one function imports the real module when it is
+    called, and `re` and `fnmatch` (those not imported yet) are stand-ins whose attributes are
+    the real modules', imported on first use (`_forwarder`); once pathlib is in, the stand-ins
+    are gone from `sys.modules`, so a later import gets the real module. A pathlib that asks the
+    `urllib.parse` stand-in for more is imported again with the real one."""
     if "pathlib" in sys.modules or "urllib.parse" in sys.modules:
         return
 
@@ -170,12 +191,166 @@ def pathlib_alone() -> None:
 
     stand_in = type(sys)("urllib.parse")
     stand_in.__dict__["quote_from_bytes"] = quote_from_bytes
+    forwarders = {name: _forwarder(name) for name in ("re", "fnmatch") if name not in sys.modules}
     sys.modules["urllib.parse"] = stand_in
+    sys.modules.update(forwarders)
     try:
         import pathlib
     except ImportError:
         pass  # imported below, with the real module
     finally:
-        if sys.modules.get("urllib.parse") is stand_in:
-            del sys.modules["urllib.parse"]
+        for name, module in [("urllib.parse", stand_in), *forwarders.items()]:
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
     import pathlib  # noqa: F401
+
+
+class Json:
+    """`json`'s `loads` and `dumps` without importing `json`'s modules (they compile patterns at
+    import, which brings `re` and `enum`): what `json` itself runs for the calls the start path
+    makes, `_json`'s scanner and one-shot encoder. Any other call or argument, and any failure,
+    goes to the real module (a failure is raised again by it, as `json` raises it, a `default`
+    called again); any other attribute is the real module's. Imported as `from majordomus.base.lean import json`."""
+
+    __slots__ = ("_scan",)
+
+    def __init__(self) -> None:
+        self._scan: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        import json
+
+        return getattr(json, name)
+
+    def _scanner(self) -> Any:
+        if self._scan is None:
+            import _json
+
+            nan, inf = float("nan"), float("inf")
+            context = type(sys)("context")  # the attributes `_json.make_scanner` reads, as `json`'s
+            context.__dict__.update(strict=True, object_hook=None, object_pairs_hook=None, parse_float=float,
+                                    parse_int=int, memo={},
+                                    parse_constant={"-Infinity": -inf, "Infinity": inf, "NaN": nan}.__getitem__)
+            self._scan = _json.make_scanner(context)  # type: ignore[arg-type]
+        return self._scan
+
+    def loads(self, s: str | bytes | bytearray, **kwargs: Any) -> Any:
+        if not kwargs:
+            if isinstance(s, (bytes, bytearray)) and s[:1] not in (b"", b"\x00", b"\xef", b"\xfe", b"\xff") \
+                    and s[1:2] != b"\x00":  # UTF-8 by `json.detect_encoding`: no BOM, no zero byte first
+                text: Any = s.decode("utf-8", "surrogatepass")
+            else:
+                text = s
+            if isinstance(text, str) and not text.startswith("\ufeff"):
+                try:
+                    value, end = self.raw_decode(text, len(text) - len(text.lstrip(" \t\n\r")))
+                    if not text[end:].strip(" \t\n\r"):
+                        return value
+                except Exception:  # noqa: BLE001, S110 - the real module says why, as it always does
+                    pass
+        import json
+
+        return json.loads(s, **kwargs)
+
+    def raw_decode(self, s: str, idx: int = 0) -> tuple[Any, int]:
+        """`json.JSONDecoder().raw_decode(s, idx)`."""
+        try:
+            return self._scanner()(s, idx)  # type: ignore[no-any-return]
+        except Exception:  # noqa: BLE001 - the real decoder says why
+            import json
+
+            return json.JSONDecoder().raw_decode(s, idx)
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        if set(kwargs) <= {"ensure_ascii", "separators", "sort_keys", "default"}:
+            ascii_only = bool(kwargs.get("ensure_ascii", True))
+            default = kwargs.get("default") or _unserializable
+            item, key = kwargs.get("separators") or (", ", ": ")
+            sort = bool(kwargs.get("sort_keys", False))
+            try:
+                import _json
+
+                encode_text = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
+                if isinstance(obj, str):
+                    return encode_text(obj)
+                # what `JSONEncoder.iterencode(obj, _one_shot=True)` makes (check_circular, allow_nan)
+                return "".join(_json.make_encoder({}, default, encode_text, None, key, item, sort,
+                                                  False, True)(obj, 0))
+            except Exception:  # noqa: BLE001, S110 - the real module says why, as it always does
+                pass
+        elif set(kwargs) <= {"indent", "ensure_ascii"} and type(kwargs.get("indent")) is int:
+            out: list[str] = []
+            try:
+                _indent(obj, "", " " * kwargs["indent"], bool(kwargs.get("ensure_ascii", True)), out)
+                return "".join(out)
+            except Exception:  # noqa: BLE001, S110 - the real module says why, as it always does
+                pass
+        import json
+
+        return json.dumps(obj, **kwargs)
+
+
+_SCALARS = frozenset((str, int, float, bool, type(None)))  # encoded by C as by Python
+_ITEMS: dict[tuple[str, bool], Any] = {}  # by the indent of a container's items and ensure_ascii
+
+
+def _items(pad: str, ascii_only: bool) -> Any:
+    """`_json`'s encoder of a dict or list of scalars whose items are indented by `pad`."""
+    encoder = _ITEMS.get((pad, ascii_only))
+    if encoder is None:
+        import _json
+
+        text = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
+        encoder = _ITEMS[pad, ascii_only] = _json.make_encoder(None, None, text, None, ": ", ",\n" + pad,
+                                                               False, False, True)
+    return encoder
+
+
+def _indent(value: Any, pad: str, step: str, ascii_only: bool, out: list[str]) -> None:
+    """`json.dumps(value, indent=len(step))`'s text: json indents in Python, a generator step a
+    value (a queue of 8,000 entries, 100,000 values: ~50 ms); here a dict or a list of scalars
+    alone is one call of `_json`'s encoder, its separator the newline and indent of its level. A
+    value it does not know (a key not a string beside values that are not scalars, a subclass)
+    raises: `dumps` has the real module answer, or raise its own error."""
+    kind = type(value)
+    if kind is dict or kind is list or kind is tuple:
+        if not value:
+            out.append("{}" if kind is dict else "[]")
+            return
+        inner = pad + step
+        close = "}" if kind is dict else "]"
+        if _SCALARS.issuperset(map(type, value.values() if kind is dict else value)):  # keys as json converts them
+            out.append(("{" if kind is dict else "[") + "\n" + inner
+                       + "".join(_items(inner, ascii_only)(value, 0))[1:-1] + "\n" + pad + close)
+            return
+        sep = ("{" if kind is dict else "[") + "\n" + inner
+        if kind is dict:
+            import _json
+
+            text = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
+            for key, item in value.items():
+                if type(key) is not str:  # json's conversion, or its TypeError
+                    raise TypeError(type(key).__name__)
+                out.append(sep + text(key) + ": ")
+                _indent(item, inner, step, ascii_only, out)
+                sep = ",\n" + inner
+        else:
+            for item in value:
+                out.append(sep)
+                sep = ",\n" + inner
+                _indent(item, inner, step, ascii_only, out)
+        out.append("\n" + pad + close)
+    elif kind in _SCALARS:
+        out.append("".join(_items(pad, ascii_only)([value], 0))[1:-1])
+    else:
+        raise TypeError(kind.__name__)
+
+
+def _unserializable(o: Any) -> Any:
+    raise TypeError(type(o).__name__)  # `dumps` has the real module raise its own
+
+
+_JSON = Json()
+raw_decode = _JSON.raw_decode  # `json.JSONDecoder().raw_decode`
+if not TYPE_CHECKING:
+    json = _JSON

@@ -9,14 +9,12 @@ leaves raw (DEL and the C1 controls), so its output is as safe on a terminal and
 """
 from __future__ import annotations
 
-import json
-import re
 import sys
-from json import encoder as library  # imported by json itself
 
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 # C0 but tab and newline, DEL, C1, lone surrogates (undecodable bytes that would reach the
@@ -40,6 +38,8 @@ def escape(text: str) -> str:
     """`text` with its control characters escaped; newlines and tabs kept."""
     if text.replace("\n", "").replace("\t", "").isprintable():
         return text  # nothing to escape, no pattern compiled (see `_printable`)
+    import re  # (a text to escape is rare: a run that prints none imports no `re`)
+
     return re.sub(_CONTROL, _escaped, text)
 
 
@@ -50,6 +50,8 @@ def line(value: Any) -> str:
     text = value if isinstance(value, str) else str(value)
     if text.isprintable():
         return text  # (see `_printable`)
+    import re
+
     return re.sub(_CONTROL_OR_NEWLINE, _escaped, text)
 
 
@@ -67,6 +69,8 @@ def raw_in_json(text: str) -> str:
     """JSON text with what JSON itself leaves raw (DEL, the C1 controls) escaped."""
     if text.isascii() and "\x7f" not in text:  # nothing to escape: no pattern run over megabytes
         return text
+    import re
+
     return re.sub(_RAW_IN_JSON, _escaped, text)
 
 
@@ -75,79 +79,9 @@ def emit_json(data: Any) -> None:
 
 
 def indented(data: Any) -> str:
-    """`json.dumps(data, indent=2, ensure_ascii=False)`, the same text: the standard library
-    indents in Python, a generator step a value (a queue of 8,000 entries, 100,000 values: ~50 ms
-    at 1M); here a dict or a list of scalars alone is one call of its C encoder, its separator the
-    newline and indent of its level. A value it does not know (a key not a string, a subclass, a
-    non-finite float) goes to `json.dumps` whole, so its answer or its error is the library's."""
-    out: list[str] = []
-    try:
-        _indent(data, "", out)
-    except (_Unknown, RecursionError):
-        return json.dumps(data, indent=2, ensure_ascii=False)
-    return "".join(out)
-
-
-class _Unknown(Exception):
-    """A value `indented` leaves to the standard library."""
-
-
-_SCALARS = frozenset((str, int, float, bool, type(None)))  # encoded by C as by Python
-_ENCODERS: dict[str, Any] = {}  # by the indent of a container's items: its C encoder
-
-
-def _items(pad: str) -> Any:
-    """The C encoder of a dict or list of scalars whose items are indented by `pad`."""
-    encoder = _ENCODERS.get(pad)
-    if encoder is None:
-        make = getattr(library, "c_make_encoder", None)
-        if make is None:  # an interpreter without the C encoder
-            raise _Unknown
-        encoder = _ENCODERS[pad] = make(None, None, library.encode_basestring, None, ": ", ",\n" + pad,
-                                        False, False, True)
-    return encoder
-
-
-def _indent(value: Any, pad: str, out: list[str]) -> None:
-    kind = type(value)
-    if kind is dict:
-        if not value:
-            out.append("{}")
-            return
-        inner = pad + "  "
-        if _SCALARS.issuperset(map(type, value.values())):  # keys as the library converts them
-            out.append("{\n" + inner + "".join(_items(inner)(value, 0))[1:-1] + "\n" + pad + "}")
-            return
-        encode_basestring = library.encode_basestring
-        sep = "{\n" + inner
-        for key, item in value.items():
-            if type(key) is not str:  # the library's conversion, or its TypeError
-                raise _Unknown
-            if type(item) is str:
-                out.append(sep + encode_basestring(key) + ": " + encode_basestring(item))
-            else:
-                out.append(sep + encode_basestring(key) + ": ")
-                _indent(item, inner, out)
-            sep = ",\n" + inner
-        out.append("\n" + pad + "}")
-    elif kind is list or kind is tuple:
-        if not value:
-            out.append("[]")
-            return
-        inner = pad + "  "
-        if _SCALARS.issuperset(map(type, value)):
-            out.append("[\n" + inner + "".join(_items(inner)(value, 0))[1:-1] + "\n" + pad + "]")
-            return
-        sep = "[\n" + inner
-        for item in value:
-            out.append(sep)
-            sep = ",\n" + inner
-            _indent(item, inner, out)
-        out.append("\n" + pad + "]")
-    elif kind in _SCALARS:
-        out.append("".join(_items(pad)([value], 0))[1:-1])
-    else:
-        raise _Unknown
+    """`json.dumps(data, indent=2, ensure_ascii=False)`, the same text (`lean.json` makes it a
+    container of scalars at a time, in C)."""
+    return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 def say(message: str) -> None:

@@ -24,12 +24,11 @@ the file changes no output, only time.
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from majordomus.base import fsio, git
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 from majordomus.context.blocks import CEILING, client_chars, heading, single
 from majordomus.store import filecache
 from majordomus.store.workspace import Workspace
@@ -71,13 +70,21 @@ def relevant(paths: frozenset[str], targets: list[str] | set[str]) -> list[str]:
     wanted = {t.rstrip("/") for t in targets}
     if not wanted:
         return []
-    found = []
-    for p in paths:
-        parts = p.rstrip("/").split("/")
-        if any("/".join(parts[:n]) in wanted for n in range(1, len(parts) + 1)) \
-                or (p.endswith("/") and any(t.startswith(p) for t in wanted)):
-            found.append(p)
-    return sorted(found)
+    named: dict[str, bool] = {}  # a folder: whether it or a folder holding it is a target
+
+    def within(q: str) -> bool:  # `q` or the folders holding it (each leading run of components)
+        if q in wanted:
+            return True
+        head, slash, _ = q.rpartition("/")
+        if not slash:
+            return False
+        hit = named.get(head)
+        if hit is None:
+            hit = named[head] = within(head)
+        return hit
+
+    return sorted(p for p in paths
+                  if within(p.rstrip("/")) or (p.endswith("/") and any(t.startswith(p) for t in wanted)))
 
 
 def _sources(ws: Workspace, repo_paths: list[str]) -> list[Path] | None:
@@ -304,8 +311,8 @@ def reuse(ws: Workspace, episode: str, source: str, status: git.Status) -> str |
             return None
         sources, stamps = record["sources"], record["stamps"]
         root = os.fspath(ws.root)  # joined as text: no path object for each of the sources
-        if len(sources) != len(stamps) or not all(filecache.vouched(kept, os.path.join(root, rel))
-                                                  for rel, kept in zip(sources, stamps)):
+        if len(sources) != len(stamps) or not filecache.all_vouched(stamps, [os.path.join(root, rel)
+                                                                          for rel in sources]):
             return None
         if not _ledger_unchanged(ws, record["ledger"], record["episodes"]) or ws.foreign_local():
             return None

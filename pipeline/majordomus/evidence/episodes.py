@@ -12,7 +12,6 @@ the runs of lines that each `session.opened` begins (docs/EPISODES.md).
 from __future__ import annotations
 
 import functools
-import json
 import os
 import time
 from collections.abc import Callable
@@ -27,7 +26,7 @@ from majordomus.base.fsio import (
     remove,
 )
 from majordomus.base.ids import ID_PATTERN, check_id
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 from majordomus.store.ledger import Line, parse_line
 from majordomus.store.workspace import Workspace
 
@@ -130,8 +129,13 @@ def require_current(ws: Workspace) -> str:
 
 
 def open_episodes(ws: Workspace) -> list[str]:
-    folder = open_dir(ws)
-    return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
+    """The stems of the open folder's `*.json` names, as `Path.glob("*.json")` gives them (dot
+    names and folders included), without the pattern it compiles (and `re`: the start path)."""
+    try:
+        names = os.listdir(open_dir(ws))
+    except OSError:  # none, or not a folder
+        return []
+    return sorted(Path(n).stem for n in names if n.endswith(".json"))
 
 
 def forget_current(ws: Workspace, episode: str) -> None:

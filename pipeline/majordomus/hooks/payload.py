@@ -7,12 +7,11 @@ ends the wait with what came, a failure that says why.
 """
 from __future__ import annotations
 
-import json
 import os
 import select
 import time
 
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json, raw_decode
 
 if TYPE_CHECKING:
     from typing import Any
@@ -43,7 +42,6 @@ def read_stdin(deadline: float, fd: int = 0) -> dict[str, Any]:
     client closes its end (one that keeps the pipe open would otherwise hold the hook until its
     own timeout); at end of file, what came; at `deadline`, a failure that says so."""
     raw = b""
-    decoder = json.JSONDecoder()
     while True:
         left = deadline - time.monotonic()
         try:
@@ -60,7 +58,7 @@ def read_stdin(deadline: float, fd: int = 0) -> dict[str, Any]:
         if b"}" in chunk:  # an object can only have ended in this chunk
             try:
                 text = raw.decode("utf-8")
-                value, _end = decoder.raw_decode(text, len(text) - len(text.lstrip()))
+                value, _end = raw_decode(text, len(text) - len(text.lstrip()))
             except ValueError:  # not whole yet (or never: end of file or the deadline says which)
                 continue
             if not isinstance(value, dict):

@@ -12,11 +12,10 @@ the plain briefing to its system prompt. docs/AGENTS.md names where each fact wa
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 
 if TYPE_CHECKING:
     from typing import Any, NamedTuple

@@ -5,12 +5,11 @@ Only `json` is imported here: the session-start hook loads the policy through th
 """
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from pathlib import Path
 
 from majordomus.base.errors import FatalError
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 from majordomus.base.resources import data_dir
 
 if TYPE_CHECKING:

@@ -24,7 +24,6 @@ they may hold above the cap) is the floor the next trim waits to be passed by th
 from __future__ import annotations
 
 import errno
-import json
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -34,7 +33,7 @@ from pathlib import Path
 
 from majordomus.base.errors import FatalError, refused
 from majordomus.base.fsio import append_line, atomic_write, locked, open_regular
-from majordomus.base.lean import TYPE_CHECKING, pattern
+from majordomus.base.lean import TYPE_CHECKING, json, pattern
 
 if TYPE_CHECKING:
     from typing import Any, NamedTuple

@@ -13,13 +13,12 @@ cannot be read at all is never cached: it is read (and found unreadable) again e
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from majordomus.base.errors import FatalError
 from majordomus.base.fsio import atomic_write, read_regular
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 from majordomus.store.policy import Policy, declared, load, parse, read_policy_text
 
 if TYPE_CHECKING:
