@@ -89,20 +89,26 @@ class Screen:
         if not self.trusted or self.cache.folders.get(_SCREEN, {}).get("identity") != self._marker():
             return {}
         found: dict[str, str | None] = {}
-        where, folder, seen = None, "", set()
+        where, seen = None, set()
+        entries: dict[str, list[Any]] = {}
+        lstat_ = os.lstat
         for rel in rels:
             parent, _, name = rel.rpartition("/")
             if parent != where:  # the listing is sorted: one look-up a folder
-                where, folder = parent, _TEXT + parent
-                seen = self.seen.setdefault(folder, set())
+                where = parent
+                entries = self.cache.folders.get(_TEXT + parent, {})
+                seen = self.seen.setdefault(_TEXT + parent, set())
             try:
-                st = os.lstat(self._root + rel)
+                st = lstat_(self._root + rel)
             except OSError:
                 continue
-            hit, kind = self.cache.get(folder, name, st)
-            if hit and (kind is None or isinstance(kind, str)):
-                seen.add(name)
-                found[rel] = kind
+            entry = entries.get(name)  # `FileCache.get`, without a call a file (20,000 at 1M)
+            if isinstance(entry, list) and len(entry) >= 5 and entry[0] == st.st_ino and entry[1] == st.st_size \
+                    and entry[2] == st.st_mtime_ns and entry[3] == st.st_ctime_ns:
+                kind = entry[4]
+                if kind is None or isinstance(kind, str):
+                    seen.add(name)
+                    found[rel] = kind
         return found
 
     def _marker(self) -> list[Any]:
