@@ -18,8 +18,8 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.fsio import read_regular
 from majordomus.base.ids import ID_PATTERN
 from majordomus.store import records
@@ -27,6 +27,11 @@ from majordomus.store import index as store_index
 from majordomus.store.filecache import FileCache, lstat
 from majordomus.store.index import Index
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 _BRANCH = re.compile(r"^(?:    )?branch(?:_close)?:[ \t]*(.*)$", re.M)  # each span's, newest last
 _EVIDENCE = re.compile(rb"^Evidence: [\w.]+ at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\.[ \t]*$", re.M)
