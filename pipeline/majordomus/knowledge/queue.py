@@ -475,7 +475,7 @@ def briefed(ws: Workspace, ledger_branches: dict[str, str | None] | None = None,
     rows = sorted(found[0])
     cache = _cache(ws)
     branches = episode_branches(ws, {e for _, e, _ in rows if e}, ledger_branches, cache, current)
-    cache.save()
+    cache.save(unless_fewer=FEW)  # the record the last close wrote is read again, not 840 KB written at 1M
     where = os.fspath(ws.candidates) + os.sep
     return [Waiting(name[:-3], where + name, episode, branches.get(episode) if episode else None, when or "")
             for name, episode, when in rows]
