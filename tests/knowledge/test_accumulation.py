@@ -33,3 +33,14 @@ def test_the_edges_of_the_calendar() -> None:
     for ts in ("2024-02-29T23:59:59Z", "2023-02-29T00:00:00Z", "2026-12-31T23:59:60Z", "2026-04-31T00:00:00Z",
                "0000-01-01T00:00:00Z", "2026-1-2T03:04:05Z", "2026-01-02T03:04:05Z "):
         assert epoch(ts) == _reference(ts), ts
+
+
+def test_the_days_counted_without_calendar_are_calendar_s() -> None:
+    """`epoch` counts a usual stamp's days itself (no `calendar` import on a hook's path): every
+    month's first, 28th and leap day of years 1 to 2999 and 9999, as `calendar.timegm` counts them."""
+    from majordomus.knowledge.accumulation import _days
+
+    for y in [*range(1, 3000), 9999]:
+        for m in range(1, 13):
+            for d in (1, 28, 29) if m == 2 and calendar.isleap(y) else (1, 28):
+                assert _days(y, m, d) * 86400 == calendar.timegm((y, m, d, 0, 0, 0, 0, 0, 0)), (y, m, d)

@@ -117,3 +117,47 @@ def test_all_vouched_answers_as_vouched_for_each(tmp_path: Path) -> None:
         assert filecache.all_vouched(kept[i:i + 1], [str(paths[i])]) == each[i]
     assert filecache.all_vouched([kept[0], kept[4], kept[5], kept[7]], [str(p) for p in (old, folder, absent, folder)])
     assert not filecache.all_vouched(kept, [str(p) for p in paths])
+
+
+def test_a_few_entries_kept_wait_for_a_later_save_and_a_dropped_one_never_waits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`save(unless_fewer=N)` leaves the file as it was while fewer than N entries were kept since
+    (a reader reads those files again); it writes once N are, and always when an entry was
+    dropped (a file changed within its tick may keep the stat an old entry holds)."""
+    monkeypatch.setattr(filecache, "RACY_NS", 0)  # every stat settled at once, until the last step
+    root = tmp_path
+    (root / "state").mkdir()
+    files = []
+    for n in range(4):
+        path = root / f"f{n}"
+        path.write_text(str(n))
+        files.append(path)
+    where = root / "state" / "c.json"
+
+    def cache() -> filecache.FileCache:
+        return filecache.FileCache(where, 1, root)
+
+    first = cache()
+    first.put("d", "f0", files[0].stat(), "zero")
+    first.save()
+    second = cache()
+    assert second.get("d", "f0", files[0].stat()) == (True, "zero")
+    second.put("d", "f1", files[1].stat(), "one")
+    second.put("d", "f2", files[2].stat(), "two")
+    second.save(unless_fewer=3)
+    third = cache()
+    assert third.get("d", "f1", files[1].stat()) == (False, None)  # not written: read again
+    for n in (1, 2, 3):
+        third.put("d", f"f{n}", files[n].stat(), str(n))
+    third.save(unless_fewer=3)
+    assert cache().get("d", "f3", files[3].stat()) == (True, "3")
+    fourth = cache()
+    fourth.keep_only("d", {"f1", "f2", "f3"})
+    fourth.save(unless_fewer=3)
+    assert cache().get("d", "f0", files[0].stat()) == (False, None)
+    monkeypatch.undo()
+    racy = cache()
+    files[1].write_text("one again")  # changed now: its entry is dropped, not kept
+    racy.put("d", "f1", files[1].stat(), "x")
+    racy.save(unless_fewer=3)
+    assert "f1" not in cache().folders["d"]

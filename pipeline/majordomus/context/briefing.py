@@ -24,8 +24,8 @@ import time
 from collections.abc import Callable
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import git
 from majordomus.context import working as session_context
 from majordomus.context.blocks import CEILING, Block, Lines, clip, client_chars, fit, heading, single
@@ -38,6 +38,9 @@ from majordomus.store import filecache
 from majordomus.store import index as store_index
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any
 
 if TYPE_CHECKING:
     from majordomus.knowledge.verdict import Currency

@@ -9,8 +9,8 @@ this refers to it and does not re-resolve it.
 """
 from __future__ import annotations
 
-from typing import Any
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import git
 from majordomus.base.errors import UNKNOWN, FatalError
 from majordomus.context import snapshot
@@ -19,6 +19,9 @@ from majordomus.context.blocks import render as render_blocks
 from majordomus.evidence import episodes
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any
 
 REPOSITORY_CONTEXT = "majordomus context"
 # section -> (the command that fills it, what the empty line says)

@@ -16,14 +16,19 @@ seed 001's table.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.ids import ID_PATTERN
 from majordomus.derive.text import same_finding, scrub
 from majordomus.evidence.commits import first_line, task_reason
 from majordomus.store.ledger import Line
 from majordomus.store.records import reference_problem
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 LESSON_OUTCOMES = ("blocked", "failed", "no_match")
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, NamedTuple
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import fsio, git
 from majordomus.base.credentials import credential_in
 from majordomus.base.ids import sha256_hex
@@ -34,6 +34,11 @@ from majordomus.store import records
 from majordomus.store.ledger import Line
 from majordomus.store.records import KIND, quick_status, reference_problem
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 __all__ = ["LESSON_OUTCOMES", "Draft", "Plan", "Row", "plan", "record_id"]
 

@@ -6,14 +6,19 @@ record, kept only when this checkout's HEAD reflog says the episode made them.
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import fsio, git
 from majordomus.base.ids import ID_PATTERN
 from majordomus.evidence.episodes import open_record, spans
 from majordomus.evidence.work import note_path, read_note_reason
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 WATCHED_PATHS = (".ai/repo/rules", ".ai/repo/adrs")
 

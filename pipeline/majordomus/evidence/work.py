@@ -9,8 +9,8 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import credentials, fsio, git, transcript
 from majordomus.base.credentials import credential_in
 from majordomus.base.transcript import marker_in
@@ -21,6 +21,9 @@ from majordomus.evidence import episodes
 from majordomus.store.ledger import utc_now
 from majordomus.store import anchors
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any
 
 OUTCOMES = ("completed", "blocked", "failed", "no_match")
 REASON_HEADING = "## Reason"

@@ -18,9 +18,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, NamedTuple
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.git import Logged
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 _WORDS = {"M": "modified", "A": "added", "D": "deleted", "T": "modified"}
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")

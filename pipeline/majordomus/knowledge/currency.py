@@ -23,14 +23,17 @@ import json
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import fsio, git
 from majordomus.knowledge import known
 from majordomus.knowledge.anchored import Walk
 from majordomus.knowledge.known import Known
 from majordomus.knowledge.verdict import Currency, Walked, disputes, fix, walked
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any
 
 CACHE = "currency.cache.json"
 _VERSION = 4

@@ -15,12 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, NamedTuple
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.fsio import read_regular
 from majordomus.store import records
 from majordomus.store import index as store_index
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 # The order an agent meets the classes in: what binds first.
 CLASS_ORDER = ("constraint", "convention", "lesson", "fact", "memory")

@@ -18,8 +18,8 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.fsio import read_regular
 from majordomus.base.ids import ID_PATTERN
 from majordomus.store import records
@@ -27,6 +27,11 @@ from majordomus.store import index as store_index
 from majordomus.store.filecache import FileCache, lstat
 from majordomus.store.index import Index
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 _BRANCH = re.compile(r"^(?:    )?branch(?:_close)?:[ \t]*(.*)$", re.M)  # each span's, newest last
 _EVIDENCE = re.compile(rb"^Evidence: [\w.]+ at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\.[ \t]*$", re.M)
@@ -474,7 +479,7 @@ def briefed(ws: Workspace, ledger_branches: dict[str, str | None] | None = None,
     rows = sorted(found[0])
     cache = _cache(ws)
     branches = episode_branches(ws, {e for _, e, _ in rows if e}, ledger_branches, cache, current)
-    cache.save()
+    cache.save(unless_fewer=FEW)  # the record the last close wrote is read again, not 840 KB written at 1M
     where = os.fspath(ws.candidates) + os.sep
     return [Waiting(name[:-3], where + name, episode, branches.get(episode) if episode else None, when or "")
             for name, episode, when in rows]

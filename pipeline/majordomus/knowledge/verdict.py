@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import git
 from majordomus.knowledge.accumulation import facts
 from majordomus.knowledge.anchored import Walk
 from majordomus.knowledge.known import Known
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 STATES = ("current", "may_be_stale", "unknown", "disputed")
 ROUNDS = 3  # walks at most per read: the oldest base first, then any base it could not place

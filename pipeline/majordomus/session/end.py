@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Any, NamedTuple
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import git
 from majordomus.base.errors import UNKNOWN, FatalError
 from majordomus.base.fsio import atomic_write, remove
@@ -29,6 +29,11 @@ from majordomus.store.ledger import Line, utc_now
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import derive, drain, noop
 from majordomus.tasks.drain import Drained
+
+if TYPE_CHECKING:
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 ORPHANED = "orphaned"
 LATE_END = "late-end"  # the source of a span a late end opens and closes at once

@@ -34,10 +34,13 @@ import os
 import sqlite3
 import sys
 from collections.abc import Callable, Iterable
-from typing import Any
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.store import index as store_index
 from majordomus.store.ledger import Ledger, Line, ReadResult
+
+if TYPE_CHECKING:
+    from typing import Any
 
 VERSION = 4  # of these tables and of what a line adds to them: raise it when either changes
 KINDS = ("session", "opened", "task", "decision", "agent")

@@ -41,6 +41,8 @@ class FileCache:
         self.version = version
         self.folders: dict[str, dict[str, list[Any]]] = {}
         self.changed = False
+        self.added = 0  # entries kept since the last save (`save`'s `unless_fewer`)
+        self.forgot = False  # an entry dropped since the last save: written whatever `unless_fewer`
         self.now = time.time_ns()
         try:
             data = json.loads(read_regular(path, LIMIT))
@@ -73,11 +75,12 @@ class FileCache:
         racy = not settled(st, self.now)
         if racy and digest is None:
             if entries.pop(name, None) is not None:
-                self.changed = True
+                self.changed = self.forgot = True
             return
         stat_key = [0, -1, 0, 0] if racy else [st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
         entries[name] = [*stat_key, value] + ([digest] if digest is not None else [])
         self.changed = True
+        self.added += 1
 
     def keep_only(self, folder: str, names: set[str]) -> None:
         """Forget the files of `folder` that are no longer there."""
@@ -86,9 +89,15 @@ class FileCache:
         for name in gone:
             del entries[name]
         self.changed = self.changed or bool(gone)
+        self.forgot = self.forgot or bool(gone)
 
-    def save(self) -> None:
-        if not self.changed:
+    def save(self, unless_fewer: int = 0) -> None:
+        """Write the cache when it changed. `unless_fewer`: not when all that changed is fewer
+        than that many entries kept (new, or for a file that changed): a reader then reads those
+        few files again, which costs less than writing a big cache (a close adds one session
+        record to the queue's 8,000 at 1M); an entry dropped is always written, since a file
+        that changed within its clock's tick may keep the stat an old entry holds."""
+        if not self.changed or (not self.forgot and self.added < unless_fewer):
             return
         try:
             atomic_write(self.path, json.dumps({"v": self.version, "folders": self.folders},
@@ -96,7 +105,8 @@ class FileCache:
                          root=self.root)
         except (OSError, UnicodeError):  # UnicodeError: a file name that is not UTF-8 (a lone surrogate)
             pass
-        self.changed = False
+        self.changed = self.forgot = False
+        self.added = 0
 
 
 def content_digest(data: bytes) -> str:

@@ -44,11 +44,14 @@ from _thread import get_ident
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
-from typing import Any
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import fsio
 from majordomus.store import filecache, records
 from majordomus.store.filecache import entry_stat, settled, stamp
+
+if TYPE_CHECKING:
+    from typing import Any
 
 FILE = "index.sqlite3"
 SCHEMA = 10  # of the tables: raise it when they change (a view's own version is kept per view)
@@ -61,7 +64,8 @@ VIEWS = ("queue", "known", "summary", "search", "integrity", "branch")
 # could be read (1), its status and its class (store/listing.py).
 KEYED = {"queue": ("q_live", "q_episode", "q_when", "q_status"), "branch": ("b_named", "b_branch"),
          "summary": ("s_ok", "s_status", "s_class")}
-Keys = Callable[[Any], tuple[Any, ...]]  # what a view keeps of a file -> its KEYED columns
+if TYPE_CHECKING:  # annotations' names alone: `typing` is not imported on the hooks' path
+    Keys = Callable[[Any], tuple[Any, ...]]  # what a view keeps of a file -> its KEYED columns
 # A folder of fewer records is checked file by file every time (one `lstat` each, a millisecond),
 # so a record rewritten in place is seen at once; a bigger one is trusted to its stamp.
 SCAN_BELOW = 1000
@@ -93,8 +97,9 @@ _TABLES = (
 # without a string formatted a file.
 _STAMP = struct.Struct("<QQqq").pack
 
-Reader = Callable[[str], Any]  # a file's path -> what a view keeps of it (JSON)
-Source = tuple[Sequence[Path], str, "int | str", Reader, Keys]  # folders, view, version, reader, KEYED
+if TYPE_CHECKING:
+    Reader = Callable[[str], Any]  # a file's path -> what a view keeps of it (JSON)
+    Source = tuple[Sequence[Path], str, "int | str", Reader, Keys]  # folders, view, version, reader, KEYED
 
 
 class Index:

@@ -28,8 +28,8 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import fsio, git
 from majordomus.base.errors import UNKNOWN, Busy, FatalError
 from majordomus.base.fsio import atomic_write, read_regular, sweep_tmp, write_if_changed
@@ -44,6 +44,9 @@ from majordomus.store.records import lock_path
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import engine, noop
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class RunState:

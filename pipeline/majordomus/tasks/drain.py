@@ -11,8 +11,8 @@ up to date while neither file changes, so a re-run reports it without re-examini
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Any
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import fsio
 from majordomus.base.errors import FatalError
 from majordomus.derive.table import Plan
@@ -22,6 +22,9 @@ from majordomus.outbox.staging import Staged
 from majordomus.store.workspace import Workspace
 from majordomus.tasks import engine as doitrun
 from majordomus.tasks.derive import seed_contract
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Drained:

@@ -12,10 +12,13 @@ import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.errors import FatalError, refused
 from majordomus.base.fsio import locked, open_folder
+
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 # How long a check of the dep file waits for another process's sqlite transaction to end (doit's
 # own connection waits sqlite's default five seconds before it gives up).

@@ -18,13 +18,16 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import fsio, git
 from majordomus.base.output import show
 from majordomus.store import filecache
 from majordomus.store.workspace import Workspace
 from majordomus.tasks.engine import lock_path  # light: doit is imported only by a run
+
+if TYPE_CHECKING:
+    from typing import Any
 
 VERSION = 1
 LIMIT = 1 << 22  # bytes the stamps file may hold
