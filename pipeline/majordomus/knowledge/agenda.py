@@ -105,15 +105,20 @@ def _dated(ws: Workspace, found: Any, rows: Iterable[Sequence[Any]], wanted: Con
     listed: list[Row] = []
     undated: list[int] = []
     contested: list[int] = []
+    ages: dict[tuple[Any, Any, Any], Age] = {}  # one derivation dates many entries alike: one Age each
     for folder, name, episode, when, ts, number, since, *more in rows:
         path = folders[folder] + name
         if wanted is not None and path not in wanted:
             continue
         if since is None and name in tail:
             ts, number, since = tail[name]
-        age = None if since is None else Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
-        if age is None:
+        if since is None:
+            age = None
             undated.append(len(listed))
+        else:
+            age = ages.get((number, ts, since))
+            if age is None:
+                age = ages[number, ts, since] = Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
         tracked, source = True, "candidates"
         if more:
             source, tracked, *records = more
