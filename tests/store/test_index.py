@@ -403,6 +403,8 @@ def test_the_whole_queue_decodes_the_values_its_query_brought(repo: Repo, monkey
     ws = Workspace(repo.root)
     whole = answers.head(ws, None)
     assert {"Tabs number 2"} <= {e["title"] for e in whole[0]}
+    assert {tuple(e) for e in whole[0]} == {("id", "title", "class", "branch", "age_minutes", "age_source", "age_detail",
+                                             "this_branch", "episode", "path", "tracked")}  # the keys, in --json's order
     _write(repo, "candidates", "e9-000000000002", "Spaces number 2")
     edited = answers.head(ws, None)
     assert "Spaces number 2" in {e["title"] for e in edited[0]} and "Tabs number 2" not in {e["title"] for e in edited[0]}
