@@ -272,6 +272,12 @@ def test_status_counted_in_the_index_is_the_files_own(repo: Repo) -> None:
     assert added["by_status"]["candidate"] == first["by_status"]["candidate"] + 1
     assert added["queue"]["length"] == first["queue"]["length"] + 1
     assert f"{KB_FOLDER}/candidates/added-one.md" in added["untracked"]
+    _write(repo, "candidates", "broken", "Broken no more")  # every entry readable: the untracked counted alone
+    _write(repo, "curated", "gone", "Gone no more")
+    _write(repo, "candidates", "aaa-first", "Tabs first")
+    mended = same()
+    assert mended["unreadable"] == [] and mended["records"] == added["records"] + 1
+    assert mended["untracked"][:2] == [f"{KB_FOLDER}/candidates/aaa-first.md", f"{KB_FOLDER}/candidates/added-one.md"]
 
 
 def test_a_view_kept_without_its_columns_is_read_again_before_a_query(repo: Repo) -> None:
