@@ -29,11 +29,11 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
     now = time.time() if now is None else now
     tally = kstore.tally(ws)  # counted in the knowledge index, else below from every entry
     facts = accumulation.facts(ws)  # the ledger's facts, from the knowledge index: no pass over it
-    rows = agenda.dated(ws) if tally is not None else None
-    if tally is None or rows is None:
+    aged = agenda.ages(ws) if tally is not None else None
+    if tally is None or aged is None:
         tally, queue = _counted(ws, facts)
     else:
-        queue = [(r.id, r.age) for r in rows if r.source == "candidates"]
+        queue = aged
     verdict = freshness.judge(ws, facts.freshness_lines(), now=now)
     max_age = int(ws.policy["knowledge.candidate_max_age_minutes"])
     max_files = int(ws.policy["knowledge.candidates_max_files"])
