@@ -219,3 +219,56 @@ def test_candidates_lists_the_head_of_a_long_queue_and_all_with_all(repo: Repo) 
         f"{' '.join(untracked[:3])} and 42 more (`majordomus knowledge candidates --all` names them all)\n" \
         in human.stderr
     assert f"git add {' '.join(untracked)}\n" in every.stderr
+
+
+def test_status_lists_the_overdue_oldest_first_then_by_id(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The queue's oldest entry and its overdue ones, in that order: by age, ties by id, then as
+    the queue lists them (the first of two entries alike is the oldest)."""
+    from majordomus.knowledge import agenda
+    from majordomus.knowledge.accumulation import Age
+    from majordomus.readers import status as reader
+    from majordomus.store import listing
+    from majordomus.store.workspace import Workspace
+
+    build(repo)
+    now = 2_000_000_000.0
+    day = 86400.0
+    rows = [agenda.Row(f"/x/{rid}.md", rid, None, "", Age(now - days * day, "ledger", f"line {9 - n}"))
+            for n, (rid, days) in enumerate([("b", 9), ("a", 9), ("c", 30), ("d", 1), ("b", 9), ("e", 8)])]
+    rows.append(agenda.Row("/x/u.md", "u", None, "", None))
+    monkeypatch.setattr(listing, "tally", lambda ws: listing.Tally(0, {}, {}, {}, [], []))
+    monkeypatch.setattr(agenda, "ages", lambda ws: [(r.id, r.age) for r in rows])
+    queue = reader.status(Workspace(repo.root), now=now)["queue"]
+    assert queue["length"] == 7
+    assert queue["overdue"] == ["c", "a", "b", "b", "e"]
+    assert (queue["oldest"]["id"], queue["oldest"]["age_minutes"], queue["oldest"]["detail"]) == ("c", 30 * 1440, "line 7")
+    rows[:] = [r for r in rows if r.id != "c"]
+    oldest = reader.status(Workspace(repo.root), now=now)["queue"]["oldest"]
+    assert (oldest["id"], oldest["detail"]) == ("a", "line 8")
+    rows[:] = [r for r in rows if r.id != "a"]
+    oldest = reader.status(Workspace(repo.root), now=now)["queue"]["oldest"]
+    assert (oldest["id"], oldest["detail"]) == ("b", "line 9")  # two alike: the first listed
+
+
+def test_status_s_ages_are_the_queue_s_own(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`knowledge status` ages the queue's candidates from a query of their dates alone
+    (`agenda.ages`): each the age `agenda.dated` gives the entry, dated by the ledger, by the
+    commit that added it, or by its date."""
+    from majordomus.knowledge import agenda
+    from majordomus.store import filecache
+    from majordomus.store.workspace import Workspace
+
+    monkeypatch.setattr(filecache, "RACY_NS", 0)  # no input too recent to vouch for itself: the index answers
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    repo = store.repo
+    old = "---\nid: {id}\nkind: knowledge/v1\nclass: fact\nstatus: candidate\ntitle: t\ndate: \"2026-01-01\"\n---\nb\n"
+    repo.commit("one candidate", {f"{KB}/candidates/by-commit.md": old.format(id="by-commit")})
+    (repo.root / KB / "candidates" / "by-date.md").write_text(old.format(id="by-date"))
+    repo.mj("knowledge", "status", check=True)
+    ws = Workspace(repo.root)
+    aged = agenda.ages(ws)
+    rows = agenda.dated(ws)
+    assert aged is not None and rows is not None
+    assert sorted(aged, key=repr) == sorted(((r.id, r.age) for r in rows if r.source == "candidates"), key=repr)
+    sources = {rid: age.source for rid, age in aged if age is not None}
+    assert (sources["by-commit"], sources["by-date"]) == ("commit", "date") and "ledger" in sources.values()

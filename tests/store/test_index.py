@@ -272,6 +272,12 @@ def test_status_counted_in_the_index_is_the_files_own(repo: Repo) -> None:
     assert added["by_status"]["candidate"] == first["by_status"]["candidate"] + 1
     assert added["queue"]["length"] == first["queue"]["length"] + 1
     assert f"{KB_FOLDER}/candidates/added-one.md" in added["untracked"]
+    _write(repo, "candidates", "broken", "Broken no more")  # every entry readable: the untracked counted alone
+    _write(repo, "curated", "gone", "Gone no more")
+    _write(repo, "candidates", "aaa-first", "Tabs first")
+    mended = same()
+    assert mended["unreadable"] == [] and mended["records"] == added["records"] + 1
+    assert mended["untracked"][:2] == [f"{KB_FOLDER}/candidates/aaa-first.md", f"{KB_FOLDER}/candidates/added-one.md"]
 
 
 def test_a_view_kept_without_its_columns_is_read_again_before_a_query(repo: Repo) -> None:
@@ -403,6 +409,8 @@ def test_the_whole_queue_decodes_the_values_its_query_brought(repo: Repo, monkey
     ws = Workspace(repo.root)
     whole = answers.head(ws, None)
     assert {"Tabs number 2"} <= {e["title"] for e in whole[0]}
+    assert {tuple(e) for e in whole[0]} == {("id", "title", "class", "branch", "age_minutes", "age_source", "age_detail",
+                                             "this_branch", "episode", "path", "tracked")}  # the keys, in --json's order
     _write(repo, "candidates", "e9-000000000002", "Spaces number 2")
     edited = answers.head(ws, None)
     assert "Spaces number 2" in {e["title"] for e in edited[0]} and "Tabs number 2" not in {e["title"] for e in edited[0]}

@@ -97,6 +97,42 @@ def dated(ws: Workspace, wanted: Container[str] | None = None,
     return None if rows is None else _dated(ws, found, rows, wanted, placed)
 
 
+def ages(ws: Workspace) -> list[tuple[str, Age | None]] | None:
+    """(id, review age) of each entry of `dated` (git's listing) that the candidates source class
+    lists, in no order, as `dated` dates it: what `knowledge status` counts and ages, no Row made
+    an entry. None as `dated`."""
+    if not store_listing.indexed(ws):
+        return None
+    found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
+    if found.db is None:
+        return None
+    rows = queue.dated_rows(ws, aged=True)
+    if rows is None:
+        return None
+    folders = {ws.rel(f): os.fspath(f) + os.sep for f in (ws.candidates, ws.curated)}
+    tail = found.tail.derived  # a last line being written is in no table
+    kept: dict[tuple[Any, Any, Any], Age] = {}  # one derivation dates many entries alike: one Age each
+    aged: list[tuple[str, Age | None]] = []
+    undated: list[tuple[int, str]] = []
+    for folder, name, ts, number, since in rows:
+        if since is None and name in tail:
+            ts, number, since = tail[name]
+        rid = name[:-3] if name.endswith(".md") else os.path.splitext(name)[0]
+        age = None
+        if since is None:
+            undated.append((len(aged), folders[folder] + name))
+        else:
+            age = kept.get((number, ts, since))
+            if age is None:
+                age = kept[number, ts, since] = Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
+        aged.append((rid, age))
+    if undated:  # the ledger names none of these: git's history, else the record's date (as `_dated`)
+        from_git = accumulation.commit_ages(ws)
+        for i, path in undated:
+            aged[i] = (aged[i][0], from_git.get(path.rpartition(os.sep)[2]) or accumulation.date_age(path))
+    return aged
+
+
 def _dated(ws: Workspace, found: Any, rows: Iterable[Sequence[Any]], wanted: Container[str] | None = None,
            placed: list[tuple[Any, ...]] | None = None) -> list[Row]:
     """`dated` of the index's `rows` (WAITING's or LISTED's), `found` the ledger's facts."""
@@ -105,15 +141,20 @@ def _dated(ws: Workspace, found: Any, rows: Iterable[Sequence[Any]], wanted: Con
     listed: list[Row] = []
     undated: list[int] = []
     contested: list[int] = []
+    ages: dict[tuple[Any, Any, Any], Age] = {}  # one derivation dates many entries alike: one Age each
     for folder, name, episode, when, ts, number, since, *more in rows:
         path = folders[folder] + name
         if wanted is not None and path not in wanted:
             continue
         if since is None and name in tail:
             ts, number, since = tail[name]
-        age = None if since is None else Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
-        if age is None:
+        if since is None:
+            age = None
             undated.append(len(listed))
+        else:
+            age = ages.get((number, ts, since))
+            if age is None:
+                age = ages[number, ts, since] = Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
         tracked, source = True, "candidates"
         if more:
             source, tracked, *records = more

@@ -235,6 +235,9 @@ LISTED_KEPT = "SELECT " + _ENTRY + ", f.queue " + _JOINED
 # LISTED's rows without the session records' columns: what a count of the queue and its ages needs
 # (`knowledge status`), not where each entry is placed.
 DATED = "SELECT " + _DATED + " " + _FROM + _WHERE
+# DATED's rows of the candidates source class alone, with what dates them and nothing else: the
+# queue `knowledge status` counts and ages (a curated record back at candidate is not in it).
+AGED = "SELECT f.folder, f.name, d.ts, d.number, d.since " + _FROM + _WHERE + " AND l.source = 'candidates'"
 # The branch an entry's session records state (`branches_of`), and its group in review order
 # (`agenda.ranked`'s key: 0 on the :branch checked out, 1 on another, 2 none), where SQL places
 # and dates an entry exactly as Python does: a candidate the ledger dates (else git's history or
@@ -281,10 +284,11 @@ def waiting_rows(ws: Workspace) -> list[Any] | None:
     return found[0] if found is not None else None
 
 
-def dated_rows(ws: Workspace) -> list[Any] | None:
-    """DATED's rows: LISTED's without the session records' columns (None as `listed_rows`)."""
+def dated_rows(ws: Workspace, aged: bool = False) -> list[Any] | None:
+    """DATED's rows: LISTED's without the session records' columns (None as `listed_rows`); `aged`:
+    AGED's."""
     found = store_index.of(ws).rows([([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys)],
-                                    [BEYOND, DATED], {})
+                                    [BEYOND, AGED if aged else DATED], {})
     return None if found is None or found[0][0][0] else found[1]
 
 

@@ -39,12 +39,12 @@ def head(ws: Workspace, limit: int | None) -> tuple[list[dict[str, Any]], int, l
     if ranked is None:  # no index (or a source class beyond the two folders): every entry read
         return _head(ws, limit, branch)
     ordered = agenda.shown(ws, ranked if limit is None else ranked[:limit], branch, texts=texts)
-    rows = {r.path: r for r, _ in ranked[:len(ordered)]}
     total, untracked = (len(ranked), [r for r, _ in ranked if not r.tracked]) if cut is None else cut[1:]
-    return [{"id": w.candidate.id, "title": w.candidate.title, "class": w.candidate.cls,
-             "branch": w.candidate.branch, **w.as_dict(), "episode": w.candidate.episode,
-             "path": rows[w.candidate.path].rel, "tracked": rows[w.candidate.path].tracked}
-            for w in ordered], total, [r.rel for r in untracked]
+    # `shown` keeps `ranked`'s order, an entry each; the keys as `Waiting.as_dict` orders them
+    return [{"id": c.id, "title": c.title, "class": c.cls, "branch": c.branch, "age_minutes": w.minutes,
+             "age_source": w.age.source if w.age else None, "age_detail": w.age.detail if w.age else None,
+             "this_branch": w.here, "episode": c.episode, "path": row.rel, "tracked": row.tracked}
+            for w, (row, _) in zip(ordered, ranked) for c in (w.candidate,)], total, [r.rel for r in untracked]
 
 
 def _head(ws: Workspace, limit: int | None, branch: str | None) -> tuple[list[dict[str, Any]], int, list[str]]:

@@ -29,19 +29,21 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
     now = time.time() if now is None else now
     tally = kstore.tally(ws)  # counted in the knowledge index, else below from every entry
     facts = accumulation.facts(ws)  # the ledger's facts, from the knowledge index: no pass over it
-    rows = agenda.dated(ws) if tally is not None else None
-    if tally is None or rows is None:
+    aged = agenda.ages(ws) if tally is not None else None
+    if tally is None or aged is None:
         tally, queue = _counted(ws, facts)
     else:
-        queue = [(r.id, r.age) for r in rows if r.source == "candidates"]
+        queue = aged
     verdict = freshness.judge(ws, facts.freshness_lines(), now=now)
     max_age = int(ws.policy["knowledge.candidate_max_age_minutes"])
     max_files = int(ws.policy["knowledge.candidates_max_files"])
-    ages = sorted(((max(0.0, (now - age.since) / 60.0), rid, age) for rid, age in queue if age is not None),
-                  key=lambda a: (-a[0], a[1]))
+    # oldest first, then by id, then as listed (tuples compared natively: no key called an entry)
+    ages = sorted((-max(0.0, (now - age.since) / 60.0), rid, i, age)
+                  for i, (rid, age) in enumerate(queue) if age is not None)
     oldest = None
     if ages:
-        minutes, rid, age = ages[0]
+        minutes, rid, _, age = ages[0]
+        minutes = -minutes
         oldest = {"id": rid, "age_minutes": int(minutes), "since": _iso(age.since), "source": age.source,
                   "detail": age.detail}
     last = verdict.last_derived
@@ -58,7 +60,7 @@ def status(ws: Workspace, now: float | None = None) -> dict[str, Any]:
             "over_cap": len(queue) > max_files,
             "max_age_minutes": max_age,
             "oldest": oldest,
-            "overdue": [rid for minutes, rid, _ in ages if minutes > max_age],
+            "overdue": [rid for minutes, rid, _, _ in ages if -minutes > max_age],
         },
         "last_derivation": None if last is None else {
             "ts": last.ts, "episode": last.get("episode") if isinstance(last.get("episode"), str) else None,

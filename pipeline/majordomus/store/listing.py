@@ -392,6 +392,12 @@ TALLY = (
     "OR f.s_ok IS NOT 1 ORDER BY e.source, substr(e.name, 1, length(e.name) - 3)",
 )
 
+# TALLY's second query when its first counted no entry missing or unreadable (none not `s_ok` 1):
+# the untracked entries alone, the same rows, from the listing without a look-up in the files.
+UNTRACKED = ("SELECT source, folder, name, tracked, 1, NULL FROM listed WHERE tracked = 0 AND NOT (source = "
+             "'candidates' AND name IN (SELECT name FROM listed WHERE source != 'candidates')) "
+             "ORDER BY source, substr(name, 1, length(name) - 3)")
+
 
 class Tally(NamedTuple):
     """What `knowledge status` counts of the store (`tally`)."""
@@ -418,10 +424,14 @@ def tally(ws: Workspace) -> Tally | None:
         folders = [ws.root / f for (f,) in db.execute("SELECT DISTINCT folder FROM listed ORDER BY folder")]
     except sqlite3.Error:
         return None
-    found = index.rows([(folders, "summary", SUMMARY, _summary, _summary_keys)], TALLY, {})
+    found = index.rows([(folders, "summary", SUMMARY, _summary, _summary_keys)], TALLY[:1], {})
     if found is None:
         return None
-    counts, odd = found
+    (counts,) = found
+    try:  # every entry read: the odd ones are the untracked ones, found without joining every entry
+        odd = db.execute(TALLY[1] if any(ok != 1 for _, ok, *_ in counts) else UNTRACKED).fetchall()
+    except sqlite3.Error:
+        return None
     by_source: dict[str, int] = {}
     by_status: dict[str, int] = {}
     by_class: dict[str, int] = {}
