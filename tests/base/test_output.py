@@ -2,7 +2,12 @@
 the start hook escapes its whole briefing, which holds non-ASCII text (an ellipsis, a dash)."""
 from __future__ import annotations
 
+import json
 import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from majordomus.base import output
 
@@ -20,3 +25,42 @@ def test_printable_text_is_returned_as_is_and_the_rest_escaped() -> None:
     assert output.escape("no\xa0break") == "no\xa0break"  # refused by isprintable, kept by the pattern
     assert output.line("é—1") == "é—1"
     assert output.line("a\nb\u2028c") == "a\\nb\\u2028c"
+
+
+class _Text(str):
+    pass
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
+    | st.builds(_Text, st.text(max_size=4)),
+    lambda inner: (st.lists(inner, max_size=4) | st.lists(st.text(max_size=6), max_size=3)
+                   | st.lists(inner, max_size=3).map(tuple)
+                   | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+                   | st.dictionaries(st.integers() | st.none() | st.booleans(), inner, max_size=2)),
+    max_leaves=16)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES)
+def test_json_indented_is_json_s_own_text(value: object) -> None:
+    """`indented` (what `--json` prints) is `json.dumps(indent=2, ensure_ascii=False)`, byte for
+    byte: strings of any script, controls and quotes, empty and nested containers, tuples, keys
+    that are not text, subclasses, NaN and the infinities, and refusals alike."""
+    try:
+        expected: object = json.dumps(value, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        expected = type(exc)
+    try:
+        found: object = output.indented(value)
+    except (TypeError, ValueError) as exc:
+        found = type(exc)
+    assert found == expected
+
+
+def test_json_indented_refuses_what_json_refuses() -> None:
+    cycle: list[object] = []
+    cycle.append(cycle)
+    for value in (cycle, {"a": {1, 2}}, [object()]):
+        with pytest.raises((TypeError, ValueError)):
+            output.indented(value)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+from json.encoder import encode_basestring  # imported by json itself
 
 from majordomus.base.lean import TYPE_CHECKING
 
@@ -68,8 +69,83 @@ def raw_in_json(text: str) -> str:
 
 
 def emit_json(data: Any) -> None:
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False)
-    sys.stdout.write(raw_in_json(text) + "\n")
+    sys.stdout.write(raw_in_json(indented(data)) + "\n")
+
+
+def indented(data: Any) -> str:
+    """`json.dumps(data, indent=2, ensure_ascii=False)`, the same text, made without the pure-Python
+    encoder's generators (which `indent` chooses over the C one: 2,000 search hits cost ~20 ms
+    there): each string by the C encoder's own `encode_basestring`, a list of strings joined in
+    one call. A value of any other type than dict with text keys, list, tuple, str, int, bool,
+    None or a finite float (a subclass, a NaN, a cycle) goes to `json.dumps` whole."""
+    try:
+        return _Indented().text(data)
+    except (_Other, RecursionError):
+        return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+class _Other(Exception):
+    """A value `indented` leaves to `json.dumps`."""
+
+
+class _Indented:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.string = encode_basestring  # the C encoder's (`c_encode_basestring`)
+
+    def text(self, data: Any) -> str:
+        self.value(data, "\n")
+        return "".join(self.parts)
+
+    def value(self, v: Any, pad: str) -> None:
+        add, string = self.parts.append, self.string
+        kind = type(v)
+        if kind is str:
+            add(string(v))
+        elif kind is dict:
+            if not v:
+                add("{}")
+                return
+            inner = pad + "  "
+            sep = "{" + inner
+            for key, item in v.items():
+                if type(key) is not str:
+                    raise _Other
+                add(sep)
+                add(string(key))
+                sep = "," + inner
+                if type(item) is str:
+                    add(": " + string(item))
+                else:
+                    add(": ")
+                    self.value(item, inner)
+            add(pad + "}")
+        elif kind is list or kind is tuple:
+            if not v:
+                add("[]")
+                return
+            inner = pad + "  "
+            if all(type(item) is str for item in v):
+                add("[" + inner + ("," + inner).join(map(string, v)) + pad + "]")
+                return
+            sep = "[" + inner
+            for item in v:
+                add(sep)
+                sep = "," + inner
+                self.value(item, inner)
+            add(pad + "]")
+        elif v is None:
+            add("null")
+        elif v is True:
+            add("true")
+        elif v is False:
+            add("false")
+        elif kind is int:
+            add(int.__repr__(v))
+        elif kind is float and v - v == 0:  # finite: NaN and the infinities are json's to spell
+            add(float.__repr__(v))
+        else:
+            raise _Other
 
 
 def say(message: str) -> None:
