@@ -64,3 +64,11 @@ def test_json_indented_refuses_what_json_refuses() -> None:
     for value in (cycle, {"a": {1, 2}}, [object()]):
         with pytest.raises((TypeError, ValueError)):
             output.indented(value)
+
+
+def test_json_text_has_del_and_the_c1_controls_escaped_whatever_else_it_holds() -> None:
+    plain = '{"a": "b"}'
+    assert output.raw_in_json(plain) is plain
+    assert output.raw_in_json('"a\x7fb"') == '"a\\u007fb"'  # ASCII, DEL in it
+    assert output.raw_in_json('"é\x85\x7f😀"') == '"é\\u0085\\u007f😀"'
+    assert output.raw_in_json('"é😀"') == '"é😀"'
