@@ -63,6 +63,7 @@ HOOK_PATHS_LAZY = {
     ("readers/mcp_stdio.py", "majordomus.readers.knowledge_base"),
     ("readers/mcp_stdio.py", "majordomus.store.workspace"),
     ("readers/mcp_stdio.py", "majordomus.readers.answers"),
+    ("readers/mcp_stdio.py", "majordomus.base.output"),  # a tool's result as indented JSON text
     ("readers/answers.py", "majordomus.base"),
     ("readers/answers.py", "majordomus.knowledge"),
     ("readers/answers.py", "majordomus.store"),

@@ -68,3 +68,50 @@ def test_raw_in_json_escapes_del_and_the_c1_controls_in_ascii_text_too() -> None
     assert output.raw_in_json('{"a": "b"}') == '{"a": "b"}'
     assert output.raw_in_json('"a\x7fb"') == '"a\\u007fb"'
     assert output.raw_in_json('"é\x85"') == '"é\\u0085"'
+
+
+class _Text(str):
+    pass
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12)
+    | st.builds(_Text, st.text(max_size=4)),
+    lambda inner: (st.lists(inner, max_size=4) | st.lists(st.text(max_size=6), max_size=3)
+                   | st.lists(inner, max_size=3).map(tuple)
+                   | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+                   | st.dictionaries(st.integers() | st.none() | st.booleans(), inner, max_size=2)),
+    max_leaves=16)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES)
+def test_json_indented_is_json_s_own_text(value: object) -> None:
+    """`indented` (what `--json` prints) is `json.dumps(indent=2, ensure_ascii=False)`, byte for
+    byte: strings of any script, controls and quotes, empty and nested containers, tuples, keys
+    that are not text, subclasses, NaN and the infinities, and refusals alike."""
+    try:
+        expected: object = json.dumps(value, indent=2, ensure_ascii=False)
+    except (TypeError, ValueError) as exc:
+        expected = type(exc)
+    try:
+        found: object = output.indented(value)
+    except (TypeError, ValueError) as exc:
+        found = type(exc)
+    assert found == expected
+
+
+def test_json_indented_refuses_what_json_refuses() -> None:
+    cycle: list[object] = []
+    cycle.append(cycle)
+    for value in (cycle, {"a": {1, 2}}, [object()]):
+        with pytest.raises((TypeError, ValueError)):
+            output.indented(value)
+
+
+def test_json_text_has_del_and_the_c1_controls_escaped_whatever_else_it_holds() -> None:
+    plain = '{"a": "b"}'
+    assert output.raw_in_json(plain) is plain
+    assert output.raw_in_json('"a\x7fb"') == '"a\\u007fb"'  # ASCII, DEL in it
+    assert output.raw_in_json('"é\x85\x7f😀"') == '"é\\u0085\\u007f😀"'
+    assert output.raw_in_json('"é😀"') == '"é😀"'

@@ -91,14 +91,22 @@ def test_agents_md_export_marks_the_stale_record(repo: Repo) -> None:
 
 
 def test_one_record_is_judged_as_among_all_and_leaves_their_cache_whole(repo: Repo) -> None:
-    """`knowledge record` judges its one record alone: the currency `search` gives it among all of
-    them, with the walks' cache kept, missing, or behind a HEAD that moved; and it never rewrites
-    that cache to its one record's walk."""
+    """`knowledge record` judges its one record alone, and `search` its verified hits alone: the
+    currency every verified record judged together gives each, with the walks' cache kept, missing,
+    or behind a HEAD that moved; and neither rewrites that cache to its records' walk."""
+    from majordomus.knowledge import currency
+    from majordomus.store.workspace import Workspace
+
     history(repo)
     anchored(repo, "r-later", ("src/lexer.py",), repo.git("rev-parse", "HEAD").strip(), title="Tokens later")
+    anchored(repo, "r-other", ("src/b.py",), repo.git("rev-parse", "HEAD").strip(), title="Lexemes later")
     cache = repo.root / ".ai/local/state/currency.cache.json"
 
-    def among_all() -> dict[str, object]:
+    def among_all() -> dict[str, object]:  # every verified record judged, their walks' cache written
+        states = currency.verified(Workspace(repo.root))[1]
+        return {rid: json.loads(json.dumps(state.as_dict())) for rid, state in states.items() if rid != "r-other"}
+
+    def searched() -> dict[str, object]:
         hits = answer(repo, "search", "tokens")
         assert isinstance(hits, list)
         return {h["id"]: h["currency"] for h in hits}
@@ -112,11 +120,11 @@ def test_one_record_is_judged_as_among_all_and_leaves_their_cache_whole(repo: Re
     assert {rid: state["state"] for rid, state in everyone.items()} == {  # type: ignore[index]
         "r-stale": "may_be_stale", "r-fine": "current", "r-later": "current"}
     kept = cache.read_bytes()
-    assert {rid: alone(rid) for rid in everyone} == everyone
+    assert searched() == everyone and {rid: alone(rid) for rid in everyone} == everyone
     assert cache.read_bytes() == kept
     cache.unlink()
-    assert {rid: alone(rid) for rid in everyone} == everyone
+    assert searched() == everyone and {rid: alone(rid) for rid in everyone} == everyone
     assert not cache.exists()
     repo.commit("touch the lexer", {"src/lexer.py": "a = 2\n", "src/b.py": "b = 2\n"})
     moved = {rid: alone(rid) for rid in everyone}
-    assert moved == among_all() and moved != everyone
+    assert moved == searched() == among_all() and moved != everyone

@@ -135,6 +135,12 @@ def verified(ws: Workspace) -> tuple[list[Known], dict[str, Currency]]:
     return found, of(ws, found)
 
 
+def among(ws: Workspace, ids: Iterable[str]) -> dict[str, Currency]:
+    """The currency of the verified records of the curated folder named `ids`, by id, each judged
+    as `verified` judges it among all of them (as `one`): the other records are not read."""
+    return of(ws, known.verified(ws.curated, ws, only=[rid + ".md" for rid in ids]), save=False)
+
+
 def one(ws: Workspace, path: Path) -> Currency | None:
     """The currency of the record at `path` (`knowledge record`), judged as `verified` judges it
     among all of them; None when it is not a verified record."""

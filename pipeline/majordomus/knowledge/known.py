@@ -139,12 +139,15 @@ def _read_path(path: str) -> list[Any] | None:
     return _read(Path(path))
 
 
-def verified(folder: Path, ws: Workspace | None = None) -> list[Known]:
-    """Every record under `folder` whose status is verified, sorted by id. Leftovers of
-    interrupted writes, links and unreadable files are passed over. With `ws`, through the
-    knowledge index (`store/index.py`): a file whose stamp is unchanged is not read again."""
+def verified(folder: Path, ws: Workspace | None = None, only: Iterable[str] | None = None) -> list[Known]:
+    """Every record under `folder` whose status is verified, sorted by id (`only`: of the files of
+    those names alone). Leftovers of interrupted writes, links and unreadable files are passed over.
+    With `ws`, through the knowledge index (`store/index.py`): a file whose stamp is unchanged is
+    not read again."""
     if ws is not None:
-        listed = store_index.of(ws).view(folder, "known", _VERSION, _read_path)
+        listed = store_index.of(ws).view(folder, "known", _VERSION, _read_path, only=only)
+    elif only is not None:
+        listed = [(name, _read(folder / name)) for name in sorted(set(only) & set(records.names(folder)))]
     else:
         listed = [(name, _read(folder / name)) for name in records.names(folder)]
     return [_known(name, read) for name, read in listed if read]

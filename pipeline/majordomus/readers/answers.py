@@ -113,11 +113,15 @@ def status(ws: Workspace) -> dict[str, Any]:
 def search(ws: Workspace, text: str = "", **filters: str) -> list[dict[str, Any]]:
     """Records of both folders whose title or body holds every word of `text`, a verified one with
     its currency."""
-    from majordomus.knowledge import currency
     from majordomus.knowledge.search import search as find_records
 
     hits = find_records(ws, text, filters.get("class"), filters.get("status"))
-    states = currency.verified(ws)[1] if any(h["status"] == "verified" for h in hits) else {}
+    judged = {h["id"] for h in hits if h["status"] == "verified" and h["source"] == "curated"}
+    states = {}
+    if judged:  # the verified hits alone judged (as among all of them), the other records not read
+        from majordomus.knowledge import currency
+
+        states = currency.among(ws, judged)
     for hit in hits:
         state = states.get(hit["id"]) if hit["status"] == "verified" and hit["source"] == "curated" else None
         hit["currency"] = state.as_dict() if state is not None else None

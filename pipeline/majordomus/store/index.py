@@ -272,16 +272,17 @@ class Index:
             self._lost()
             return None
 
-    def listed_view(self, key: object, inputs: Iterable[Path], entries: str, folders: Sequence[Path], view: str,
+    def listed_view(self, key: object, inputs: Iterable[Path], hidden: str, folders: Sequence[Path], view: str,
                     version: int | str, read: Reader, match: tuple[str, Sequence[Any]] | None
                     ) -> list[tuple[str, str, str, int, Any]] | None:
-        """(source, folder, name, tracked, what `read` made of it) of the files `entries` selects of
-        the `listed` table (a `WITH e AS (...)` giving source, folder, name, tracked) that are record
-        files of `folders` (rows of `files`: regular `*.md` files), when the table holds git's
-        listing for `key` as of now: `view`'s kept value for the files whose stamp is unchanged and
-        that meet `match` (as in `view`), `read` of the others (and kept). The check and the rows
-        are read in one transaction; only the rows that meet `match` are fetched and decoded. None
-        when the table does not hold the listing or the index cannot be used."""
+        """(source, folder, name, tracked, what `read` made of it) of the files of the `listed` table
+        (`l`) but those `hidden` (a condition on `l`) that are record files of `folders` (rows of
+        `files`: regular `*.md` files), when the table holds git's listing for `key` as of now:
+        `view`'s kept value for the files whose stamp is unchanged and that meet `match` (as in
+        `view`), `read` of the others (and kept). The check and the rows are read in one
+        transaction; the files' values are matched first and only the rows that meet `match` are
+        looked up in the listing, fetched and decoded. None when the table does not hold the
+        listing or the index cannot be used."""
         stamps = [stamp(p) for p in inputs]
         db = self.db()
         rels = [self._rel(f) for f in folders]
@@ -297,10 +298,14 @@ class Index:
             try:
                 if not self._listed(db, json.dumps([key, stamps], separators=(",", ":"))):
                     return None
+                # the files scanned (not through an index: each row's value is read anyway) and
+                # matched, then each one that meets `match` looked up in the listing
                 rows = db.execute(
-                    f"{entries}SELECT e.source, e.folder, e.name, e.tracked, f.stamp, f.{view} FROM e JOIN files f "
-                    f"ON f.folder = e.folder AND f.name = e.name WHERE e.folder IN ({','.join('?' * len(rels))}) "
-                    f"AND (f.{view} IS NULL OR f.stamp IS NULL OR ({cond}))", (*rels, *params)).fetchall()
+                    f"SELECT l.source, l.folder, l.name, l.tracked, f.stamp, f.{view} FROM files f NOT INDEXED "
+                    f"CROSS JOIN listed l ON l.folder = f.folder AND l.name = f.name "
+                    f"WHERE f.folder IN ({','.join('?' * len(rels))}) "
+                    f"AND (f.{view} IS NULL OR f.stamp IS NULL OR ({cond})) AND NOT ({hidden})",
+                    (*rels, *params)).fetchall()
             finally:
                 db.execute("COMMIT")
             found: list[tuple[str, Any]] = []

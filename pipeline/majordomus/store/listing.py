@@ -209,7 +209,7 @@ def matched(ws: Workspace, view: str, version: int | str, read: store_index.Read
         return None
     guard = Guard(ws)
     folders = [ws.root / f for f in listed if guard.inside(os.fspath(ws.root / f))]
-    rows = index.listed_view(sorted(specs.items()), _inputs(ws, _folders(ws, specs)), _ENTRIES, folders, view,
+    rows = index.listed_view(sorted(specs.items()), _inputs(ws, _folders(ws, specs)), _REVIEWED, folders, view,
                              version, read, match)
     if rows is None:
         return None
@@ -379,9 +379,10 @@ def _summary_keys(summary: list[str]) -> tuple[int, str | None, str | None]:
 
 # What `status` counts of the store (`tally`): the entries of `listing` (a candidate the listing
 # names under another class aside), counted by class, by status and by class of record, the
-# untracked ones and the unreadable ones, in `listing`'s order (source, id).
-_ENTRIES = ("WITH e AS (SELECT source, folder, name, tracked FROM listed WHERE NOT (source = 'candidates' "
-            "AND name IN (SELECT name FROM listed WHERE source != 'candidates'))) ")
+# untracked ones and the unreadable ones, in `listing`'s order (source, id). `_REVIEWED`: a row of
+# `listed` (`l`) that `listing` hides, a candidate beside its reviewed record (`matched` too).
+_REVIEWED = "l.source = 'candidates' AND l.name IN (SELECT name FROM listed WHERE source != 'candidates')"
+_ENTRIES = f"WITH e AS (SELECT source, folder, name, tracked FROM listed l WHERE NOT ({_REVIEWED})) "
 _JOINED = "FROM e LEFT JOIN files f ON f.folder = e.folder AND f.name = e.name"
 TALLY = (
     # the entries counted by class, and by (read, status, class) of their summary
