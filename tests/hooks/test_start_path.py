@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from conftest import MAJORDOMUS, Repo
@@ -71,3 +72,45 @@ def test_a_start_that_closes_an_orphan_asks_git_again(repo: Repo, tmp_path: Path
     assert len(_statuses(trace)) == 2
     [opened] = [l for l in repo.events("session.opened") if l["session"] == "e1"]
     assert opened["head"] == repo.git("rev-parse", "HEAD").strip()
+
+
+def test_a_start_on_a_prebuilt_briefing_prints_it_whole_and_records_its_opening(repo: Repo, tmp_path: Path) -> None:
+    """The usual start ends without the interpreter's finalization (`cli/main.py`'s `_leave`):
+    what it printed and wrote is all there, to a pipe and to a file alike."""
+    start(repo, "e0")
+    end(repo, "e0")
+    body = json.loads((repo.root / ".ai/local/state/briefing.prebuilt.json").read_text())["body"]
+    proc, imported = _start(repo, "e1", tmp_path / "trace")
+    assert "majordomus.context.briefing" not in imported
+    assert proc.returncode == 0 and proc.stdout == b"# Majordomus briefing: episode e1 (startup)\n" + body.encode()
+    assert [l["session"] for l in repo.events("session.opened")][-1] == "e1"
+    assert (repo.root / ".ai/local/state/episodes/e1.json").is_file()
+    end(repo, "e1")
+    payload = {"session_id": "e2", "transcript_path": "/x/e2.jsonl", "cwd": str(repo.root),
+               "hook_event_name": "SessionStart", "source": "startup"}
+    env = dict(os.environ, PATH=f"{Path(MAJORDOMUS).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    with (tmp_path / "out").open("wb") as out:
+        code = subprocess.run([str(repo.root / ".claude/hooks/majordomus-session-start")], cwd=repo.root,
+                              input=json.dumps(payload).encode(), stdout=out, env=env).returncode
+    assert code == 0 and (tmp_path / "out").read_bytes().startswith(b"# Majordomus briefing: episode e2 (startup)\n")
+    assert (tmp_path / "out").read_bytes().endswith(b"\n")
+    assert [l["session"] for l in repo.events("session.opened")][-1] == "e2"
+
+
+def test_the_collector_is_off_for_the_start_hook_alone_and_on_again_when_it_composes(repo: Repo) -> None:
+    code = ("import sys; sys.argv[1:] = {!r}\nimport gc, majordomus\nprint(gc.isenabled())")
+    said = [subprocess.run([sys.executable, "-c", code.format(argv)], capture_output=True, text=True,
+                           check=True).stdout.strip()
+            for argv in (["hook", "session-start", "--hook-root", "x"], ["hook", "session-end"], ["context"], [])]
+    assert said == ["False", "True", "True", "True"]
+    import gc
+
+    from majordomus.session import start as starting
+    from majordomus.store.workspace import Workspace
+
+    gc.disable()
+    try:
+        started = starting.start(Workspace(repo.root), "e9")  # no prebuilt briefing: it composes
+        assert gc.isenabled() and started.briefing.startswith("# Majordomus briefing: episode e9")
+    finally:
+        gc.enable()

@@ -8,6 +8,7 @@ this one at its close (docs/EPISODES.md).
 """
 from __future__ import annotations
 
+import gc
 import time
 
 from majordomus.base import git
@@ -160,6 +161,7 @@ def start(ws: Workspace, episode: str, source: str = "startup", by: str = "cli",
         _note(errors, "prebuilt briefing", exc)
     if text is not None and client_chars(text := escape(text)) <= CEILING:
         return Started(opened, text, drained, drain_error, tuple(errors), orphans)
+    gc.enable()  # a composition's work (see `sweep_orphans`)
     return Started(opened, _composed(ws, episode, source, facts, errors), drained, drain_error,
                    tuple(errors), orphans)
 
@@ -200,6 +202,7 @@ def drain_at_boundary(ws: Workspace) -> Drained | None:
     outbox waits, it is not even loaded."""
     if not outbox.listing(ws) or outbox.refusal(ws) is not None:
         return None
+    gc.enable()  # a drain's work (see `sweep_orphans`)
     from majordomus.tasks import drain
 
     return drain.drain_at_boundary(ws)
@@ -216,6 +219,7 @@ def sweep_orphans(ws: Workspace, starting: str, by: str,
                                 exclude=frozenset({starting}))
     if not quiet:
         return (), ()
+    gc.enable()  # the close path's work (the hook turned it off for its usual run, `majordomus/__init__.py`)
     from majordomus.session import (
         end,  # the close path, loaded only when there is one to close
     )
