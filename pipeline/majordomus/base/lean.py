@@ -301,7 +301,7 @@ def _items(pad: str, ascii_only: bool) -> Any:
         import _json
 
         text = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
-        encoder = _ITEMS[pad, ascii_only] = _json.make_encoder(None, None, text, None, ": ", ",\n" + pad,
+        encoder = _ITEMS[pad, ascii_only] = _json.make_encoder(None, _unserializable, text, None, ": ", ",\n" + pad,
                                                                False, False, True)
     return encoder
 
