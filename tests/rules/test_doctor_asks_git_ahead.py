@@ -50,3 +50,30 @@ def test_what_no_rule_read_is_stopped_and_reaped(repo: Repo, monkeypatch: pytest
     assert listing is not None and listing._running is not None and ctx._acts is not None
     for running in (listing._running, ctx._acts):
         assert running.pid == 0 and running.fds == []  # killed or ended, reaped, its pipes closed
+
+
+def test_the_sessions_folder_is_listed_once_a_run(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The queue rule's tracking and the integrity rule's `session:` references read one listing of
+    the sessions folder; each still finds what it found (an untracked session record; a reference
+    resolved by a session record the ledger does not name, one resolved by nothing)."""
+    import os
+
+    from rules_helpers import write_candidate
+
+    write_candidate(repo, "e5-000000000005")  # session:e5, resolved by its tracked session record
+    orphan = write_candidate(repo, "e6-000000000006")
+    orphan.write_text(orphan.read_text(encoding="utf-8").replace('"session:e6"', '"session:e8"'), encoding="utf-8")
+    (repo.root / ".ai/repo/sessions/e7.md").write_text("---\nid: e7\nkind: session/v1\n---\n", encoding="utf-8")
+    sessions = os.fspath(repo.root / ".ai/repo/sessions")
+    listed: list[str] = []
+    scandir, listdir = os.scandir, os.listdir
+    monkeypatch.setattr(os, "scandir", lambda path=".": listed.append(os.fspath(path)) or scandir(path))
+    monkeypatch.setattr(os, "listdir", lambda path=".": listed.append(os.fspath(path)) or listdir(path))
+    report = rules_dispatch.run(open_workspace(repo.root), "doctor")
+    assert listed.count(sessions) == 1
+    found = [(f.file, f.what) for f in report.findings]
+    assert any(file == ".ai/repo/sessions/e7.md" and "does not track this session record" in what
+               for file, what in found)
+    unresolved = [(file, what) for file, what in found if "does not resolve" in what]
+    assert unresolved == [(".ai/repo/knowledge/candidates/e6-000000000006.md",
+                           "session:e8 does not resolve: no ledger line of episode e8 and no .ai/repo/sessions/e8.md")]

@@ -11,7 +11,7 @@ import os
 
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import git
@@ -131,10 +131,13 @@ def uncommitted_acts(ws: Workspace, asked: git.Running | None = None) -> tuple[l
     return staged, loose
 
 
-def session_records(ws: Workspace) -> list[str]:
+def session_records(ws: Workspace, listed: Callable[[], Iterable[os.DirEntry[str]]] | None = None) -> list[str]:
     """The file names of every closed session record under .ai/repo/sessions/ (its README contract
-    aside), sorted."""
+    aside), sorted; `listed`: the folder's entries, when the caller lists it once for several readers."""
     try:
+        if listed is not None:
+            return sorted(e.name for e in listed() if e.name.endswith(".md") and e.name != "README.md"
+                          and not e.name.startswith(".tmp.") and e.is_file())
         with os.scandir(ws.sessions) as listing:  # names: no Path made, compared or stat'ed twice
             return sorted(e.name for e in listing if e.name.endswith(".md") and e.name != "README.md"
                           and not e.name.startswith(".tmp.") and e.is_file())

@@ -30,7 +30,7 @@ from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
 from majordomus.knowledge import leaks
-from majordomus.knowledge.references import Ref, Resolver
+from majordomus.knowledge.references import Ref, Resolver, Sessions
 from majordomus.store import index, records
 from majordomus.store.facts import Facts
 from majordomus.store.workspace import Workspace
@@ -56,15 +56,15 @@ class Report:
 
 
 def check(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
-          listing: git.Listing | None = None) -> list[Finding]:
+          listing: git.Listing | None = None, sessions: Sessions | None = None) -> list[Finding]:
     """Every finding about the knowledge store of `ws` (the rule's entry point); `facts`: the
     ledger's, when the caller has read them; `trusted`: see `run`; `listing`: git's, when the
-    caller shares one."""
-    return run(ws, facts, trusted, listing).findings
+    caller shares one; `sessions`: the sessions folder's entries, when the caller lists it once."""
+    return run(ws, facts, trusted, listing, sessions).findings
 
 
 def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
-        listing: git.Listing | None = None) -> Report:
+        listing: git.Listing | None = None, sessions: Sessions | None = None) -> Report:
     """The check, with its counters (printed on stderr under MJ_TIMING=1). `trusted` (doctor):
     what each record file holds is taken from the index's integrity view while the file keeps its
     stamp (one `lstat` a file, `Index.view(each=True)`), and read again when it changed; without
@@ -147,7 +147,7 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
             finding(rel, fld, f"{ref} does not resolve: no record with that id in candidates/ or curated/",
                     "name an existing record id (`majordomus knowledge candidates` lists the candidates), "
                     "or remove the relation")
-    resolver = Resolver(ws, facts, listing)
+    resolver = Resolver(ws, facts, listing, sessions)
     cited = {rel: got.get("cited", {}) for rel, got in parsed}
     unresolved = resolver.unresolved(refs)
     rewritten = resolver.rewritten([(r, cited.get(r.rel, {}).get(r.ref[7:])) for r, _ in unresolved

@@ -12,6 +12,7 @@ import bisect
 import os
 import re
 import time
+from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
 from majordomus.base import git
@@ -20,6 +21,7 @@ from majordomus.store.facts import Facts
 from majordomus.store.ledger import Line, ReadResult
 from majordomus.store.workspace import Workspace
 
+Sessions = Callable[[], Iterable["os.DirEntry[str]"]]  # the sessions folder's entries, listed once a run
 _SHA = re.compile(r"^[0-9a-f]{4,64}\Z")
 _STAMPED = ("ts", "event", "session")  # a line's own keys: `Line` holds them apart from its data
 
@@ -84,8 +86,10 @@ class Ref(NamedTuple):
 class Resolver:
     """Resolves references in bulk: one ledger pass, one git query per kind of question."""
 
-    def __init__(self, ws: Workspace, facts: Facts | None = None, listing: git.Listing | None = None) -> None:
+    def __init__(self, ws: Workspace, facts: Facts | None = None, listing: git.Listing | None = None,
+                 sessions: Sessions | None = None) -> None:
         self.ws = ws
+        self.sessions = sessions  # the sessions folder's entries, when the caller lists it once (doctor)
         self.facts = facts  # the ledger's facts, when the caller has them (doctor's, read once a run)
         self.listing = listing  # git's listing, when the caller shares one
         self.git_processes = 0
@@ -165,7 +169,8 @@ class Resolver:
 
     def _session_records(self) -> set[str]:
         try:
-            return {n[:-3] for n in os.listdir(self.ws.sessions) if n.endswith(".md") and n != "README.md"}
+            names = [e.name for e in self.sessions()] if self.sessions is not None else os.listdir(self.ws.sessions)
+            return {n[:-3] for n in names if n.endswith(".md") and n != "README.md"}
         except FileNotFoundError:
             return set()
 

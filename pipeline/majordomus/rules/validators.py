@@ -47,7 +47,7 @@ class Context:
     """What one run of the rules shares: the workspace, the ledger's facts (kept in the knowledge
     index and extended over what was appended since: no pass over the whole ledger), the clock."""
 
-    __slots__ = ("ws", "now", "trusted", "_facts", "_listing", "_acts")
+    __slots__ = ("ws", "now", "trusted", "_facts", "_listing", "_acts", "_sessions")
 
     def __init__(self, ws: Workspace, now: float | None = None, trusted: bool = False,
                  _facts: Facts | None = None, _listing: git.Listing | None = None) -> None:
@@ -57,6 +57,7 @@ class Context:
         self._facts = _facts
         self._listing = _listing
         self._acts: git.Running | None = None
+        self._sessions: list[os.DirEntry[str]] | OSError | None = None
 
     def start(self, validators: set[str]) -> None:
         """Start the git processes the rules of `validators` will read (git's listing, the review
@@ -92,6 +93,20 @@ class Context:
         if self._listing is None:
             self._listing = git.Listing(self.ws.root)
         return self._listing
+
+    def sessions(self) -> list[os.DirEntry[str]]:
+        """The entries of the sessions folder, listed once a run: the queue rule's tracking and the
+        integrity rule's references each read it, each filtering it its own way (at a million
+        ledger lines, 20,000 names listed twice). The listing's OSError is raised to each."""
+        if self._sessions is None:
+            try:
+                with os.scandir(self.ws.sessions) as listing:
+                    self._sessions = list(listing)
+            except OSError as exc:
+                self._sessions = exc
+        if isinstance(self._sessions, OSError):
+            raise self._sessions
+        return self._sessions
 
     def facts(self) -> Facts:
         """The ledger's facts (store/facts.py), read once a run."""
@@ -168,7 +183,7 @@ def knowledge_integrity(ctx: Context, rule: Rule) -> Verdict:
     it trusts the index for the record files that kept their stamp (`check`, the pre-commit gate,
     reads every record)."""
 
-    found = integrity.check(ctx.ws, ctx.facts(), trusted=ctx.trusted, listing=ctx.listing())
+    found = integrity.check(ctx.ws, ctx.facts(), trusted=ctx.trusted, listing=ctx.listing(), sessions=ctx.sessions)
     return Verdict([f._replace(rule=rule.id, blocking=rule.blocking and f.blocking,
                             reproduce=f.reproduce or "majordomus knowledge check") for f in found],
                    detail=None if found else "every record is consistent")
@@ -228,7 +243,7 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
                 f"git add {ws.rel(path)} && git commit (beside its session record)",
                 file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.candidates)}/"))
     where = ws.rel(ws.sessions) + "/"
-    for name in acc.session_records(ws):
+    for name in acc.session_records(ws, ctx.sessions):
         if where + name not in held:
             path = ws.sessions / name
             verdict.findings.append(rule.finding(
