@@ -88,7 +88,8 @@ def test_the_matches_joined_in_the_index_are_those_of_the_listing(repo: Repo, mo
     """With git's listing kept in the index, the search joins it with the kept values and makes only
     the entries that may match (`listing.matched`): the same hits as from the whole listing, a
     reviewed record hiding its candidate, an untracked record found, a symbolic link never
-    followed, a record that cannot be read passed over, a file too recent to vouch for itself read."""
+    followed, a record that cannot be read passed over, a file too recent to vouch for itself read,
+    GLOB's own characters in a word matched as themselves."""
     import os
     import time
 
@@ -101,7 +102,8 @@ def test_the_matches_joined_in_the_index_are_those_of_the_listing(repo: Repo, mo
     build(repo)
     kb = repo.root / ".ai" / "repo" / "knowledge"
     for folder, rid, title in (("candidates", "c-twice", "Tabs twice"), ("curated", "c-twice", "Tabs twice, reviewed"),
-                               ("candidates", "c-alone", "Tabs alone"), ("candidates", "c-alone-too", "Tabs too")):
+                               ("candidates", "c-alone", "Tabs alone"), ("candidates", "c-alone-too", "Tabs too"),
+                               ("candidates", "c-glob", "Tabs a[b] c*d e?f [")):
         (kb / folder / f"{rid}.md").write_text(RECORD.format(rid=rid, title=title), encoding="utf-8")
     outside = repo.root / "outside.md"
     outside.write_text(RECORD.format(rid="c-linked", title="Tabs linked"), encoding="utf-8")
@@ -111,7 +113,8 @@ def test_the_matches_joined_in_the_index_are_those_of_the_listing(repo: Repo, mo
     with open(kb / "curated" / "c-tabs.md", "r+", encoding="utf-8") as handle:  # in place: the folder keeps its stamp
         handle.write(RECORD.format(rid="c-tabs", title="Tabs recent"))
     ws = Workspace(repo.root)
-    queries = ["tabs", "", "tabs twice", "reviewed", "linked", "broken", "zz-nothing", "recent"]
+    queries = ["tabs", "", "tabs twice", "reviewed", "linked", "broken", "zz-nothing", "recent", "a[b] c*d e?f [",
+               "[", "*", "a?b"]
     listing.listing(ws)  # git's listing kept in the `listed` table
 
     def both() -> tuple[list[Any], list[Any]]:
@@ -128,3 +131,4 @@ def test_the_matches_joined_in_the_index_are_those_of_the_listing(repo: Repo, mo
     assert ids.count("c-twice") == 1 and [h["source"] for h in joined[0] if h["id"] == "c-twice"] == ["curated"]
     assert {"c-alone", "c-tabs"} <= set(ids) and "c-linked" not in ids and "c-broken" not in ids
     assert joined[4] == [] and joined[5] == [] and joined[6] == [] and [h["id"] for h in joined[7]] == ["c-tabs"]
+    assert [[h["id"] for h in hits] for hits in joined[8:]] == [["c-glob"], ["c-glob"], ["c-glob"], []]

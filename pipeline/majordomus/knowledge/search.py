@@ -11,6 +11,7 @@ text holds every word, and a record that cannot be read is passed over
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -77,10 +78,13 @@ def _match(words: list[str]) -> tuple[str, list[str]] | None:
     """The condition on a kept value's JSON text (`_read`'s list, as the index writes it: no ASCII
     escapes, no spaces) that every record matching `words` meets, so the index hands over those
     alone, to be matched here: a text's JSON is its characters' JSON one after the other, so a word
-    of the casefolded body or title is in the kept text as the word's JSON. None without words."""
+    of the casefolded body or title is in the kept text as the word's JSON. `GLOB '*word*'` (its
+    `*`, `?` and `[` in brackets), not `instr`: sqlite finds the word's first character with
+    `strcspn` (~0.6 of the time at 20,000 records). None without words."""
     if not words:
         return None
-    return " AND ".join("instr(search, ?) > 0" for _ in words), [json.dumps(w, ensure_ascii=False)[1:-1] for w in words]
+    return (" AND ".join("search GLOB ?" for _ in words),
+            ["*" + re.sub(r"[*?[]", r"[\g<0>]", json.dumps(w, ensure_ascii=False)[1:-1]) + "*" for w in words])
 
 
 def _read(path: str) -> list[str] | None:
