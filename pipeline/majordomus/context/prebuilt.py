@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 FILE = "briefing.prebuilt.json"
 OWN_CACHE = "own.cache.json"  # the branch's own paths (`own`), by the refs they were computed from
-VERSION = 2  # 2: a source that is one of `repo`'s paths is kept as its place in `repo`
+VERSION = 1
 LIMIT = 1 << 24  # bytes the prebuilt file may hold
 TAIL_LIMIT = 1 << 18  # ledger bytes appended since the build a check reads, at most
 WALK_LIMIT = 5_000  # files of an untracked folder under .ai/repo stamped, at most
@@ -235,18 +235,14 @@ def save(ws: Workspace, prepared: Prepared, text: str, seen: Seen, episode: str 
     first, _, body = text.partition("\n")
     status = prepared.status
     changed = prepared.changed() if seen.targets else frozenset()  # asks for the branch's own paths
-    repo = sorted(p for p in status.paths if _in_repo(p))
-    places = {p: i for i, p in enumerate(repo)}
     record = {
         "v": VERSION, "body": body,
         "head": status.head.sha, "branch": status.head.branch,
-        "repo": repo,
+        "repo": sorted(p for p in status.paths if _in_repo(p)),
         "targets": sorted(seen.targets),
         "own": relevant(prepared.own or frozenset(), seen.targets),
         "relevant": relevant(changed, seen.targets),
-        # a changed path under .ai/repo (at 1M hundreds: each record a close wrote, untracked) by
-        # its place in "repo", not its name again: the next start reads the file whole
-        "sources": [places.get(name, name) for name in (_named(ws, p) for p in prepared.sources)],
+        "sources": [_named(ws, p) for p in prepared.sources],
         "stamps": [_settled(p, kept) for p, kept in zip(prepared.sources, prepared.stamps)],
         "ledger": prepared.ledger, "episodes": " " + " ".join(sorted(seen.episodes)) + " ",
     }
@@ -313,15 +309,15 @@ def reuse(ws: Workspace, episode: str, source: str, status: git.Status) -> str |
         targets = record["targets"]
         if targets and sorted(set(relevant(status.paths, targets)) | set(record["own"])) != record["relevant"]:
             return None
-        sources, stamps, repo = record["sources"], record["stamps"], record["repo"]
+        sources, stamps = record["sources"], record["stamps"]
         root = os.fspath(ws.root)  # joined as text: no path object for each of the sources
-        if len(sources) != len(stamps) or not filecache.all_vouched(
-                stamps, [os.path.join(root, repo[rel] if type(rel) is int else rel) for rel in sources]):
+        if len(sources) != len(stamps) or not filecache.all_vouched(stamps, [os.path.join(root, rel)
+                                                                          for rel in sources]):
             return None
         if not _ledger_unchanged(ws, record["ledger"], record["episodes"]) or ws.foreign_local():
             return None
         text = f"# {single(heading(episode, source))}\n" + record["body"]
-    except (KeyError, TypeError, AttributeError, IndexError):
+    except (KeyError, TypeError, AttributeError):
         return None  # not a file this module wrote
     # within the room `fit` leaves, nothing was cut for this heading either, and the client's
     # count leaves `capped` nothing to cut: the text a fresh composition would give
