@@ -14,7 +14,9 @@ from lifecycle import age, end, start
 
 HEAVY = {"subprocess", "typing", "doit", "sqlite3", "yaml", "jinja2", "dataclasses", "string", "threading",
          "locale", "selectors", "inspect", "ast", "urllib.parse", "ipaddress",
-         "re", "enum", "fnmatch", "json"}  # `json`'s modules compile patterns: `lean.json` runs `_json`
+         "json"}  # `json`'s modules compile patterns: `lean.json` runs `_json`
+if sys.version_info < (3, 12):  # a later pathlib uses `re` at import (`lean.pathlib_alone`)
+    HEAVY |= {"re", "enum", "fnmatch"}
 
 
 def _start(repo: Repo, episode: str, trace: Path) -> tuple[subprocess.CompletedProcess[bytes], set[str]]:
