@@ -27,9 +27,10 @@ from majordomus.store import index as store_index
 from majordomus.store.filecache import FileCache, lstat
 from majordomus.store.index import Index
 from majordomus.store.workspace import Workspace
+from majordomus.base.lean import pattern
 
-_BRANCH = re.compile(r"^(?:    )?branch(?:_close)?:[ \t]*(.*)$", re.M)  # each span's, newest last
-_EVIDENCE = re.compile(rb"^Evidence: [\w.]+ at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\.[ \t]*$", re.M)
+_BRANCH = pattern(r"^(?:    )?branch(?:_close)?:[ \t]*(.*)$", re.M)  # each span's, newest last
+_EVIDENCE = pattern(rb"^Evidence: [\w.]+ at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\.[ \t]*$", re.M)
 CACHE = "queue.cache.json"
 _VERSION = 5  # of what an entry holds: raise it when the fields read change
 HEAD_LIMIT = 1 << 16  # what is read of a record for its front matter (`records.front`'s bound)
@@ -117,7 +118,7 @@ def _record_branch(path: Path) -> list[str | None] | None:
     except OSError:
         return None
     front, _, _ = head.partition("\n---")
-    found = _BRANCH.findall(front)
+    found = _BRANCH().findall(front)
     return [_scalar(found[-1]) or None] if found else None
 
 
@@ -139,7 +140,7 @@ def _front(path: Path | str, head: bytes | None = None) -> list[Any] | None:
     fields = {k: str(meta[k]) for k in _FIELDS if meta.get(k) is not None}
     if fields.get("status", "candidate") != "candidate":
         return [{"status": fields["status"]}, None, raw]  # not in the queue: its status is all that counts
-    stamps = _EVIDENCE.findall(head)
+    stamps = _EVIDENCE().findall(head)
     if stamps:
         fields["ts"] = stamps[-1].decode("ascii")
     prov = meta.get("provenance")
