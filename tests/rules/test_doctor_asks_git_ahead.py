@@ -77,3 +77,44 @@ def test_the_sessions_folder_is_listed_once_a_run(repo: Repo, monkeypatch: pytes
     unresolved = [(file, what) for file, what in found if "does not resolve" in what]
     assert unresolved == [(".ai/repo/knowledge/candidates/e6-000000000006.md",
                            "session:e8 does not resolve: no ledger line of episode e8 and no .ai/repo/sessions/e8.md")]
+
+
+_AT_REST = """
+import sys
+from majordomus.cli.main import main
+sys.argv = ["majordomus", "doctor"]
+try:
+    main()
+except SystemExit:
+    pass
+from majordomus.base import transcript
+from majordomus.knowledge import anchored, integrity, queue
+from majordomus.rules import dispatch
+asked = {"transcript._MARKER": transcript._MARKER, "integrity._REJECTED": integrity._REJECTED,
+         "queue._EVIDENCE": queue._EVIDENCE, "anchored._HEX": anchored._HEX, "dispatch._FIX": dispatch._FIX}
+print(sorted(name for name, get in asked.items()
+             if any(isinstance(c.cell_contents, list) and c.cell_contents for c in get.__closure__ or ())),
+      file=sys.stderr)
+"""
+
+
+def test_doctor_at_rest_compiles_no_pattern_that_only_a_record_read_needs(repo: Repo) -> None:
+    """The patterns a record read (or a policy problem) asks for are compiled on first use
+    (`lean.pattern`): doctor, reading no record on most runs, compiles none of them; one that reads
+    a record compiles what it reads with and finds what it found."""
+    import subprocess
+    import sys
+    import time
+
+    from rules_helpers import write_candidate
+
+    path = write_candidate(repo, "e5-000000000005")
+    time.sleep(2.1)  # every file settled: the index vouches for them
+    assert repo.mj("doctor").returncode == 0
+    rest = subprocess.run([sys.executable, "-c", _AT_REST], cwd=repo.root, capture_output=True, text=True)
+    assert rest.stderr.strip().splitlines()[-1] == "[]", rest.stderr
+    path.write_text(path.read_text(encoding="utf-8").replace("A decision of e5-000000000005\n",
+                                                             "Human: a quoted turn\n"), encoding="utf-8")
+    read = subprocess.run([sys.executable, "-c", _AT_REST], cwd=repo.root, capture_output=True, text=True)
+    assert "transcript._MARKER" in read.stderr.strip().splitlines()[-1], read.stderr
+    assert "transcript" in read.stdout, read.stdout  # the marker found: the record refused as a quotation

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 
+from majordomus.base.lean import pattern
+
 SPEAKERS = ("Human", "Assistant", "User", "System")
 TAGS = ("system-reminder", "function_calls", "tool_use", "tool_result")
 
-_MARKER = re.compile(
+_MARKER = pattern(  # compiled when a text is first asked: doctor reads none on most runs
     r"(?m)^[ \t]*(?:" + "|".join(SPEAKERS) + r"):"
     r"|</?(?:" + "|".join(re.escape(t) for t in TAGS) + r")\b"
 )
@@ -15,7 +17,7 @@ _MARKER = re.compile(
 
 def marker_in(text: str) -> str | None:
     """The first transcript marker in `text`, or None."""
-    found = _MARKER.search(text or "")
+    found = _MARKER().search(text or "")
     return found.group(0).strip() if found else None
 
 

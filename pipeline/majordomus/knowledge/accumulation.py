@@ -21,6 +21,7 @@ from majordomus.store import facts as store_facts
 from majordomus.store import records as store_records
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
+from majordomus.base.lean import pattern
 
 if TYPE_CHECKING:
     from typing import NamedTuple
@@ -30,7 +31,7 @@ else:
 KEYS = ("knowledge.candidates_max_files", "knowledge.candidate_max_age_minutes")
 STAMP = "%Y-%m-%dT%H:%M:%SZ"  # the ledger's `ts`
 _STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z", re.ASCII)
-_DATE = re.compile(r"^date:\s*\"?(\d{4}-\d{2}-\d{2})\"?\s*$", re.M)
+_DATE = pattern(r"^date:\s*\"?(\d{4}-\d{2}-\d{2})\"?\s*$", re.M)
 
 
 class Age(NamedTuple):  # no dataclass on the reader paths (docs/PERFORMANCE.md, imports)
@@ -150,7 +151,7 @@ def date_age(path: str) -> Age | None:
         head = read_regular(path, 4096).decode("utf-8", errors="replace")
     except OSError:
         return None
-    match = _DATE.search(head)
+    match = _DATE().search(head)
     since = epoch(match.group(1), "%Y-%m-%d") if match else None
     if since is None:
         return None

@@ -16,11 +16,11 @@ may be stale. When HEAD moves forward, `extend` adds the new commits alone (`git
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.git import Logged
+from majordomus.base.lean import pattern
 
 if TYPE_CHECKING:
     from typing import Any, NamedTuple
@@ -28,8 +28,8 @@ else:
     from majordomus.base.lean import NamedTuple
 
 _WORDS = {"M": "modified", "A": "added", "D": "deleted", "T": "modified"}
-_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
-_HEX = re.compile(r"[0-9a-f]{1,100000}")
+_SHA = pattern(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_HEX = pattern(r"[0-9a-f]{1,100000}")
 
 
 def then(before: str | None, after: str) -> str:
@@ -58,7 +58,7 @@ def _mask(value: int) -> int | str:
 def _unmask(value: Any) -> int:
     if type(value) is int and 0 <= value <= 1 << 24:
         return (1 << value) - 1
-    if isinstance(value, str) and _HEX.fullmatch(value):
+    if isinstance(value, str) and _HEX().fullmatch(value):
         return int(value, 16)
     raise ValueError("not a mask")
 
@@ -155,7 +155,7 @@ class Walk:
         """The walk of a `kept` form; ValueError (or a KeyError, TypeError) when it is not one."""
         walk = cls(str(data["base"]), ())
         walk.head = str(data["head"])
-        if not (_SHA.fullmatch(walk.base) and _SHA.fullmatch(walk.head)):
+        if not (_SHA().fullmatch(walk.base) and _SHA().fullmatch(walk.head)):
             raise ValueError("not a commit")
         walk.log = [(str(sha), str(subject)) for sha, subject in data["log"]]
         walk.names = {str(name): {str(a) for a in anchors} for name, anchors in data["names"].items()}

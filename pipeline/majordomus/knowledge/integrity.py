@@ -18,7 +18,6 @@ external and checked for form only.
 from __future__ import annotations
 
 import os
-import re
 import time
 from functools import partial
 from pathlib import Path
@@ -34,6 +33,7 @@ from majordomus.knowledge.references import Ref, Resolver, Sessions
 from majordomus.store import index, records
 from majordomus.store.facts import Facts
 from majordomus.store.workspace import Workspace
+from majordomus.base.lean import pattern
 
 RULE = "majordomus.knowledge-integrity"
 RECORD_PREFIX = "knowledge"  # knowledge:<id> names a record of the store: resolved against its ids
@@ -41,7 +41,7 @@ VIEW_VERSION = 3  # of `_local`'s answer: raise it when what it keeps or finds c
 # what `_local` leaves out of its answer when it is empty, as most records' are: the index keeps
 # 20,000 answers at a million ledger lines, and doctor decodes them all on every run
 _EMPTY_LEFT_OUT = ("findings", "name", "to_records", "cited")
-_REJECTED = re.compile(r"(?m)^# Rejected[ \t]*\n(?=[\s\S]*\S)")
+_REJECTED = pattern(r"(?m)^# Rejected[ \t]*\n(?=[\s\S]*\S)")
 
 
 class Report:
@@ -249,7 +249,7 @@ def _local(folder_name: str, prefix: str, screen: leaks.Screen, path: str) -> di
         by = meta.get("superseded_by")
         if isinstance(by, str) and by:
             got["by"] = by
-        elif not (_REJECTED.search(rec.body) or any(a.get("act") in ("rejected", "retired") for a in acts)):
+        elif not (_REJECTED().search(rec.body) or any(a.get("act") in ("rejected", "retired") for a in acts)):
             finding("superseded_by", "superseded, but names no superseded_by and records no "
                     "rejection", f"`majordomus knowledge reject {stem} --reason \"…\"`, or add "
                     "superseded_by: <id>")

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, pattern
 from majordomus.base.fsio import read_regular
 from majordomus.base.ids import ID_PATTERN
 from majordomus.store import records
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 else:
     from majordomus.base.lean import NamedTuple
 
-_BRANCH = re.compile(r"^(?:    )?branch(?:_close)?:[ \t]*(.*)$", re.M)  # each span's, newest last
-_EVIDENCE = re.compile(rb"^Evidence: [\w.]+ at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\.[ \t]*$", re.M)
+_BRANCH = pattern(r"^(?:    )?branch(?:_close)?:[ \t]*(.*)$", re.M)  # each span's, newest last
+_EVIDENCE = pattern(rb"^Evidence: [\w.]+ at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\.[ \t]*$", re.M)
 CACHE = "queue.cache.json"
 _VERSION = 5  # of what an entry holds: raise it when the fields read change
 HEAD_LIMIT = 1 << 16  # what is read of a record for its front matter (`records.front`'s bound)
@@ -122,7 +122,7 @@ def _record_branch(path: Path) -> list[str | None] | None:
     except OSError:
         return None
     front, _, _ = head.partition("\n---")
-    found = _BRANCH.findall(front)
+    found = _BRANCH().findall(front)
     return [_scalar(found[-1]) or None] if found else None
 
 
@@ -144,7 +144,7 @@ def _front(path: Path | str, head: bytes | None = None) -> list[Any] | None:
     fields = {k: str(meta[k]) for k in _FIELDS if meta.get(k) is not None}
     if fields.get("status", "candidate") != "candidate":
         return [{"status": fields["status"]}, None, raw]  # not in the queue: its status is all that counts
-    stamps = _EVIDENCE.findall(head)
+    stamps = _EVIDENCE().findall(head)
     if stamps:
         fields["ts"] = stamps[-1].decode("ascii")
     prov = meta.get("provenance")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 import os
-import re
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
@@ -20,9 +19,10 @@ from majordomus.knowledge import accumulation
 from majordomus.store.facts import Facts
 from majordomus.store.ledger import Line, ReadResult
 from majordomus.store.workspace import Workspace
+from majordomus.base.lean import pattern
 
 Sessions = Callable[[], Iterable["os.DirEntry[str]"]]  # the sessions folder's entries, listed once a run
-_SHA = re.compile(r"^[0-9a-f]{4,64}\Z")
+_SHA = pattern(r"^[0-9a-f]{4,64}\Z")
 _STAMPED = ("ts", "event", "session")  # a line's own keys: `Line` holds them apart from its data
 
 
@@ -132,7 +132,7 @@ class Resolver:
                     what = "task" if prefix == "task" else "decision.recorded"
                     why = f"no {what} line names task {target} in the ledger"
             elif prefix == "commit" and target not in commits:
-                why = "no such commit in this repository" if _SHA.match(target) else "not a commit sha"
+                why = "no such commit in this repository" if _SHA().match(target) else "not a commit sha"
             elif prefix == "file" and target not in files:
                 why = "no such path in the tree or its history"
             if why:
@@ -176,7 +176,7 @@ class Resolver:
 
     def _commits(self, shas: set[str]) -> set[str]:
         """The shas that name commits: one `git cat-file --batch-check` for all of them."""
-        asked = sorted(s for s in shas if _SHA.match(s))
+        asked = sorted(s for s in shas if _SHA().match(s))
         self.commit_refs = len(shas)
         if not asked:
             return set()

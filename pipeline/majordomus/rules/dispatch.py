@@ -24,10 +24,11 @@ from majordomus.rules import vendor
 from majordomus.rules.ruleset import MACHINERY, Rule, RuleSet
 from majordomus.rules.validators import REGISTRY, Context, Verdict
 from majordomus.store.workspace import Workspace
+from majordomus.base.lean import pattern
 
 DOCTOR_BUDGET_MS = 2000.0  # doctor's whole run, reported against on every run
 POLICY = "majordomus.policy"  # the rule id of findings about the policy file
-_FIX = re.compile(r": (?=set it to |did you mean |remove it|fix that line|fix it)")
+_FIX = pattern(r": (?=set it to |did you mean |remove it|fix that line|fix it)")
 
 
 class Ran(NamedTuple):
@@ -90,7 +91,7 @@ def _policy(ws: Workspace) -> list[Finding]:
     found = []
     for key, message in policy.problems:
         text = message.replace(str(ws.policy_path), rel)
-        cut = _FIX.search(text)
+        cut = _FIX().search(text)
         what, fix = (text[:cut.start()], text[cut.end():]) if cut else (text, f"edit {rel}")
         where = re.match(rf"({re.escape(rel)}(?::\d+)?): ", what)
         file = where.group(1) if where else rel
