@@ -517,3 +517,23 @@ def test_a_held_run_checks_a_folder_file_by_file_once(repo: Repo, monkeypatch: p
     assert index._held == set()
     index.release()
     index.close()
+
+
+def test_a_view_of_a_few_names_is_the_whole_view_s_rows_of_them(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`view` with up to FEW names looks them up in SQL: the rows the whole view gives them, a name
+    not in the folder left out, whether the values are kept or read now."""
+    from majordomus.store import listing, records
+
+    build(repo)
+    ws = Workspace(repo.root)
+    folder = ws.knowledge / "candidates"
+    names = records.names(folder)
+    some = [names[-1], names[0], "nothing-here.md"]
+    index = store_index.of(ws)
+    for _ in range(2):  # read now, then kept
+        few = index.view(folder, "summary", listing.SUMMARY, listing._summary, only=some)
+        whole = dict(index.view(folder, "summary", listing.SUMMARY, listing._summary))
+        with monkeypatch.context() as patched:
+            patched.setattr(store_index, "FEW", 0)
+            assert few == index.view(folder, "summary", listing.SUMMARY, listing._summary, only=some)
+        assert few == [(n, whole[n]) for n in sorted(some) if n in whole] and len(few) == 2

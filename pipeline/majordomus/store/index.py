@@ -69,6 +69,7 @@ if TYPE_CHECKING:  # annotations' names alone: `typing` is not imported on the h
 # A folder of fewer records is checked file by file every time (one `lstat` each, a millisecond),
 # so a record rewritten in place is seen at once; a bigger one is trusted to its stamp.
 SCAN_BELOW = 1000
+FEW = 500  # `view`'s `only` names up to this many are looked up in SQL (one parameter each)
 
 
 def _stale(view: str) -> str:
@@ -383,9 +384,13 @@ class Index:
         self._versions(db, view, version)
         self._check(db, folder, rel, force=each)
         cond, params = match if match is not None else ("1", ())
-        rows = db.execute(f"SELECT name, stamp, {view} FROM files WHERE folder = ? AND "
-                          f"({view} IS NULL OR stamp IS NULL OR ({cond})) ORDER BY name", (rel, *params)).fetchall()
         wanted = set(only) if only is not None else None
+        # a few names (a search's verified hits among thousands of records) looked up, not every row fetched
+        few = sorted(wanted) if wanted is not None and len(wanted) <= FEW else None
+        narrow = f" AND name IN ({','.join('?' * len(few))})" if few is not None else ""
+        rows = db.execute(f"SELECT name, stamp, {view} FROM files WHERE folder = ? AND "
+                          f"({view} IS NULL OR stamp IS NULL OR ({cond})){narrow} ORDER BY name",
+                          (rel, *params, *(few or ()))).fetchall()
         where = os.fspath(folder) + os.sep
         found: list[tuple[str, Any]] = []
         fresh: list[tuple[Any, ...]] = []
