@@ -369,20 +369,26 @@ def test_a_file_dated_past_64_bits_of_nanoseconds_is_kept_and_checked(repo: Repo
     index.close()
 
 
+def _queue_with_four_more(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> Workspace:
+    """The built store and four candidates more, no input too recent to vouch for itself (the
+    index answers)."""
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    build(repo)
+    for k in range(4):
+        _write(repo, "candidates", f"e9-{k:012d}", f"Tabs number {k}")
+    return Workspace(repo.root)
+
+
 def test_the_head_cut_in_sql_is_the_head_of_the_whole_queue(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     """`knowledge candidates` without --all orders and cuts the queue in SQL (`agenda.head`): each
     head is the first rows of the whole queue ordered in Python, with the same count and the same
     untracked candidates, through the index and without it."""
-    monkeypatch.setattr(filecache, "RACY_NS", 0)  # no input too recent to vouch for itself: the index answers
-    monkeypatch.setattr(filecache, "FINE_NS", 0)
     from majordomus.base import git
     from majordomus.knowledge import agenda
     from majordomus.readers import answers
 
-    build(repo)
-    for k in range(4):
-        _write(repo, "candidates", f"e9-{k:012d}", f"Tabs number {k}")
-    ws = Workspace(repo.root)
+    ws = _queue_with_four_more(repo, monkeypatch)
     whole, total, untracked = answers.head(ws, None)
     assert total == len(whole) > 4 and untracked
     cut = agenda.head(ws, git.branch(ws.root), 1)
@@ -399,14 +405,9 @@ def test_the_whole_queue_decodes_the_values_its_query_brought(repo: Repo, monkey
     """`--json` lists every entry of the queue with its title and class from the value the queue's
     query brings with each row (`LISTED_KEPT`): a title edited in place is the new one, and a kept
     value that is not JSON leaves its entries to the files, whose answer is the same."""
-    monkeypatch.setattr(filecache, "RACY_NS", 0)  # no input too recent to vouch for itself: the index answers
-    monkeypatch.setattr(filecache, "FINE_NS", 0)
     from majordomus.readers import answers
 
-    build(repo)
-    for k in range(4):
-        _write(repo, "candidates", f"e9-{k:012d}", f"Tabs number {k}")
-    ws = Workspace(repo.root)
+    ws = _queue_with_four_more(repo, monkeypatch)
     whole = answers.head(ws, None)
     assert {"Tabs number 2"} <= {e["title"] for e in whole[0]}
     assert {tuple(e) for e in whole[0]} == {("id", "title", "class", "branch", "age_minutes", "age_source", "age_detail",

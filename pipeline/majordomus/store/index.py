@@ -309,21 +309,9 @@ class Index:
                     (*rels, *params)).fetchall()
             finally:
                 db.execute("COMMIT")
-            found: list[tuple[str, Any]] = []
-            kept: list[str] = []
-            fresh: list[tuple[Any, ...]] = []
             where = {rel: os.fspath(folder) + os.sep for folder, rel in zip(folders, rels)}
-            for _, folder_rel, name, _, kept_stamp, value in rows:
-                if value is not None and kept_stamp is not None:
-                    found.append((name, None))
-                    kept.append(value)
-                    continue
-                got = read(where[folder_rel] + name)
-                found.append((name, got))
-                kept.append("null")
-                if kept_stamp is not None:  # a file too recent to vouch for itself is read each time
-                    fresh.append(_kept(got, None, folder_rel, name))
-            values = _decoded(found, kept)
+            values, fresh = _kept_or_read(((folder_rel, name, where[folder_rel] + name, kept_stamp, value)
+                                           for _, folder_rel, name, _, kept_stamp, value in rows), read, None)
             if fresh:
                 with _transaction(db):
                     db.executemany(_update(view, False), fresh)
@@ -392,22 +380,8 @@ class Index:
                           f"({view} IS NULL OR stamp IS NULL OR ({cond})){narrow} ORDER BY name",
                           (rel, *params, *(few or ()))).fetchall()
         where = os.fspath(folder) + os.sep
-        found: list[tuple[str, Any]] = []
-        fresh: list[tuple[Any, ...]] = []
-        kept: list[str] = []  # the kept values, decoded together below
-        for name, kept_stamp, value in rows:
-            if wanted is not None and name not in wanted:
-                continue
-            if value is not None and kept_stamp is not None:
-                found.append((name, None))
-                kept.append(value)
-                continue
-            got = read(where + name)
-            found.append((name, got))
-            kept.append("null")
-            if kept_stamp is not None:  # a file too recent to vouch for itself is read each time
-                fresh.append(_kept(got, keys, rel, name))
-        found = _decoded(found, kept)
+        found, fresh = _kept_or_read(((rel, name, where + name, kept_stamp, value) for name, kept_stamp, value in rows
+                                      if wanted is None or name in wanted), read, keys)
         if fresh:
             with _transaction(db):
                 db.executemany(_update(view, keys is not None), fresh)
@@ -614,6 +588,27 @@ def _wrong(db: sqlite3.Connection) -> str | None:
     except sqlite3.DatabaseError as exc:
         return f"unreadable ({exc})"
     return None
+
+
+def _kept_or_read(rows: Iterable[tuple[str, str, str, Any, str | None]], read: Reader,
+                  keys: Keys | None) -> tuple[list[tuple[str, Any]], list[tuple[Any, ...]]]:
+    """Each row's (folder, name, path, kept stamp, kept value) answer: the kept value where the
+    stamp vouches for it, else the file read now, and the rows to keep again (a file too recent
+    to vouch for itself is read each time, its answer kept unvouched)."""
+    found: list[tuple[str, Any]] = []
+    kept: list[str] = []  # the kept values, decoded together
+    fresh: list[tuple[Any, ...]] = []
+    for rel, name, path, kept_stamp, value in rows:
+        if value is not None and kept_stamp is not None:
+            found.append((name, None))
+            kept.append(value)
+            continue
+        got = read(path)
+        found.append((name, got))
+        kept.append("null")
+        if kept_stamp is not None:
+            fresh.append(_kept(got, keys, rel, name))
+    return _decoded(found, kept), fresh
 
 
 def _decoded(found: list[tuple[str, Any]], kept: list[str]) -> list[tuple[str, Any]]:
