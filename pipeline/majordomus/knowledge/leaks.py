@@ -28,7 +28,7 @@ from typing import Any
 from majordomus.base import fsio, git
 from majordomus.base.credentials import credential_in, identity
 from majordomus.knowledge.export import BEGIN, END
-from majordomus.store.filecache import FileCache, content_digest, lstat
+from majordomus.store.filecache import FileCache, answer, content_digest, lstat
 from majordomus.store.workspace import Workspace
 
 AGENTS_MD = "AGENTS.md"
@@ -102,13 +102,10 @@ class Screen:
                 st = lstat_(self._root + rel)
             except OSError:
                 continue
-            entry = entries.get(name)  # `FileCache.get`, without a call a file (20,000 at 1M)
-            if isinstance(entry, list) and len(entry) >= 5 and entry[0] == st.st_ino and entry[1] == st.st_size \
-                    and entry[2] == st.st_mtime_ns and entry[3] == st.st_ctime_ns:
-                kind = entry[4]
-                if kind is None or isinstance(kind, str):
-                    seen.add(name)
-                    found[rel] = kind
+            hit, kind = answer(entries.get(name), st)  # `FileCache.get`, its folder looked up once
+            if hit and (kind is None or isinstance(kind, str)):
+                seen.add(name)
+                found[rel] = kind
         return found
 
     def _marker(self) -> list[Any]:

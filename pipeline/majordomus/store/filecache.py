@@ -53,11 +53,7 @@ class FileCache:
 
     def get(self, folder: str, name: str, st: os.stat_result) -> tuple[bool, Any]:
         """(hit, value) of the file `name` in `folder` whose stat is `st`."""
-        entry = self.folders.get(folder, {}).get(name)
-        if isinstance(entry, list) and len(entry) >= 5 and entry[0] == st.st_ino and entry[1] == st.st_size \
-                and entry[2] == st.st_mtime_ns and entry[3] == st.st_ctime_ns:
-            return True, entry[4]
-        return False, None
+        return answer(self.folders.get(folder, {}).get(name), st)
 
     def get_content(self, folder: str, name: str, digest: str) -> tuple[bool, Any]:
         """(hit, value) of the file `name` in `folder` whose bytes have `digest` (`content_digest`):
@@ -181,6 +177,15 @@ def vouched(kept: Any, path: Path | str) -> bool:
     if isinstance(kept, list) and kept[:1] == ["i"]:
         return identity(path) == kept
     return unchanged(kept, path)
+
+
+def answer(entry: Any, st: os.stat_result) -> tuple[bool, Any]:
+    """(hit, value) of a kept entry (`FileCache.folders[folder][name]`) for the file whose stat is
+    `st`: `get` for a reader that looks a folder's entries up itself, a call a file fewer."""
+    if isinstance(entry, list) and len(entry) >= 5 and entry[0] == st.st_ino and entry[1] == st.st_size \
+            and entry[2] == st.st_mtime_ns and entry[3] == st.st_ctime_ns:
+        return True, entry[4]
+    return False, None
 
 
 def all_vouched(kept: list[Any], paths: Iterable[str]) -> bool:
