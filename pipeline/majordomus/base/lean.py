@@ -243,7 +243,10 @@ class Json:
                 text = s
             if isinstance(text, str) and not text.startswith("\ufeff"):
                 try:
-                    value, end = self.raw_decode(text, len(text) - len(text.lstrip(" \t\n\r")))
+                    start = 0
+                    while text[start:start + 1] in (" ", "\t", "\n", "\r"):  # json's leading whitespace,
+                        start += 1  # not a copy of a text of megabytes to find it
+                    value, end = self.raw_decode(text, start)
                     if not text[end:].strip(" \t\n\r"):
                         return value
                 except Exception:  # noqa: BLE001, S110 - the real module says why, as it always does
