@@ -110,51 +110,64 @@ def ages(ws: Workspace) -> list[tuple[str, Age | None]] | None:
     if rows is None:
         return None
     folders = {ws.rel(f): os.fspath(f) + os.sep for f in (ws.candidates, ws.curated)}
-    tail = found.tail.derived  # a last line being written is in no table
-    kept: dict[tuple[Any, Any, Any], Age] = {}  # one derivation dates many entries alike: one Age each
+    dating = _Ages(found)
     aged: list[tuple[str, Age | None]] = []
     undated: list[tuple[int, str]] = []
     for folder, name, ts, number, since in rows:
-        if since is None and name in tail:
-            ts, number, since = tail[name]
-        rid = name[:-3] if name.endswith(".md") else os.path.splitext(name)[0]
-        age = None
-        if since is None:
+        age = dating.of(name, ts, number, since)
+        if age is None:
             undated.append((len(aged), folders[folder] + name))
-        else:
-            age = kept.get((number, ts, since))
-            if age is None:
-                age = kept[number, ts, since] = Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
-        aged.append((rid, age))
-    if undated:  # the ledger names none of these: git's history, else the record's date (as `_dated`)
-        from_git = accumulation.commit_ages(ws)
-        for i, path in undated:
-            aged[i] = (aged[i][0], from_git.get(path.rpartition(os.sep)[2]) or accumulation.date_age(path))
+        aged.append((name[:-3] if name.endswith(".md") else os.path.splitext(name)[0], age))
+    for (i, _), age in zip(undated, _undated(ws, [path for _, path in undated])):
+        aged[i] = (aged[i][0], age)
     return aged
+
+
+class _Ages:
+    """The review ages of the index's rows, from the ledger: a derivation line's (the last line,
+    being written, is in no table: from the facts' tail), one Age a line (it dates many entries)."""
+
+    __slots__ = ("tail", "kept")
+
+    def __init__(self, found: Any) -> None:
+        self.tail = found.tail.derived
+        self.kept: dict[tuple[Any, Any, Any], Age] = {}
+
+    def of(self, name: str, ts: Any, number: Any, since: Any) -> Age | None:
+        """None: the ledger names no derivation of it (`_undated`)."""
+        if since is None and name in self.tail:
+            ts, number, since = self.tail[name]
+        if since is None:
+            return None
+        age = self.kept.get((number, ts, since))
+        if age is None:
+            age = self.kept[number, ts, since] = Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
+        return age
+
+
+def _undated(ws: Workspace, paths: list[str]) -> list[Age | None]:
+    """The ages of records the ledger dates not: git's history, else the record's date."""
+    if not paths:
+        return []
+    from_git = accumulation.commit_ages(ws)
+    return [from_git.get(path.rpartition(os.sep)[2]) or accumulation.date_age(path) for path in paths]
 
 
 def _dated(ws: Workspace, found: Any, rows: Iterable[Sequence[Any]], wanted: Container[str] | None = None,
            placed: list[tuple[Any, ...]] | None = None) -> list[Row]:
     """`dated` of the index's `rows` (WAITING's or LISTED's), `found` the ledger's facts."""
     folders = {ws.rel(f): os.fspath(f) + os.sep for f in (ws.candidates, ws.curated)}
-    tail = found.tail.derived  # a last line being written is in no table
+    dating = _Ages(found)
     listed: list[Row] = []
     undated: list[int] = []
     contested: list[int] = []
-    ages: dict[tuple[Any, Any, Any], Age] = {}  # one derivation dates many entries alike: one Age each
     for folder, name, episode, when, ts, number, since, *more in rows:
         path = folders[folder] + name
         if wanted is not None and path not in wanted:
             continue
-        if since is None and name in tail:
-            ts, number, since = tail[name]
-        if since is None:
-            age = None
+        age = dating.of(name, ts, number, since)
+        if age is None:
             undated.append(len(listed))
-        else:
-            age = ages.get((number, ts, since))
-            if age is None:
-                age = ages[number, ts, since] = Age(since, "ledger", f"knowledge.derived at ledger line {number}, {ts}")
         tracked, source = True, "candidates"
         if more:
             source, tracked, *records = more
@@ -164,11 +177,8 @@ def _dated(ws: Workspace, found: Any, rows: Iterable[Sequence[Any]], wanted: Con
                 placed.append((episode, *records))
         listed.append(Row(path, name[:-3] if name.endswith(".md") else os.path.splitext(name)[0], episode, when,
                           age, folder + "/" + name, bool(tracked), source))
-    if undated:  # the ledger names none of these: git's history, else the record's date
-        from_git = accumulation.commit_ages(ws)
-        for i in undated:
-            row = listed[i]
-            listed[i] = row._replace(age=from_git.get(row.path.rpartition(os.sep)[2]) or accumulation.date_age(row.path))
+    for i, age in zip(undated, _undated(ws, [listed[i].path for i in undated])):
+        listed[i] = listed[i]._replace(age=age)
     if contested:  # a curated record waits when its status, read whole, is candidate
         entries = store_listing.Store(tuple(store_listing.Entry(listed[i].id, "curated", listed[i].path,
                                                                 listed[i].tracked, True, listed[i].rel)
