@@ -29,7 +29,7 @@ from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
 from majordomus.base.transcript import marker_in
 from majordomus.knowledge import leaks
-from majordomus.knowledge.references import Ref, Resolver, Sessions
+from majordomus.knowledge.references import Cites, Resolver, Sessions
 from majordomus.store import index, records
 from majordomus.store.facts import Facts
 from majordomus.store.workspace import Workspace
@@ -110,17 +110,19 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
 
     parsed = [(rel, got) for rel, got in seen if got.get("parsed")]
     by_id: dict[str, list[str]] = {}
-    refs: list[Ref] = []
+    cites: list[Cites] = []  # each record's references, with its episodes: resolved together
     supersessions: list[tuple[str, str, str]] = []  # (rel, own id, superseded_by)
     to_records: list[tuple[str, str, str]] = []  # (rel, field, knowledge:<id>): resolved in the store
-    for rel, got in parsed:
-        if isinstance(got.get("id"), str):
-            by_id.setdefault(got["id"], []).append(rel)
+    for rel, got in parsed:  # what most records hold is looked up, what few hold asked for
+        rid = got.get("id")
+        if isinstance(rid, str):
+            by_id.setdefault(rid, []).append(rel)
         if got.get("by"):
-            supersessions.append((rel, str(got.get("id")), got["by"]))
-        to_records += [(rel, fld, ref) for fld, ref in got.get("to_records", ())]
-        episodes = tuple(got.get("episodes", ()))
-        refs += [Ref(rel, fld, ref, episodes) for fld, ref in got.get("refs", ())]
+            supersessions.append((rel, str(rid), got["by"]))
+        if "to_records" in got:
+            to_records += [(rel, fld, ref) for fld, ref in got["to_records"]]
+        if got.get("refs"):
+            cites.append(Cites(rel, got["refs"], got.get("episodes", ())))
     listing = listing if listing is not None else git.Listing(ws.root)
     leaks.screen(ws, {rel: got.get("name") for rel, got in parsed}, finding, listing, screen)  # every other
     # tracked file, and the names of all
@@ -128,9 +130,8 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
     checked = time.perf_counter()
 
     for rid, rels in by_id.items():
-        if _reviewed_candidate(rels):  # an act leaves the candidate beside its reviewed record
-            continue
-        if len(rels) > 1:
+        if len(rels) > 1 and not _reviewed_candidate(rels):  # an act leaves the candidate beside its
+            # reviewed record
             for rel in rels:
                 others = ", ".join(r for r in rels if r != rel)
                 finding(rel, "id", f"id {rid!r} is also the id of {others}",
@@ -148,8 +149,9 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
                     "name an existing record id (`majordomus knowledge candidates` lists the candidates), "
                     "or remove the relation")
     resolver = Resolver(ws, facts, listing, sessions)
-    cited = {rel: got.get("cited", {}) for rel, got in parsed}
-    unresolved = resolver.unresolved(refs)
+    unresolved = resolver.unresolved(cites)
+    cited = {rel: got.get("cited", {}) for rel, got in parsed} if any(
+        r.ref.startswith("commit:") for r, _ in unresolved) else {}  # the words of commits this clone lacks
     rewritten = resolver.rewritten([(r, cited.get(r.rel, {}).get(r.ref[7:])) for r, _ in unresolved
                                     if r.ref.startswith("commit:")])
     for r, why in unresolved:
@@ -170,7 +172,7 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
                 "correct the reference, or remove it if the evidence is gone")
     done = time.perf_counter()
     report.counters = {
-        "records": len(parsed), "references": len(refs), "commit_refs": resolver.commit_refs,
+        "records": len(parsed), "references": sum(len(c.refs) for c in cites), "commit_refs": resolver.commit_refs,
         "file_refs": resolver.file_refs, "ledger_lines": resolver.ledger_lines,
         "git_processes": resolver.git_processes, "screened": screen.screened, "findings": len(out),
         "ms_read": round((read_done - started) * 1000, 1), "ms_local": round((checked - read_done) * 1000, 1),

@@ -183,9 +183,10 @@ def screen(ws: Workspace, parsed: dict[str, str | None], finding: Callable[[str,
     git's, shared with the caller; `kept`: the caller's screen, which it saves."""
     cache = kept if kept is not None else Screen(ws)
     tracked = listing.under(".ai/repo") or []
-    known = cache.by_stats([rel for rel in tracked if rel not in parsed])  # a hit: this screen passed
-    # its name and answered its text
-    for rel in tracked:
+    others = [rel for rel in tracked if rel not in parsed]
+    known = cache.by_stats(others)  # a hit: this screen passed its name and answered its text
+    clean = len(known) == len(others) and not any(known.values()) and not any(parsed.values())
+    for rel in () if clean else tracked:  # nothing to report (a doctor at rest): no file looked at again
         if rel in parsed:
             kind = parsed[rel]
             if kind:
