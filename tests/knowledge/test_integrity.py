@@ -223,6 +223,29 @@ def test_a_trimmed_ledger_is_vouched_for_by_the_tracked_session_record(store: di
         "provenance.derived_from[1]", "provenance.derived_from[2]"]
 
 
+def test_one_reference_cited_by_many_records_is_judged_for_each_by_its_own_episode(store: dict[str, str],
+                                                                                 episode: Repo) -> None:
+    """A reference is resolved once, whoever cites it; whether a record's episode vouches for a task the
+    ledger does not name is still each record's own: the trimmed episode's record is vouched for,
+    the ledger's own episode's is not, and a reference cited twice is named twice."""
+    (episode.root / ".ai/repo/sessions/old.md").write_text("---\nid: old\n---\n", encoding="utf-8")
+    (episode.root / ".ai/repo/sessions/e1.md").write_text("---\nid: e1\n---\n", encoding="utf-8")
+    vouched = meta("old-aaaaaaaaaaaa", store)
+    vouched["provenance"]["derived_from"] = ["session:old", "task:t-gone", "commit:0123456789abcdef0123"]
+    put(episode, "candidates", "old-aaaaaaaaaaaa", vouched)
+    alone = meta("e1-bbbbbbbbbbbb", store)
+    alone["provenance"]["derived_from"] = ["session:e1", "task:t-gone", "file:no/such", "task:t-gone"]
+    rel = put(episode, "candidates", "e1-bbbbbbbbbbbb", alone)
+    code, findings = check(episode)
+    resolving = [(f["file"], f["field"], f["what"].split(" does not resolve")[0]) for f in findings
+                 if "does not resolve" in f["what"]]
+    assert code == 10 and resolving == [
+        (rel, "provenance.derived_from[1]", "task:t-gone"), (rel, "provenance.derived_from[2]", "file:no/such"),
+        (rel, "provenance.derived_from[3]", "task:t-gone")]
+    assert [f["field"] for f in findings if f["file"].endswith("old-aaaaaaaaaaaa.md")] == [
+        "provenance.derived_from[2]"]  # the commit it cites is not in this clone, advisory
+
+
 def test_commit_references_cost_one_git_query(store: dict[str, str], episode: Repo) -> None:
     shas = [episode.commit(f"c{i}") for i in range(5)]
     for i, sha in enumerate(shas * 4):
