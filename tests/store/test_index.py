@@ -538,3 +538,48 @@ def test_a_view_of_a_few_names_is_the_whole_view_s_rows_of_them(repo: Repo, monk
             patched.setattr(store_index, "FEW", 0)
             assert few == index.view(folder, "summary", listing.SUMMARY, listing._summary, only=some)
         assert few == [(n, whole[n]) for n in sorted(some) if n in whole] and len(few) == 2
+
+
+def test_an_answer_kept_beside_the_index_is_answered_while_nothing_writes_to_it(
+        repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`rows(..., kept=name)` keeps its answer beside the index (KEPT) with the index's state: asked
+    again of an index nothing wrote to, the kept answer is answered (a forged one here, to see it);
+    after any write to the index (another connection's, a record added) or in an index built
+    again, the query's own."""
+    ws = _queue_with_four_more(repo, monkeypatch)
+    sources = [([ws.candidates, ws.curated], "queue", queue._VERSION, queue._read, queue._keys)]
+    sql = ["SELECT name, q_when FROM files WHERE folder = :folder0 AND q_live = 1 ORDER BY name"]
+    path = repo.root.joinpath(*INDEX)
+
+    def ask() -> list[tuple[Any, ...]]:
+        found = store_index.of(ws).rows(sources, sql, {}, kept="asked")
+        assert found is not None
+        return found[0]
+
+    def forge() -> Any:
+        (kept,) = (ws.state / store_index.KEPT).iterdir()
+        key, state, answers = json.loads(kept.read_text())
+        kept.write_text(json.dumps([key, state, [[["forged.md", "x"], *answers[0]]]]))
+        return kept, key, state, answers
+
+    first = ask()
+    assert ("e9-000000000003.md", first[-1][1]) in first and ask() == first
+    forge()
+    assert ask() == [("forged.md", "x"), *first]  # kept while nothing wrote
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("UPDATE files SET q_when = 'y' WHERE name = 'e9-000000000003.md'")
+    db.close()
+    assert ask() == [row if row[0] != "e9-000000000003.md" else (row[0], "y") for row in first]
+    _write(repo, "candidates", "e9-000000000009", "Tabs number 9")
+    assert "e9-000000000009.md" in {name for name, _ in ask()}
+    assert ask() == ask()
+    kept, key, state, answers = forge()
+    store_index.of(ws).close()
+    store_index._OPEN.clear()
+    path.unlink()
+    assert "forged.md" not in {name for name, _ in ask()}  # built again: another nonce
+    with open(path, "rb") as handle:
+        counter = int.from_bytes(handle.read(28)[24:], "big")
+    kept.write_text(json.dumps([key, [state[0], counter], [[["forged.md", "x"], *answers[0]]]]))
+    assert "forged.md" not in {name for name, _ in ask()}

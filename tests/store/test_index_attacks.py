@@ -379,3 +379,30 @@ def test_a_reviewed_record_set_back_to_candidate_and_a_session_record_removed(re
     assert "Tabs are refused by the parser" in contested[0][1]
     (repo.root / ".ai" / "repo" / "sessions" / "e1.md").unlink()
     same(repo)
+
+
+@pytest.mark.parametrize("link", ["folder", "file"])
+def test_the_kept_answers_made_a_symlink_are_never_followed(repo: Repo, tmp_path: Path, link: str) -> None:
+    """The answers the index keeps beside it (`index.kept/`): a folder or a file there made a symbolic
+    link to elsewhere is neither read nor written through; the readers say the same."""
+    build(repo)
+    kept = same(repo)
+    said(repo)
+    folder = repo.root.joinpath(*STATE, "index.kept")
+    assert folder.is_dir() and list(folder.iterdir())
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    if link == "folder":
+        shutil.rmtree(folder)
+        folder.symlink_to(elsewhere)
+    else:
+        for kept_file in folder.iterdir():
+            (elsewhere / kept_file.name).write_text("[]")
+            kept_file.unlink()
+            kept_file.symlink_to(elsewhere / kept_file.name)
+    before = sorted((p.name, p.read_text()) for p in elsewhere.iterdir())
+    with sqlite3.connect(repo.root.joinpath(*INDEX)) as db:  # another state: each reader keeps its answer again
+        db.execute("INSERT INTO meta VALUES ('another', 'state')")
+    assert said(repo) == kept
+    assert said(repo) == kept
+    assert sorted((p.name, p.read_text()) for p in elsewhere.iterdir()) == before

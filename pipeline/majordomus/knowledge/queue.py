@@ -288,7 +288,8 @@ def dated_rows(ws: Workspace, aged: bool = False) -> list[Any] | None:
     """DATED's rows: LISTED's without the session records' columns (None as `listed_rows`); `aged`:
     AGED's."""
     found = store_index.of(ws).rows([([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys)],
-                                    [BEYOND, AGED if aged else DATED], {})
+                                    [BEYOND, AGED if aged else DATED], {},
+                                    kept="aged" if aged else "dated")
     return None if found is None or found[0][0][0] else found[1]
 
 
@@ -301,7 +302,7 @@ def listed_rows(ws: Workspace, kept: bool = False) -> list[Any] | None:
     found = store_index.of(ws).rows(
         [([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys),
          ([ws.sessions, ws.outbox / "sessions"], "branch", _BRANCH_VERSION, _branch_read, _branch_keys)],
-        [BEYOND, LISTED_KEPT if kept else LISTED], {})
+        [BEYOND, LISTED_KEPT if kept else LISTED], {}, kept="listed" if kept else "placed")
     return None if found is None or found[0][0][0] else found[1]
 
 
@@ -311,7 +312,7 @@ def headed_rows(ws: Workspace, branch: str | None, limit: int) -> list[Any] | No
     found = store_index.of(ws).rows(
         [([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys),
          ([ws.sessions, ws.outbox / "sessions"], "branch", _BRANCH_VERSION, _branch_read, _branch_keys)],
-        [BEYOND, HEADED], {"branch": branch, "limit": limit})
+        [BEYOND, HEADED], {"branch": branch, "limit": limit}, kept="headed")
     return None if found is None or found[0][0][0] else found[1]
 
 

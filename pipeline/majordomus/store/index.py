@@ -47,6 +47,7 @@ from stat import S_ISLNK, S_ISREG
 
 from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import fsio
+from majordomus.base.errors import FatalError
 from majordomus.store import filecache, records
 from majordomus.store.filecache import settled, stamp
 
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 FILE = "index.sqlite3"
+KEPT = "index.kept"  # the folder of the answers `rows` keeps (`_answered`)
 SCHEMA = 10  # of the tables: raise it when they change (a view's own version is kept per view)
 VIEWS = ("queue", "known", "summary", "search", "integrity", "branch")
 # The columns a view's reader also keeps of a file, beside its JSON, for a query to filter, join
@@ -114,6 +116,7 @@ class Index:
         self._db: sqlite3.Connection | None = None
         self._failed = False
         self._held: set[str] | None = None  # the folders a held run checked file by file (`hold`)
+        self._journal: str | None = None  # the database's journal mode (`_counter`)
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -164,6 +167,7 @@ class Index:
             for table in _TABLES:
                 db.execute(table)
             db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA),))
+            db.execute("INSERT INTO meta VALUES ('nonce', ?)", (os.urandom(8).hex(),))  # `_answered`'s
         return db
 
     def close(self) -> None:
@@ -399,14 +403,16 @@ class Index:
                 db.executemany(_update(view, keys is not None), fresh)
         return found
 
-    def rows(self, sources: Sequence[Source], queries: Sequence[str], params: dict[str, Any]
+    def rows(self, sources: Sequence[Source], queries: Sequence[str], params: dict[str, Any], kept: str = ""
              ) -> list[list[Any]] | None:
         """The rows each of `queries` selects once, for each source (folders, view, its version, its
         reader, its KEYED columns), the view of every record file of those folders is kept (in its
         KEYED columns too), so that a query filters, joins and orders what it needs without a value
         decoded: `:folder0`, `:folder1`, ... name the folders in a query, in the sources' order. A
         file too recent to vouch for itself is read again each time (its value kept only until the
-        next check). None when the index cannot be used."""
+        next check). `kept`: the answer is kept in a file of that name while the index keeps its state
+        (`_answered`), for queries that join thousands of rows to answer a few. None when the index
+        cannot be used."""
         db = self.db()
         named = dict(params)
         if db is None:
@@ -428,10 +434,61 @@ class Index:
                 if stale:
                     with _transaction(db):
                         db.executemany(_update(view), stale)
+            if kept:
+                return self._answered(db, queries, named, kept)
             return [db.execute(sql, named).fetchall() for sql in queries]
         except (sqlite3.Error, UnicodeError):  # a file name that is not UTF-8: read the files
             self._lost()
             return None
+
+    def _answered(self, db: sqlite3.Connection, queries: Sequence[str], named: dict[str, Any], name: str
+                  ) -> list[list[Any]]:
+        """The rows of `queries`, as kept in the file `name` (of KEPT) with the state of the index
+        they were read from, while the index is in that state: its nonce (`meta`) and SQLite's file
+        change counter (the database header's four bytes at offset 24, raised whenever the file is
+        unlocked after a transaction wrote to it, in a rollback journal's mode: SQLite's file format),
+        read while the query's read lock keeps every writer out. Else the queries run and their rows
+        are kept: a reader asking again of an index nothing wrote to since decodes one file, not
+        the joins of thousands of rows."""
+        key = json.dumps([list(queries), sorted(named.items())], separators=(",", ":"))
+        path = self.state / KEPT / f"{name}.json"
+        db.execute("BEGIN")  # the state and the rows read under one read lock
+        try:
+            row = db.execute("SELECT value FROM meta WHERE key = 'nonce'").fetchone()  # takes the lock
+            state = [row[0], self._counter(db)] if row is not None else None
+            if state is not None and state[1] is not None:
+                found = _kept_answer(path, key, state)
+                if found is not None:
+                    return found
+            answers = [db.execute(sql, named).fetchall() for sql in queries]
+        finally:
+            db.execute("COMMIT")
+        if state is None:  # the next reader keeps it, the nonce written once (a write: another state)
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('nonce', ?)", (os.urandom(8).hex(),))
+        elif state[1] is not None:
+            try:
+                text = json.dumps([key, state, answers], separators=(",", ":"), ensure_ascii=False)
+                fsio.atomic_write(path, text.encode("utf-8"), root=self.root)
+            except (OSError, TypeError, ValueError, UnicodeError, FatalError):  # a value JSON does not hold,
+                pass  # a full disk, a link where the folder or the file should be: the next reader asks SQL
+        return answers
+
+    def _counter(self, db: sqlite3.Connection) -> int | None:
+        """SQLite's file change counter of the index, as of the read lock the caller holds; None in a
+        journal mode that does not keep it (WAL)."""
+        if self._journal is None:
+            self._journal = str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+        if self._journal not in ("delete", "truncate", "persist"):
+            return None
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return None
+        try:
+            head = os.pread(fd, 4, 24)
+        finally:
+            os.close(fd)
+        return int.from_bytes(head, "big") if len(head) == 4 else None
 
     def values(self, folder: Path, view: str, names: Iterable[str]) -> dict[str, Any] | None:
         """What `view` keeps of the files `names` of `folder`, as `rows` just left it (decoded: the
@@ -629,6 +686,18 @@ def _decoded(found: list[tuple[str, Any]], kept: list[str]) -> list[tuple[str, A
     if not isinstance(values, list) or len(values) != len(kept):  # a value written by no reader of ours
         raise ValueError("the index holds a value that is not one JSON value")
     return [(name, got if value is None else value) for (name, got), value in zip(found, values)]
+
+
+def _kept_answer(path: Path, key: str, state: list[Any]) -> list[list[Any]] | None:
+    """The rows `_answered` kept in `path` for `key` at `state`, rows as tuples; None when it kept
+    none there (another state, another key of the same digest, no file, a file it did not write)."""
+    try:
+        found = json.loads(fsio.read_regular(path))
+        if isinstance(found, list) and len(found) == 3 and found[0] == key and found[1] == state:
+            return [[tuple(row) for row in rows] for rows in found[2]]
+    except (OSError, ValueError, TypeError):
+        pass
+    return None
 
 
 def _text(value: object) -> str:

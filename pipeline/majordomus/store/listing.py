@@ -425,7 +425,7 @@ def tally(ws: Workspace) -> Tally | None:
         folders = [ws.root / f for (f,) in db.execute("SELECT DISTINCT folder FROM listed ORDER BY folder")]
     except sqlite3.Error:
         return None
-    found = index.rows([(folders, "summary", SUMMARY, _summary, _summary_keys)], TALLY[:1], {})
+    found = index.rows([(folders, "summary", SUMMARY, _summary, _summary_keys)], TALLY[:1], {}, kept="tally")
     if found is None:
         return None
     (counts,) = found
