@@ -162,6 +162,10 @@ _VALUES: list[object] = [
     {}, [], "", 0, -1, 1.5, -0.0, 1e300, float("inf"), float("-inf"), True, False, None, "\u00e9\u2028\x7f\x00\"\\",
     "\ud800", {"a": [1, 2.25, {"b": None, "c": []}], "é": {"z": {}, "y": "\U0001f600"}},
     [[], {}, [[1]], {"k": [True]}], (1, "t"), {"b": 1, "a": 2}, "x" * 300,
+    # runs of scalars and empty containers between nested values, as a search hit has them
+    {"id": "a", "tracked": True, "changed": [], "how": {}, "t": (), "matched": ["title"], "n": None,
+     "currency": {"state": "current", "changed": [], "how": {}, "commits_since": 0}, "last": 1.5},
+    [1, [], {}, (), [2, []], "s", {"k": (), "l": [{}]}, None], [{"k": []}, {}, [{}]],
 ]
 
 

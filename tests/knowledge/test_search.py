@@ -132,3 +132,35 @@ def test_the_matches_joined_in_the_index_are_those_of_the_listing(repo: Repo, mo
     assert {"c-alone", "c-tabs"} <= set(ids) and "c-linked" not in ids and "c-broken" not in ids
     assert joined[4] == [] and joined[5] == [] and joined[6] == [] and [h["id"] for h in joined[7]] == ["c-tabs"]
     assert [[h["id"] for h in hits] for hits in joined[8:]] == [["c-glob"], ["c-glob"], ["c-glob"], []]
+
+
+def test_the_scan_of_the_kept_values_reads_the_search_s_own_index(repo: Repo) -> None:
+    """The kept values are scanned from the index `files_search_text` (folder, name, stamp and the
+    search's value), not from the rows, which hold every view's JSON; an index kept by the
+    version before it (schema 10, without it) is rebuilt, and answers the same."""
+    import sqlite3
+
+    from majordomus.knowledge import search as searching
+    from majordomus.store import index, listing
+    from majordomus.store.workspace import Workspace
+
+    build(repo)
+    expected = search(repo, "tabs")
+    path = repo.root / ".ai" / "local" / "state" / index.FILE
+    with sqlite3.connect(path) as db:
+        db.execute("DROP INDEX files_search_text")
+        db.execute("UPDATE meta SET value = '10' WHERE key = 'schema'")
+    db.close()
+    assert search(repo, "tabs") == expected
+    ws = Workspace(repo.root)
+    listing.listing(ws)
+    scans: list[str] = []
+    db = index.of(ws).db()
+    assert db is not None
+    db.set_trace_callback(scans.append)
+    assert [h["id"] for h in searching.search(ws, "tabs")] == [h["id"] for h in expected]
+    glob = [s for s in scans if "GLOB" in s]
+    assert glob and all("INDEXED BY files_search_text" in s for s in glob)
+    plan = db.execute("EXPLAIN QUERY PLAN SELECT stamp, search FROM files INDEXED BY files_search_text "
+                      "WHERE folder IN ('a', 'b') AND search GLOB '*x*'").fetchall()
+    assert "COVERING INDEX files_search_text" in str(plan)

@@ -294,6 +294,7 @@ class Json:
 
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))  # encoded by C as by Python
+_CONTAINERS = frozenset((dict, list, tuple))  # an empty one is `{}` or `[]` whatever the indent
 _ITEMS: dict[tuple[str, bool], Any] = {}  # by the indent of a container's items and ensure_ascii
 
 
@@ -311,10 +312,12 @@ def _items(pad: str, ascii_only: bool) -> Any:
 
 def _indent(value: Any, pad: str, step: str, ascii_only: bool, out: list[str]) -> None:
     """`json.dumps(value, indent=len(step))`'s text: json indents in Python, a generator step a
-    value (a queue of 8,000 entries, 100,000 values: ~50 ms); here a dict or a list of scalars
-    alone is one call of `_json`'s encoder, its separator the newline and indent of its level. A
-    value it does not know (a key not a string beside values that are not scalars, a subclass)
-    raises: `dumps` has the real module answer, or raise its own error."""
+    value (a queue of 8,000 entries, 100,000 values: ~50 ms); here each run of items that are
+    scalars or empty containers (which json writes as `[]` and `{}` at any indent) is one call of
+    `_json`'s encoder, its separator the newline and indent of its level: a dict or a list of such
+    items alone is one call, a search hit with a list and a dict in it three. A value it does not
+    know (a key not a string beside values that are not scalars, a subclass) raises: `dumps` has
+    the real module answer, or raise its own error."""
     kind = type(value)
     if kind is dict or kind is list or kind is tuple:
         if not value:
@@ -322,26 +325,45 @@ def _indent(value: Any, pad: str, step: str, ascii_only: bool, out: list[str]) -
             return
         inner = pad + step
         close = "}" if kind is dict else "]"
+        flat = _items(inner, ascii_only)
         if _SCALARS.issuperset(map(type, value.values() if kind is dict else value)):  # keys as json converts them
-            out.append(("{" if kind is dict else "[") + "\n" + inner
-                       + "".join(_items(inner, ascii_only)(value, 0))[1:-1] + "\n" + pad + close)
+            out.append(("{" if kind is dict else "[") + "\n" + inner + "".join(flat(value, 0))[1:-1]
+                       + "\n" + pad + close)
             return
         sep = ("{" if kind is dict else "[") + "\n" + inner
         if kind is dict:
             import _json
 
             text = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
+            run: dict[str, Any] = {}
             for key, item in value.items():
                 if type(key) is not str:  # json's conversion, or its TypeError
                     raise TypeError(type(key).__name__)
+                if type(item) in _SCALARS or (type(item) in _CONTAINERS and not item):
+                    run[key] = item
+                    continue
+                if run:
+                    out.append(sep + "".join(flat(run, 0))[1:-1])
+                    sep, run = ",\n" + inner, {}
                 out.append(sep + text(key) + ": ")
                 _indent(item, inner, step, ascii_only, out)
                 sep = ",\n" + inner
+            if run:
+                out.append(sep + "".join(flat(run, 0))[1:-1])
         else:
+            items: list[Any] = []
             for item in value:
+                if type(item) in _SCALARS or (type(item) in _CONTAINERS and not item):
+                    items.append(item)
+                    continue
+                if items:
+                    out.append(sep + "".join(flat(items, 0))[1:-1])
+                    sep, items = ",\n" + inner, []
                 out.append(sep)
                 sep = ",\n" + inner
                 _indent(item, inner, step, ascii_only, out)
+            if items:
+                out.append(sep + "".join(flat(items, 0))[1:-1])
         out.append("\n" + pad + close)
     elif kind in _SCALARS:
         out.append("".join(_items(pad, ascii_only)([value], 0))[1:-1])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from operator import itemgetter, or_
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,10 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
     if status is not None and status not in STATUSES:
         raise refused(f"status {status!r} refused: use one of {', '.join(STATUSES)}")
     words = [w.casefold() for w in text.split()]
-    hits: list[dict[str, Any]] = []
+    rank = {c: i for i, c in enumerate(CLASS_ORDER)}
+    # (whether not every word is in the title, the class's rank, date, id, hit): the hits are sorted
+    # by id, then newest first, then those with every word in the title first and by class
+    ranked: list[tuple[bool, int, str, str, dict[str, Any]]] = []
     match = _match(words)
     for entry, read in _candidates(ws, match):
         if read is None:
@@ -42,19 +46,22 @@ def search(ws: Workspace, text: str = "", cls: str | None = None, status: str | 
         title, rec_cls, rec_status, date, folded_body, folded_title = read
         if (cls is not None and rec_cls != cls) or (status is not None and rec_status != status):
             continue
-        if not all(w in folded_title or w in folded_body for w in words):
-            continue
-        matched = [name for name, where in (("title", folded_title), ("body", folded_body))
-                   if words and any(w in where for w in words)]
-        hits.append({"id": entry.id, "source": entry.source, "status": rec_status, "class": rec_cls,
-                     "title": title, "date": date, "path": entry.rel,
-                     "tracked": entry.tracked, "matched": matched})
-    rank = {c: i for i, c in enumerate(CLASS_ORDER)}
-    hits.sort(key=lambda h: h["id"])
-    hits.sort(key=lambda h: h["date"], reverse=True)
-    hits.sort(key=lambda h: (not (words and all(w in h["title"].casefold() for w in words)),
-                             rank.get(h["class"], len(rank))))
-    return hits
+        if words:
+            titled = [w in folded_title for w in words]
+            bodied = [w in folded_body for w in words]
+            if False in map(or_, titled, bodied):  # a word in neither
+                continue
+            matched = ["title"] * (True in titled) + ["body"] * (True in bodied)
+        else:
+            titled, matched = [False], []
+        ranked.append((False in titled, rank.get(rec_cls, len(rank)), date, entry.id,
+                       {"id": entry.id, "source": entry.source, "status": rec_status, "class": rec_cls,
+                        "title": title, "date": date, "path": entry.rel, "tracked": entry.tracked,
+                        "matched": matched}))
+    ranked.sort(key=itemgetter(3))
+    ranked.sort(key=itemgetter(2), reverse=True)
+    ranked.sort(key=itemgetter(0, 1))
+    return [hit for *_, hit in ranked]
 
 
 def _candidates(ws: Workspace, match: tuple[str, list[str]] | None) -> list[tuple[Entry, Any]]:

@@ -82,14 +82,23 @@ def _scalar(raw: str) -> str | None:
 
 
 _INT = pattern(r"(?:0|[1-9][0-9]{0,17})\Z")
+# A plain word that begins with a digit and holds a letter, as `yaml.dump` leaves an id such as
+# `0a1b-…` (the one writer quotes it): without '.', ':', '_', '+' or a space it is no float,
+# sexagesimal, timestamp nor decimal or octal int; `0x…` and `0b…` are left to YAML (its hex and
+# binary ints). PyYAML reads every other such word as the string.
+_DIGIT_WORD = pattern(r"(?!0[bx])[0-9][0-9-]*[A-Za-z][A-Za-z0-9-]*\Z")
 
 
 def _value(raw: str) -> str | int | None:
     """A scalar as YAML reads it, in the subset: a string, or a plain decimal integer (a review's
-    `seen: 0`) as the int YAML makes of it."""
+    `seen: 0`) as the int YAML makes of it. A plain word beginning with a digit (`_DIGIT_WORD`) is
+    read here, not in `scalar`, so the one writer keeps quoting it."""
     found = scalar(raw)
-    if found is None and _INT().match(raw):
-        return int(raw)
+    if found is None:
+        if _INT().match(raw):
+            return int(raw)
+        if _DIGIT_WORD().match(raw):
+            return raw
     return found
 
 

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
 
 FILE = "index.sqlite3"
 KEPT = "index.kept"  # the folder of the answers `rows` keeps (`_answered`)
-SCHEMA = 10  # of the tables: raise it when they change (a view's own version is kept per view)
+SCHEMA = 11  # of the tables: raise it when they change (a view's own version is kept per view)
 VIEWS = ("queue", "known", "summary", "search", "integrity", "branch")
 # The columns a view's reader also keeps of a file, beside its JSON, for a query to filter, join
 # and order the rows by without decoding them (`rows`): the queue's, whether a file waits for
@@ -64,6 +64,7 @@ VIEWS = ("queue", "known", "summary", "search", "integrity", "branch")
 # `majordomus context` and doctor count); a session record's,
 # whether it states a branch (1) and which (knowledge/queue.py); a record's summary, whether it
 # could be read (1), its status and its class (store/listing.py).
+SCANNED = ("search",)  # the views whose kept text a query scans (`listed_view`), each with its own index
 KEYED = {"queue": ("q_live", "q_episode", "q_when", "q_status"), "branch": ("b_named", "b_branch"),
          "summary": ("s_ok", "s_status", "s_class")}
 if TYPE_CHECKING:  # annotations' names alone: `typing` is not imported on the hooks' path
@@ -95,6 +96,9 @@ _TABLES = (
     "CREATE INDEX files_stamp ON files (folder, name, stamp)",
     # a query's rows (`rows`) find the files a view must read again among these few, not every row
     *(f"CREATE INDEX files_{view}_stale ON files (folder, name) WHERE {_stale(view)}" for view in KEYED),
+    # a scan of a view's kept text (`listed_view`: the search's `GLOB`s) reads this index alone, a
+    # quarter of the rows' pages, which hold every view's JSON
+    *(f"CREATE INDEX files_{view}_text ON files (folder, name, stamp, {view})" for view in SCANNED),
 )
 # A file's stamp as kept (`_check`): its inode, size, mtime and ctime (ns) as 32 bytes, compared
 # without a string formatted a file.
@@ -303,10 +307,11 @@ class Index:
             try:
                 if not self._listed(db, json.dumps([key, stamps], separators=(",", ":"))):
                     return None
-                # the files scanned (not through an index: each row's value is read anyway) and
-                # matched, then each one that meets `match` looked up in the listing
+                # the files' kept values scanned (a SCANNED view's from its own index, else from
+                # the rows) and matched, then each one that meets `match` looked up in the listing
                 rows = db.execute(
-                    f"SELECT l.source, l.folder, l.name, l.tracked, f.stamp, f.{view} FROM files f NOT INDEXED "
+                    f"SELECT l.source, l.folder, l.name, l.tracked, f.stamp, f.{view} FROM files f "
+                    + (f"INDEXED BY files_{view}_text " if view in SCANNED else "NOT INDEXED ") +
                     f"CROSS JOIN listed l ON l.folder = f.folder AND l.name = f.name "
                     f"WHERE f.folder IN ({','.join('?' * len(rels))}) "
                     f"AND (f.{view} IS NULL OR f.stamp IS NULL OR ({cond})) AND NOT ({hidden})",
