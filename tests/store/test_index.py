@@ -494,8 +494,8 @@ def test_a_held_run_checks_a_folder_file_by_file_once(repo: Repo, monkeypatch: p
     ws = Workspace(repo.root)
     index = store_index.Index(ws.root, ws.state)
     listed: list[str] = []
-    entries = records.entries
-    monkeypatch.setattr(records, "entries", lambda folder: listed.append(folder.name) or entries(folder))
+    stats = records.stats
+    monkeypatch.setattr(records, "stats", lambda folder: listed.append(folder.name) or stats(folder))
     read: list[str] = []
     assert index.view(ws.candidates, "search", "t1", _counted(read), each=True) == [
         ("one.md", "Tabs one"), ("two.md", "Tabs two")]

@@ -259,7 +259,7 @@ def warm(ws: Workspace, running: Callable[[float], bool] | None = None) -> None:
             if left and _at_least(folder, store_index.SCAN_BELOW) and running(left):
                 time.sleep(max(0.0, filecache.settles_in(folder) or 0.0))  # the clock's last tick
         if filecache.stamp(folder) and _at_least(folder, store_index.SCAN_BELOW):
-            index.names(folder)
+            index.check(folder)
 
 
 def _at_least(folder: Path, count: int) -> bool:

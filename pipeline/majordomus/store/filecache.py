@@ -229,9 +229,3 @@ def lstat(path: Path | str) -> os.stat_result | None:
     except OSError:
         return None
 
-
-def entry_stat(entry: os.DirEntry[str]) -> os.stat_result | None:
-    try:
-        return entry.stat(follow_symlinks=False)
-    except OSError:
-        return None

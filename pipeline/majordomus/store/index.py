@@ -48,7 +48,7 @@ from stat import S_ISLNK, S_ISREG
 from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base import fsio
 from majordomus.store import filecache, records
-from majordomus.store.filecache import entry_stat, settled, stamp
+from majordomus.store.filecache import settled, stamp
 
 if TYPE_CHECKING:
     from typing import Any
@@ -328,8 +328,20 @@ class Index:
 
     # --- record folders ----------------------------------------------------------------------
 
+    def check(self, folder: Path) -> None:
+        """Bring the rows of `folder` up to date with it, as `names` does, without reading them
+        (a boundary warming the index while git answers)."""
+        rel = self._rel(folder)
+        db = self.db()
+        if db is None or rel is None:
+            return
+        try:
+            self._check(db, folder, rel)
+        except (sqlite3.Error, UnicodeError):  # a file name that is not UTF-8: read the files
+            self._lost()
+
     def names(self, folder: Path) -> list[str] | None:
-        """The record files of `folder` (`records.entries`: regular `*.md` files), sorted, as of
+        """The record files of `folder` (`records.names`: regular `*.md` files), sorted, as of
         now: from the index when the folder's stamp is unchanged, else from a scan that brings the
         index up to date. None when the index cannot be used."""
         rel = self._rel(folder)
@@ -478,8 +490,7 @@ class Index:
         rows: dict[str, bytes | str | None] = dict(
             db.execute("SELECT name, stamp FROM files WHERE folder = ?", (rel,)))  # the covering index alone
         changes: list[tuple[str, bytes | str | None]] = []
-        for entry in records.entries(folder):
-            st = entry_stat(entry)
+        for name, st in records.stats(folder):
             file_stamp: bytes | str | None = None
             if st is not None and (st.st_ctime_ns <= surely or settled(st, clock)):
                 try:
@@ -487,8 +498,8 @@ class Index:
                 except struct.error:  # a time outside 64 bits of nanoseconds: kept as text
                     file_stamp = f"[{st.st_ino},{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns}]"
             # popped whatever it holds: what is left in `rows` afterwards is gone from the folder
-            if rows.pop(entry.name, None) != file_stamp or file_stamp is None:
-                changes.append((entry.name, file_stamp))
+            if rows.pop(name, None) != file_stamp or file_stamp is None:
+                changes.append((name, file_stamp))
         if changes or rows or kept_folder != folder_stamp:  # else nothing to write: no transaction
             # (a lock and a journal) for a folder as it was
             with _transaction(db):

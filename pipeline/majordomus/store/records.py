@@ -166,7 +166,10 @@ def files(folder: Path, strays: list[Path] | None = None) -> list[Path]:
 
 def names(folder: Path, strays: list[str] | None = None) -> list[str]:
     """`files`, as the names alone (a scan of thousands of records pays for no path object)."""
-    return [e.name for e in entries(folder, strays)]
+    found: list[str] = []
+    _scan(folder, lambda e: found.append(e.name), strays)
+    found.sort()
+    return found
 
 
 def _opened(folder: Path, lister: Callable[[Path], T]) -> T | None:
@@ -183,33 +186,60 @@ def _opened(folder: Path, lister: Callable[[Path], T]) -> T | None:
         return None
 
 
-def entries(folder: Path, strays: list[str] | None = None) -> list[os.DirEntry[str]]:
-    """`files`, as the directory entries (their `stat` needs no path built)."""
-    listing = _opened(folder, os.scandir)
-    if listing is None:
-        return []
-    found: list[os.DirEntry[str]] = []
-    odd: list[str] = []
-    with listing:
-        for e in listing:
-            if not e.name.endswith(".md") or e.name == "README.md" or e.name.startswith(".tmp."):
-                continue
-            try:
-                regular, folder_entry = e.is_file(follow_symlinks=False), e.is_dir(follow_symlinks=False)
-            except OSError:
-                regular = folder_entry = False
-            if regular:
-                found.append(e)
-            elif not folder_entry:
-                odd.append(e.name)
-    if strays is not None:
-        strays.extend(sorted(odd))
-    found.sort(key=lambda e: e.name)
+def stats(folder: Path) -> list[tuple[str, os.stat_result | None]]:
+    """The record files of `folder` (as `files`, in the folder's own order) with each one's
+    `lstat` (None when it is gone since the listing): the folder is opened once, without
+    following a link, and each file stat'ed by its name in it, not by a path resolved again from
+    the root (16,000 records: about half the time)."""
+    found: list[tuple[str, os.stat_result | None]] = []
+
+    def stat_of(e: os.DirEntry[str]) -> None:
+        try:
+            found.append((e.name, e.stat(follow_symlinks=False)))
+        except OSError:
+            found.append((e.name, None))
+
+    _scan(folder, stat_of, None)
     return found
 
 
+def _scan(folder: Path, each: Callable[[os.DirEntry[str]], object], strays: list[str] | None) -> None:
+    """`each` of every regular `*.md` file of `folder` (never a README contract or a `.tmp.`
+    leftover), in the folder's order, while the folder is open (an entry's `stat` asks the
+    folder's descriptor); the names of `*.md` entries that are neither a regular file nor a folder
+    appended, sorted, to `strays`. Nothing when there is no such folder or it is reached through
+    a link."""
+    fd = _opened(folder, _open_dir)
+    if fd is None:
+        return
+    odd: list[str] = []
+    try:
+        with os.scandir(fd) as listing:
+            for e in listing:
+                name = e.name
+                if not name.endswith(".md") or name == "README.md" or name.startswith(".tmp."):
+                    continue
+                try:
+                    regular = e.is_file(follow_symlinks=False)
+                    folder_entry = not regular and e.is_dir(follow_symlinks=False)
+                except OSError:
+                    regular = folder_entry = False
+                if regular:
+                    each(e)
+                elif not folder_entry:
+                    odd.append(name)
+    finally:
+        os.close(fd)
+    if strays is not None:
+        strays.extend(sorted(odd))
+
+
+def _open_dir(folder: Path) -> int:
+    return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+
 def strays(folder: Path, regular: set[str]) -> list[str]:
-    """The `strays` of `entries`, sorted, for a caller that has the folder's regular record files
+    """The `strays` of `names`, sorted, for a caller that has the folder's regular record files
     (`regular`, from the index) and would not scan it again: its names, listed once, less those
     and less what is a regular file or a folder when looked at (one `lstat` each, almost never)."""
     listed = _opened(folder, os.listdir)
