@@ -11,7 +11,8 @@ NEW_REPO and OLD_REPO are two copies of one repository with the hooks installed 
 NEW_BIN and OLD_BIN are the `bin` folders whose `majordomus` each side runs (a venv's). Prints
 each hook's median wall and CPU ms a side, the medians of the pair-by-pair new/old ratios, and
 in how many rounds the two starts printed the same bytes (the same store, the same episodes: a
-difference is a change of output). Bytecode is compiled first; PYTHONDONTWRITEBYTECODE is
+difference is a change of output); each run closes episodes of its own (a second run on the same
+copies would close episodes already derived, whose records it leaves unchanged). Bytecode is compiled first; PYTHONDONTWRITEBYTECODE is
 dropped from the hooks' environment. The stores grow by a round's episode each pair.
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 HOOKS = {"start": ".claude/hooks/majordomus-session-start", "end": ".claude/hooks/majordomus-session-end"}
@@ -77,13 +79,16 @@ def main() -> int:
     base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     figures: dict[str, dict[str, list[tuple[float, float]]]] = {s: {"start": [], "end": []} for s in sides}
     same = 0
+    # this run's own episodes: a second run on the same copies would otherwise close episodes
+    # already derived, whose records are unchanged (no folder written, nothing rescanned)
+    run = f"{time.time_ns() // 1_000_000:x}"
     for n in range(args.pairs + 1):  # round 0 warms both sides up, untimed
         order = list(sides) if n % 2 else list(reversed(sides))
         printed = {}
         for side in order:
             repo, bin_dir = sides[side]
             env = dict(base, PATH=f"{bin_dir}{os.pathsep}{base.get('PATH', '')}")
-            episode = f"cycle-{n}"
+            episode = f"cycle-{run}-{n}"
             out, wall, cpu = timed([str(repo / HOOKS["start"])],
                                    payload(repo, episode, "SessionStart", source="startup"), repo, env)
             printed[side] = out

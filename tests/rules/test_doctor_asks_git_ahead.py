@@ -58,6 +58,7 @@ def test_the_sessions_folder_is_listed_once_a_run(repo: Repo, monkeypatch: pytes
     resolved by a session record the ledger does not name, one resolved by nothing)."""
     import os
 
+    from majordomus.store import records
     from rules_helpers import write_candidate
 
     write_candidate(repo, "e5-000000000005")  # session:e5, resolved by its tracked session record
@@ -66,9 +67,18 @@ def test_the_sessions_folder_is_listed_once_a_run(repo: Repo, monkeypatch: pytes
     (repo.root / ".ai/repo/sessions/e7.md").write_text("---\nid: e7\nkind: session/v1\n---\n", encoding="utf-8")
     sessions = os.fspath(repo.root / ".ai/repo/sessions")
     listed: list[str] = []
-    scandir, listdir = os.scandir, os.listdir
-    monkeypatch.setattr(os, "scandir", lambda path=".": listed.append(os.fspath(path)) or scandir(path))
-    monkeypatch.setattr(os, "listdir", lambda path=".": listed.append(os.fspath(path)) or listdir(path))
+    scandir, listdir, open_dir = os.scandir, os.listdir, records._open_dir
+
+    def counted(lister: Any) -> Any:  # a listing by path; one of a descriptor is counted where it was opened
+        def listing(path: Any = ".") -> Any:
+            if not isinstance(path, int):
+                listed.append(os.fspath(path))
+            return lister(path)
+        return listing
+
+    monkeypatch.setattr(os, "scandir", counted(scandir))
+    monkeypatch.setattr(os, "listdir", counted(listdir))
+    monkeypatch.setattr(records, "_open_dir", lambda folder: listed.append(os.fspath(folder)) or open_dir(folder))
     report = rules_dispatch.run(open_workspace(repo.root), "doctor")
     assert listed.count(sessions) == 1
     found = [(f.file, f.what) for f in report.findings]
