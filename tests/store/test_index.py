@@ -558,9 +558,9 @@ def test_an_answer_kept_beside_the_index_is_answered_while_nothing_writes_to_it(
 
     def forge() -> Any:
         (kept,) = (ws.state / store_index.KEPT).iterdir()
-        key, state, answers = json.loads(kept.read_text())
-        kept.write_text(json.dumps([key, state, [[["forged.md", "x"], *answers[0]]]]))
-        return kept, key, state, answers
+        key, answers = json.loads(kept.read_text())
+        kept.write_text(json.dumps([key, [[["forged.md", "x"], *answers[0]]]]))
+        return kept, key, answers
 
     first = ask()
     assert ("e9-000000000003.md", first[-1][1]) in first and ask() == first
@@ -574,12 +574,67 @@ def test_an_answer_kept_beside_the_index_is_answered_while_nothing_writes_to_it(
     _write(repo, "candidates", "e9-000000000009", "Tabs number 9")
     assert "e9-000000000009.md" in {name for name, _ in ask()}
     assert ask() == ask()
-    kept, key, state, answers = forge()
+    kept, key, answers = forge()
     store_index.of(ws).close()
     store_index._OPEN.clear()
     path.unlink()
     assert "forged.md" not in {name for name, _ in ask()}  # built again: another nonce
     with open(path, "rb") as handle:
         counter = int.from_bytes(handle.read(28)[24:], "big")
-    kept.write_text(json.dumps([key, [state[0], counter], [[["forged.md", "x"], *answers[0]]]]))
+    queries, (nonce, _) = json.loads(key)
+    kept.write_text(json.dumps([json.dumps([queries, [nonce, counter]], separators=(",", ":")),
+                                [[["forged.md", "x"], *answers[0]]]]))
     assert "forged.md" not in {name for name, _ in ask()}
+
+
+def test_the_whole_queue_kept_beside_the_index_is_the_files_own(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--json` (answers.head of the whole queue) keeps the queue it ordered and decoded beside the
+    index (`agenda.whole`) when the index answered all of it, and answers from it, its ages counted
+    now, while the index, the branch and the ledger's tail are as they were: a forged one here, to
+    see it is answered; after a record renamed into place, another branch checked out or an entry
+    the ledger does not date, the queue of the files (`answers._head`)."""
+    from majordomus.base import git
+    from majordomus.readers import answers
+
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    store = build(repo)  # two candidates derived by an episode: dated by the ledger, placed by its record
+    ws = Workspace(repo.root)
+    kept = ws.state / store_index.KEPT / "queue.json"
+
+    def files() -> Any:
+        found = answers._head(ws, None, git.branch(ws.root))
+        return _steady(found[0]), found[1:]
+
+    def files_now() -> Any:
+        return answers._head(ws, None, git.branch(ws.root))[0]
+
+    def asked() -> Any:
+        found = answers.head(ws, None)
+        return _steady(found[0]), found[1:]
+
+    truth = files()  # first: it writes what it reads of the records (another state of the index)
+    first = asked()
+    assert kept.is_file() and asked() == first == truth and first[1][0] == 2
+    key, (entries, total, untracked) = json.loads(kept.read_text())
+    entries[0][1] = "forged"
+    kept.write_text(json.dumps([key, [entries, total, untracked]]))
+    assert answers.head(ws, None)[0][0]["title"] == "forged"
+    ages = [e["age_minutes"] for e in answers.head(ws, None)[0]]  # counted now (a minute may turn between)
+    assert all(0 <= b - a <= 1 for a, b in zip(ages, [e["age_minutes"] for e in files_now()]))
+    repo.git("branch", "elsewhere")
+    repo.git("symbolic-ref", "HEAD", "refs/heads/elsewhere")  # another branch, git's index untouched
+    moved = asked()
+    assert "forged" not in json.dumps(moved) and moved != first and moved == files() and asked() == moved
+    repo.git("symbolic-ref", "HEAD", "refs/heads/main")
+    assert asked() == first
+    path = ws.candidates / f"{store.decision}.md"
+    text = path.read_text()
+    assert 'title: "' in text
+    (ws.candidates / ".tmp.edit").write_text(text.replace('title: "', 'title: "Edited: ', 1))
+    os.replace(ws.candidates / ".tmp.edit", path)
+    edited = asked()
+    assert "Edited: " in json.dumps(edited) and edited == files() and asked() == edited
+    _write(repo, "candidates", "e9-000000000003", "Tabs by hand")  # no ledger line dates it: its date does
+    added = asked()
+    assert added == files() and asked() == added and "e9-000000000003" in json.dumps(added)

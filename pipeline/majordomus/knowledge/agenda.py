@@ -189,12 +189,13 @@ def _dated(ws: Workspace, found: Any, rows: Iterable[Sequence[Any]], wanted: Con
     return listed
 
 
-def ranked(ws: Workspace, branch: str | None, kept: dict[str, str | None] | None = None
-           ) -> list[tuple[Row, str | None]] | None:
+def ranked(ws: Workspace, branch: str | None, kept: dict[str, str | None] | None = None,
+           records: list[tuple[Any, ...]] | None = None) -> list[tuple[Row, str | None]] | None:
     """The queue as `knowledge candidates` lists it (`dated` of git's listing), each entry with the
     branch it is placed on, in review order (as `ordered`). None without the index. `kept`: filled
-    as `dated` fills it, for `shown`."""
-    records: list[tuple[Any, ...]] = []
+    as `dated` fills it, for `shown`; `records`: with what the session records state of each
+    entry's episode (`queue.branches_of`'s rows)."""
+    records = [] if records is None else records
     listed = dated(ws, placed=records, kept=kept)
     if listed is None:
         return None
@@ -209,6 +210,34 @@ def _key(branch: str | None, row: Row, on: str | None) -> tuple[int, int, float,
     group = 0 if branch is not None and on == branch else (1 if on is not None else 2)
     return group, 0 if row.age is not None else 1, row.age.since if row.age is not None else float("inf"), \
         row.when, row.id
+
+
+_WHOLE = 1  # of what `whole` keys and answers.head keeps of the whole queue: raise it when they change
+
+
+def whole(ws: Workspace, branch: str | None) -> list[Any] | None:
+    """What the whole queue in review order (`ranked`, and `shown` of it) depends on, the clock
+    aside, when it is all the index's: its state once the listing, the ledger's facts and the
+    queue's rows are brought up to date (`Index.written`), the branch checked out and the facts'
+    tail (the ledger's lines past its indexed end). None when the index cannot answer. A reader
+    keeps the queue under it when it was the same after the queue was read and every entry was
+    dated by the ledger, placed by a session record, kept in the index and listed as a candidate
+    (`pure`): no answer of git's history, the files or the ledger's opening lines in it."""
+    if not store_listing.indexed(ws):
+        return None
+    found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
+    if found.db is None or not queue.brought_up(ws):
+        return None
+    written = store_index.of(ws).written()
+    return None if written is None else [_WHOLE, branch, written, sorted(found.tail.derived.items())]
+
+
+def pure(listed: Sequence[tuple[Row, str | None]], records: list[tuple[Any, ...]],
+         texts: dict[str, str | None]) -> bool:
+    """Whether `ranked`'s `listed` (`records`, `texts` as it filled them) was all the index's (`whole`)."""
+    return (queue.placed_by_records(records)
+            and all(row.source == "candidates" and row.age is not None and row.age.source == "ledger"
+                    and texts.get(row.path) is not None for row, _ in listed))
 
 
 def head(ws: Workspace, branch: str | None, limit: int

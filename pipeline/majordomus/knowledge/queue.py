@@ -306,6 +306,22 @@ def listed_rows(ws: Workspace, kept: bool = False) -> list[Any] | None:
     return None if found is None or found[0][0][0] else found[1]
 
 
+def brought_up(ws: Workspace) -> bool:
+    """Whether the index's rows of what `listed_rows` reads are brought up to date (as it would,
+    no query run): False without an index."""
+    return store_index.of(ws).rows(
+        [([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys),
+         ([ws.sessions, ws.outbox / "sessions"], "branch", _BRANCH_VERSION, _branch_read, _branch_keys)],
+        [], {}) is not None
+
+
+def placed_by_records(rows: Iterable[tuple[str | None, Any, Any, Any, Any]]) -> bool:
+    """Whether `branches_of` places every episode of `rows` by what its session records state (of the
+    index), none through the ledger's opening."""
+    return all(not episode or (ID_PATTERN.match(episode) and (named or outbox_named))
+               for episode, named, _, outbox_named, _ in rows)
+
+
 def headed_rows(ws: Workspace, branch: str | None, limit: int) -> list[Any] | None:
     """HEADED's rows: LISTED's, then the group SQL placed the entry in (None: not placed) and, on
     the first `limit` it ordered, how many it ordered; None as `listed_rows`."""

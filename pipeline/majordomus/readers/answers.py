@@ -29,22 +29,47 @@ def head(ws: Workspace, limit: int | None) -> tuple[list[dict[str, Any]], int, l
     """`candidates`, its first `limit` entries (all with None), with how many wait and the paths
     of those git does not track, in review order: the queue is counted and ordered in the knowledge
     index, and only the entries shown are decoded."""
+    import time
+
     from majordomus.base import git
     from majordomus.knowledge import agenda
+    from majordomus.store import index as store_index
 
     branch = git.branch(ws.root)
+    whole = agenda.whole(ws, branch) if limit is None else None
+    if whole is not None:  # the whole queue as kept while the index is as it was: its ages counted now
+        kept = store_index.of(ws).kept(_KEPT, whole)
+        if kept is not None:
+            now = time.time()
+            return [{"id": rid, "title": title, "class": cls, "branch": on,
+                     "age_minutes": int(max(0.0, now - since) // 60) if since is not None else None,
+                     "age_source": source, "age_detail": detail, "this_branch": here, "episode": episode,
+                     "path": path, "tracked": tracked}
+                    for rid, title, cls, on, since, source, detail, here, episode, path, tracked in kept[0]
+                    ], kept[1], kept[2]
     cut = agenda.head(ws, branch, limit) if limit is not None else None  # ordered and cut in SQL
     texts: dict[str, str | None] | None = {} if cut is None else None  # every entry's kept value, in one pass
-    ranked = agenda.ranked(ws, branch, texts) if cut is None else cut[0]
+    records: list[tuple[Any, ...]] = []
+    ranked = agenda.ranked(ws, branch, texts, records) if cut is None else cut[0]
     if ranked is None:  # no index (or a source class beyond the two folders): every entry read
         return _head(ws, limit, branch)
     ordered = agenda.shown(ws, ranked if limit is None else ranked[:limit], branch, texts=texts)
     total, untracked = (len(ranked), [r for r, _ in ranked if not r.tracked]) if cut is None else cut[1:]
     # `shown` keeps `ranked`'s order, an entry each; the keys as `Waiting.as_dict` orders them
-    return [{"id": c.id, "title": c.title, "class": c.cls, "branch": c.branch, "age_minutes": w.minutes,
-             "age_source": w.age.source if w.age else None, "age_detail": w.age.detail if w.age else None,
-             "this_branch": w.here, "episode": c.episode, "path": row.rel, "tracked": row.tracked}
-            for w, (row, _) in zip(ordered, ranked) for c in (w.candidate,)], total, [r.rel for r in untracked]
+    found = [{"id": c.id, "title": c.title, "class": c.cls, "branch": c.branch, "age_minutes": w.minutes,
+              "age_source": w.age.source if w.age else None, "age_detail": w.age.detail if w.age else None,
+              "this_branch": w.here, "episode": c.episode, "path": row.rel, "tracked": row.tracked}
+             for w, (row, _) in zip(ordered, ranked) for c in (w.candidate,)]
+    if whole is not None and texts is not None and agenda.pure(ranked, records, texts) \
+            and agenda.whole(ws, branch) == whole:  # nothing wrote to the index while it was read
+        store_index.of(ws).keep(_KEPT, whole, [[
+            [e["id"], e["title"], e["class"], e["branch"], w.age.since if w.age else None, e["age_source"],
+             e["age_detail"], e["this_branch"], e["episode"], e["path"], e["tracked"]]
+            for e, w in zip(found, ordered)], total, [r.rel for r in untracked]])
+    return found, total, [r.rel for r in untracked]
+
+
+_KEPT = "queue"  # the whole queue, kept beside the index (`Index.keep`) under `agenda.whole`
 
 
 def _head(ws: Workspace, limit: int | None, branch: str | None) -> tuple[list[dict[str, Any]], int, list[str]]:

@@ -449,34 +449,74 @@ class Index:
     def _answered(self, db: sqlite3.Connection, queries: Sequence[str], named: dict[str, Any], name: str
                   ) -> list[list[Any]]:
         """The rows of `queries`, as kept in the file `name` (of KEPT) with the state of the index
-        they were read from, while the index is in that state: its nonce (`meta`) and SQLite's file
-        change counter (the database header's four bytes at offset 24, raised whenever the file is
-        unlocked after a transaction wrote to it, in a rollback journal's mode: SQLite's file format),
-        read while the query's read lock keeps every writer out. Else the queries run and their rows
-        are kept: a reader asking again of an index nothing wrote to since decodes one file, not
-        the joins of thousands of rows."""
+        they were read from (`_state`), while the index is in that state. Else the queries run and
+        their rows are kept: a reader asking again of an index nothing wrote to since decodes one
+        file, not the joins of thousands of rows."""
         key = json.dumps([list(queries), sorted(named.items())], separators=(",", ":"))
-        path = self.state / KEPT / f"{name}.json"
         db.execute("BEGIN")  # the state and the rows read under one read lock
         try:
-            row = db.execute("SELECT value FROM meta WHERE key = 'nonce'").fetchone()  # takes the lock
-            state = [row[0], self._counter(db)] if row is not None else None
-            if state is not None and state[1] is not None:
-                found = _kept_answer(path, key, state)
+            state = self._state(db)
+            if state is not None:
+                found = self.kept(name, [key, state])
                 if found is not None:
-                    return found
+                    return [[tuple(row) for row in rows] for rows in found]
             answers = [db.execute(sql, named).fetchall() for sql in queries]
         finally:
             db.execute("COMMIT")
-        if state is None:  # the next reader keeps it, the nonce written once (a write: another state)
-            db.execute("INSERT OR IGNORE INTO meta VALUES ('nonce', ?)", (os.urandom(8).hex(),))
-        elif state[1] is not None:
-            try:
-                text = json.dumps([key, state, answers], separators=(",", ":"), ensure_ascii=False)
-                fsio.atomic_write(path, text.encode("utf-8"), root=self.root)
-            except (OSError, TypeError, ValueError, UnicodeError, FatalError):  # a value JSON does not hold,
-                pass  # a full disk, a link where the folder or the file should be: the next reader asks SQL
+        if state is not None:
+            self.keep(name, [key, state], answers)
         return answers
+
+    def written(self) -> list[Any] | None:
+        """The index's state (`_state`: how far it has been written) as of now: for a reader that keeps an answer of its own (`keep`)
+        made of several reads, the same before and after them when nothing wrote in between. None
+        when it cannot be told."""
+        db = self.db()
+        if db is None:
+            return None
+        try:
+            db.execute("BEGIN")
+            try:
+                return self._state(db)
+            finally:
+                db.execute("COMMIT")
+        except sqlite3.Error:
+            self._lost()
+            return None
+
+    def _state(self, db: sqlite3.Connection) -> list[Any] | None:
+        """[the index's nonce (`meta`), SQLite's file change counter (the database header's four bytes
+        at offset 24, raised whenever the file is unlocked after a transaction wrote to it, in a
+        rollback journal's mode: SQLite's file format)], read in the caller's transaction under the
+        read lock its first read takes, which keeps every writer out. None without a nonce (written
+        here, once: the next reader's state) or a counter."""
+        row = db.execute("SELECT value FROM meta WHERE key = 'nonce'").fetchone()  # takes the lock
+        if row is None:
+            db.execute("COMMIT")
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('nonce', ?)", (os.urandom(8).hex(),))
+            db.execute("BEGIN")
+            return None
+        counter = self._counter(db)
+        return None if counter is None else [row[0], counter]
+
+    def kept(self, name: str, key: Any) -> Any:
+        """What `keep` kept as `name` for `key` (JSON: lists for tuples), else None."""
+        try:
+            found = json.loads(fsio.read_regular(self.state / KEPT / f"{name}.json"))
+        except (OSError, ValueError):
+            return None
+        text = json.dumps(key, separators=(",", ":"), ensure_ascii=False)
+        return found[1] if isinstance(found, list) and len(found) == 2 and found[0] == text else None
+
+    def keep(self, name: str, key: Any, value: Any) -> None:
+        """Keep `value` as `name` (a file of KEPT) for `key`, which says the index's state it was read
+        from (`written`) and whatever else it depends on; nothing when it cannot be written."""
+        try:
+            text = json.dumps([json.dumps(key, separators=(",", ":"), ensure_ascii=False), value],
+                              separators=(",", ":"), ensure_ascii=False)
+            fsio.atomic_write(self.state / KEPT / f"{name}.json", text.encode("utf-8"), root=self.root)
+        except (OSError, TypeError, ValueError, UnicodeError, FatalError):  # a value JSON does not hold,
+            pass  # a full disk, a link where the folder or the file should be: the next reader asks SQL
 
     def _counter(self, db: sqlite3.Connection) -> int | None:
         """SQLite's file change counter of the index, as of the read lock the caller holds; None in a
@@ -691,18 +731,6 @@ def _decoded(found: list[tuple[str, Any]], kept: list[str]) -> list[tuple[str, A
     if not isinstance(values, list) or len(values) != len(kept):  # a value written by no reader of ours
         raise ValueError("the index holds a value that is not one JSON value")
     return [(name, got if value is None else value) for (name, got), value in zip(found, values)]
-
-
-def _kept_answer(path: Path, key: str, state: list[Any]) -> list[list[Any]] | None:
-    """The rows `_answered` kept in `path` for `key` at `state`, rows as tuples; None when it kept
-    none there (another state, another key of the same digest, no file, a file it did not write)."""
-    try:
-        found = json.loads(fsio.read_regular(path))
-        if isinstance(found, list) and len(found) == 3 and found[0] == key and found[1] == state:
-            return [[tuple(row) for row in rows] for rows in found[2]]
-    except (OSError, ValueError, TypeError):
-        pass
-    return None
 
 
 def _text(value: object) -> str:
