@@ -164,3 +164,25 @@ def test_the_scan_of_the_kept_values_reads_the_search_s_own_index(repo: Repo) ->
     plan = db.execute("EXPLAIN QUERY PLAN SELECT stamp, search FROM files INDEXED BY files_search_text "
                       "WHERE folder IN ('a', 'b') AND search GLOB '*x*'").fetchall()
     assert "COVERING INDEX files_search_text" in str(plan)
+
+
+def test_a_search_and_the_mcp_server_s_search_import_no_typing(repo: Repo) -> None:
+    """The readers' modules on a search's path (the command line's and the MCP server's) take
+    their annotations' names under TYPE_CHECKING and their records from base/lean.py: `typing`
+    (with `contextlib`, ~2-3 ms) is not imported."""
+    build(repo)
+
+    def imported(*args: str, input: str | None = None) -> set[str]:
+        proc = repo.mj(*args, input=input, env={"PYTHONPROFILEIMPORTTIME": "1"})
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        return {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+
+    assert "majordomus.knowledge.search" in imported("knowledge", "search", "tabs")
+    assert "typing" not in imported("knowledge", "search", "tabs", "--json")
+    messages = [{"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                 "params": {"name": "knowledge_base_search", "arguments": {"text": "tabs"}}}]
+    served = imported("mcp", input="".join(json.dumps(m) + "\n" for m in messages))
+    assert "majordomus.knowledge.search" in served and "typing" not in served

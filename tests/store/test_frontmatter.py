@@ -65,10 +65,10 @@ def test_a_plain_word_beginning_with_a_digit_reads_as_yaml_reads_it(word: str) -
 
 
 @pytest.mark.parametrize("word", ["0a1b-2c", "021ff254-2a98-4620-a349-57030a479b26-e10e97115402", "1e5", "1E-5",
-                                  "0x1f", "0b101", "0b12", "0xag", "0o17", "07", "12", "1-2-3", "2025-01-07", "2025-1-7a", "9-"])
+                                  "0x1f", "0b101", "0b12", "0xag", "0b7c-1", "0x1f-2", "0b", "0x", "0B1", "0o17", "07", "12", "1-2-3", "2025-01-07", "2025-1-7a", "9-"])
 def test_a_digit_word_is_read_without_yaml_when_it_can_only_be_a_string(word: str) -> None:
     fast = _agree(f"id: {word}\n")
-    strings = ("0a1b-2c", "0o17", "021ff254-2a98-4620-a349-57030a479b26-e10e97115402", "1e5", "1E-5", "2025-1-7a")
+    strings = ("0a1b-2c", "0o17", "0b12", "0xag", "0b7c-1", "0x1f-2", "0B1", "021ff254-2a98-4620-a349-57030a479b26-e10e97115402", "1e5", "1E-5", "2025-1-7a")
     assert (fast == {"id": word}) == (word in strings)
     # the one writer still quotes it: what it writes does not change
     front = yamlio.split_front_matter(records.compose({"id": word}, ""))

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 from majordomus.base import git
 from majordomus.base.ids import ID_PATTERN
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.evidence.commits import first_line
 from majordomus.knowledge import accumulation
 from majordomus.knowledge.queue import episode_branches
@@ -28,8 +28,13 @@ from majordomus.store.workspace import Workspace
 
 
 
-@dataclass(frozen=True)
-class Reference:
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:  # not a dataclass: `dataclasses` imports `inspect` (with ast, dis, tokenize: ~6 ms of a record's read)
+    from majordomus.base.lean import NamedTuple
+
+
+class Reference(NamedTuple):
     field: str  # derived_from | relates_to | superseded_by | … (the edge's type)
     ref: str  # as written
     kind: str  # the prefix: session, decision, task, commit, file, issue, test, knowledge

@@ -14,15 +14,18 @@ import json
 import re
 from operator import itemgetter, or_
 from pathlib import Path
-from typing import Any
 
 from majordomus.base.errors import refused
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.knowledge.known import CLASS_ORDER, text_of
 from majordomus.store import index as store_index
 from majordomus.store import listing as store
 from majordomus.store import records
 from majordomus.store.listing import Entry
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:  # `typing` is not imported on a reader's path (base/lean.py)
+    from typing import Any
 
 STATUSES = records.STATUSES
 VERSION = 2  # of what the index keeps for the search (`_read`)

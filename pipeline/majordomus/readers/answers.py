@@ -5,12 +5,13 @@ only describes the readers (`majordomus openapi`, the MCP tool list, the command
 does not import what answers them."""
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
 from majordomus.base.errors import REFUSED, FatalError
+from majordomus.base.lean import TYPE_CHECKING
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # `typing` is not imported on a reader's path (base/lean.py)
+    from collections.abc import Callable
+    from typing import Any
+
     from majordomus.readers.knowledge_base import Capability
     from majordomus.store.workspace import Workspace
 

@@ -7,17 +7,18 @@ The human renderings are this projection's own; the data they render is the decl
 `knowledge edges` is a command-line reader of the graph, not a declared capability."""
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
 from majordomus.base import yamlio
 from majordomus.base.errors import OK
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.output import emit_json, line, say, show, table
 from majordomus.readers.answers import call, head
 from majordomus.readers.knowledge_base import CAPABILITIES, Capability
 from majordomus.store.workspace import open_workspace
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # `typing` is not imported on a reader's path (base/lean.py)
+    from collections.abc import Callable
+    from typing import Any
+
     import argparse
 
 SHOWN = 40  # the candidates `knowledge candidates` lists without --all

@@ -14,10 +14,14 @@ command line builds its parsers from it, `majordomus openapi` and the MCP tool l
 """
 from __future__ import annotations
 
-from typing import Any, NamedTuple
-
 from majordomus.base.ids import ID_JSON_PATTERN
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.store import records
+
+if TYPE_CHECKING:  # `typing` is not imported on a reader's path (base/lean.py)
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 MODULE = "knowledge_base"
 MODULE_SUMMARY = ("Reads the knowledge store (.ai/repo/knowledge/), the ledger and git: the review queue in "

@@ -20,14 +20,15 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
-
 from majordomus import __version__
 from majordomus.base.errors import OK, REFUSED, UNKNOWN, FatalError
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.output import indented
 from majordomus.base.resources import data_file
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # `typing` is not imported on a reader's path (base/lean.py)
+    from typing import IO, Any
+
     from majordomus.readers.knowledge_base import Capability
 
 SERVER_NAME = "majordomus"

@@ -84,9 +84,10 @@ def _scalar(raw: str) -> str | None:
 _INT = pattern(r"(?:0|[1-9][0-9]{0,17})\Z")
 # A plain word that begins with a digit and holds a letter, as `yaml.dump` leaves an id such as
 # `0a1b-…` (the one writer quotes it): without '.', ':', '_', '+' or a space it is no float,
-# sexagesimal, timestamp nor decimal or octal int; `0x…` and `0b…` are left to YAML (its hex and
-# binary ints). PyYAML reads every other such word as the string.
-_DIGIT_WORD = pattern(r"(?!0[bx])[0-9][0-9-]*[A-Za-z][A-Za-z0-9-]*\Z")
+# sexagesimal, timestamp nor decimal or octal int, and its hex and binary ints are `0x` and `0b`
+# followed by hex or binary digits alone (an id such as `0b7c-…` is a string). PyYAML reads every
+# other such word as the string.
+_DIGIT_WORD = pattern(r"(?!0x[0-9a-fA-F]*\Z|0b[01]*\Z)[0-9][0-9-]*[A-Za-z][A-Za-z0-9-]*\Z")
 
 
 def _value(raw: str) -> str | int | None:

@@ -14,15 +14,20 @@ import os
 import re
 import sqlite3
 import stat
-from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
 
 from majordomus.base import fsio, git, yamlio
 from majordomus.base.errors import NOT_INITIALISED, FatalError
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.store import index as store_index
 from majordomus.store import records
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:  # `typing` is not imported on a reader's path (base/lean.py)
+    from collections.abc import Iterator, Sequence
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 SOURCES = "sources.yaml"
 CONTRACT = "README.md"  # each folder's README contract: not a record
