@@ -302,7 +302,7 @@ def listed_rows(ws: Workspace, kept: bool = False) -> list[Any] | None:
     found = store_index.of(ws).rows(
         [([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys),
          ([ws.sessions, ws.outbox / "sessions"], "branch", _BRANCH_VERSION, _branch_read, _branch_keys)],
-        [BEYOND, LISTED_KEPT if kept else LISTED], {}, kept="listed" if kept else "placed")
+        [BEYOND, LISTED_KEPT if kept else LISTED], {})
     return None if found is None or found[0][0][0] else found[1]
 
 
