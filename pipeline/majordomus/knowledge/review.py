@@ -19,7 +19,6 @@ record's newest review and adds the ledger line once.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from majordomus.base.credentials import credential_in
 from majordomus.base.errors import FatalError, refused, unknown
 from majordomus.base.fsio import atomic_write
 from majordomus.base.ids import check_id
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.transcript import marker_in
 from majordomus.evidence import episodes
 from majordomus.knowledge import reviews
@@ -41,8 +41,13 @@ LISTING = "`majordomus knowledge candidates` lists the candidates"
 VERIFIED = "`majordomus knowledge status` lists the verified records"
 
 
-@dataclass(frozen=True)
-class Act:
+if TYPE_CHECKING:
+    from typing import NamedTuple
+else:  # not a dataclass: `dataclasses` imports `inspect` (with ast, dis, tokenize), paid by `knowledge check` too
+    from majordomus.base.lean import NamedTuple
+
+
+class Act(NamedTuple):
     id: str
     path: Path  # where the record is now
     act: str  # promoted | rejected | reverified | retired | disputed

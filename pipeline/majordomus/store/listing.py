@@ -195,6 +195,13 @@ def indexed(ws: Workspace) -> bool:
     return index.listed(key, inputs)
 
 
+# The folders of the `listed` table, sorted: one seek of its primary key a folder (a skip scan),
+# not a pass over its 20,000 rows as `SELECT DISTINCT folder` makes (~2 ms at 1M).
+_FOLDERS = ("WITH RECURSIVE f(folder) AS (SELECT min(folder) FROM listed UNION ALL "
+            "SELECT (SELECT min(folder) FROM listed WHERE folder > f.folder) FROM f WHERE f.folder IS NOT NULL) "
+            "SELECT folder FROM f WHERE folder IS NOT NULL")
+
+
 def matched(ws: Workspace, view: str, version: int | str, read: store_index.Reader,
             match: tuple[str, Sequence[Any]] | None) -> list[tuple[Entry, Any]] | None:
     """The readable entries of `listing` with what `read` made of each, as `index.view` of their
@@ -209,7 +216,7 @@ def matched(ws: Workspace, view: str, version: int | str, read: store_index.Read
     if db is None:
         return None
     try:
-        listed = [f for (f,) in db.execute("SELECT DISTINCT folder FROM listed ORDER BY folder")]
+        listed = [f for (f,) in db.execute(_FOLDERS)]
     except sqlite3.Error:
         return None
     guard = Guard(ws)
