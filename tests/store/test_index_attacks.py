@@ -406,3 +406,24 @@ def test_the_kept_answers_made_a_symlink_are_never_followed(repo: Repo, tmp_path
     assert said(repo) == kept
     assert said(repo) == kept
     assert sorted((p.name, p.read_text()) for p in elsewhere.iterdir()) == before
+
+
+def test_the_index_switched_to_wal_under_a_long_process(repo: Repo) -> None:
+    """A process that answers many calls (the MCP server) keeps its index open: another process
+    switching the index to WAL (a persistent mode, in which SQLite's file change counter no longer
+    moves on each write) makes the answers it kept untrustworthy, and it trusts none of them."""
+    from majordomus.readers import answers
+    from majordomus.store.workspace import Workspace
+
+    build(repo)
+    said(repo)
+    ws = Workspace(repo.root)
+    before = answers.head(ws, None)
+    with sqlite3.connect(repo.root.joinpath(*INDEX)) as db:
+        assert db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+    time.sleep(0.1)
+    assert answers.head(ws, None) == before  # (kept again under the state the switch left)
+    (repo.root / KB / "candidates" / "late-one.md").write_text(RECORD.format(rid="late-one", title="Late one"))
+    time.sleep(0.1)
+    assert "late-one" in [entry["id"] for entry in answers.head(ws, None)[0]]
+    same(repo)

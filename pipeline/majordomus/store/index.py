@@ -120,7 +120,6 @@ class Index:
         self._db: sqlite3.Connection | None = None
         self._failed = False
         self._held: set[str] | None = None  # the folders a held run checked file by file (`hold`)
-        self._journal: str | None = None  # the database's journal mode (`_counter`)
 
     # --- opening -----------------------------------------------------------------------------
 
@@ -496,7 +495,7 @@ class Index:
             db.execute("INSERT OR IGNORE INTO meta VALUES ('nonce', ?)", (os.urandom(8).hex(),))
             db.execute("BEGIN")
             return None
-        counter = self._counter(db)
+        counter = self._counter()
         return None if counter is None else [row[0], counter]
 
     def kept(self, name: str, key: Any) -> Any:
@@ -518,22 +517,20 @@ class Index:
         except (OSError, TypeError, ValueError, UnicodeError, FatalError):  # a value JSON does not hold,
             pass  # a full disk, a link where the folder or the file should be: the next reader asks SQL
 
-    def _counter(self, db: sqlite3.Connection) -> int | None:
+    def _counter(self) -> int | None:
         """SQLite's file change counter of the index, as of the read lock the caller holds; None in a
-        journal mode that does not keep it (WAL)."""
-        if self._journal is None:
-            self._journal = str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower()
-        if self._journal not in ("delete", "truncate", "persist"):
-            return None
+        journal mode that does not keep it (WAL: the header's read and write versions, bytes 18 and
+        19, are 2), read from the header each time: another process may switch the file to WAL
+        under a process that answers many calls (the MCP server)."""
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             return None
         try:
-            head = os.pread(fd, 4, 24)
+            head = os.pread(fd, 10, 18)
         finally:
             os.close(fd)
-        return int.from_bytes(head, "big") if len(head) == 4 else None
+        return int.from_bytes(head[6:], "big") if len(head) == 10 and head[:2] == b"\x01\x01" else None
 
     def values(self, folder: Path, view: str, names: Iterable[str]) -> dict[str, Any] | None:
         """What `view` keeps of the files `names` of `folder`, as `rows` just left it (decoded: the
