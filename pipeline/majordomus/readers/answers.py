@@ -5,6 +5,8 @@ only describes the readers (`majordomus openapi`, the MCP tool list, the command
 does not import what answers them."""
 from __future__ import annotations
 
+import time
+
 from majordomus.base.errors import REFUSED, FatalError
 from majordomus.base.lean import TYPE_CHECKING
 
@@ -30,8 +32,6 @@ def head(ws: Workspace, limit: int | None) -> tuple[list[dict[str, Any]], int, l
     """`candidates`, its first `limit` entries (all with None), with how many wait and the paths
     of those git does not track, in review order: the queue is counted and ordered in the knowledge
     index, and only the entries shown are decoded."""
-    import time
-
     from majordomus.base import git
     from majordomus.knowledge import agenda
     from majordomus.store import index as store_index
