@@ -427,3 +427,25 @@ def test_the_index_switched_to_wal_under_a_long_process(repo: Repo) -> None:
     time.sleep(0.1)
     assert "late-one" in [entry["id"] for entry in answers.head(ws, None)[0]]
     same(repo)
+
+
+def test_the_index_deleted_and_built_again_under_a_long_process(repo: Repo) -> None:
+    """A process that answers many calls (the MCP server) keeps the index it opened: when the file is
+    deleted and another process builds a new one in its place, what it keeps is keyed by the old
+    file's nonce and the new file's counter, but its writes to the file it holds fail (SQLite's
+    READONLY_DBMOVED): it reads the files from then on, and never answers from what it kept."""
+    from majordomus.readers import answers
+    from majordomus.store.workspace import Workspace
+
+    build(repo)
+    said(repo)
+    ws = Workspace(repo.root)
+    before = answers.head(ws, None)
+    repo.root.joinpath(*INDEX).unlink()
+    repo.mj("knowledge", "candidates", "--json", check=True)  # a new index, built by another process
+    time.sleep(0.1)
+    assert answers.head(ws, None) == before
+    (repo.root / KB / "candidates" / "late-one.md").write_text(RECORD.format(rid="late-one", title="Late one"))
+    time.sleep(0.1)
+    assert "late-one" in [entry["id"] for entry in answers.head(ws, None)[0]]
+    same(repo)
