@@ -427,3 +427,53 @@ def test_the_index_switched_to_wal_under_a_long_process(repo: Repo) -> None:
     time.sleep(0.1)
     assert "late-one" in [entry["id"] for entry in answers.head(ws, None)[0]]
     same(repo)
+
+
+def test_the_index_deleted_and_built_again_under_a_long_process(repo: Repo) -> None:
+    """A process that answers many calls (the MCP server) keeps the index it opened: when the file is
+    deleted and another process builds a new one in its place, what it keeps is keyed by the old
+    file's nonce and the new file's counter, but its writes to the file it holds fail (SQLite's
+    READONLY_DBMOVED): it reads the files from then on, and never answers from what it kept."""
+    from majordomus.readers import answers
+    from majordomus.store.workspace import Workspace
+
+    build(repo)
+    said(repo)
+    ws = Workspace(repo.root)
+    before = answers.head(ws, None)
+    repo.root.joinpath(*INDEX).unlink()
+    repo.mj("knowledge", "candidates", "--json", check=True)  # a new index, built by another process
+    time.sleep(0.1)
+    assert answers.head(ws, None) == before
+    (repo.root / KB / "candidates" / "late-one.md").write_text(RECORD.format(rid="late-one", title="Late one"))
+    time.sleep(0.1)
+    assert "late-one" in [entry["id"] for entry in answers.head(ws, None)[0]]
+    same(repo)
+
+
+def test_a_hostile_clone_s_committed_index_with_triggers(repo: Repo, tmp_path: Path) -> None:
+    """A clone that commits its `.ai/local/state/index.sqlite3` (its .gitignore not ignoring it) with
+    triggers that rewrite each row the readers write: a clone of it reads what its records say,
+    never a title that is in no record of its `.ai/repo/`."""
+    import subprocess
+
+    build(repo)
+    said(repo)
+    with sqlite3.connect(repo.root.joinpath(*INDEX)) as db:
+        for event in ("INSERT", "UPDATE"):
+            db.execute(f"CREATE TRIGGER forged_{event.lower()} AFTER {event} ON files BEGIN "
+                       "UPDATE files SET queue = replace(queue, 'Tabs are', 'Forged:'), "
+                       "summary = replace(summary, 'Tabs are', 'Forged:'), "
+                       "search = replace(search, 'Tabs are', 'Forged:') "
+                       "WHERE folder = NEW.folder AND name = NEW.name; END")
+    (repo.root / ".gitignore").write_text("")
+    repo.git("add", "-A", "-f", "--", ".")
+    repo.commit("the index too")
+    assert INDEX[-1] in repo.git("ls-files", "--", ".ai/local/state")
+    subprocess.run(["git", "clone", "-q", str(repo.root), str(tmp_path / "clone")], check=True)
+    clone = Repo(tmp_path / "clone")
+    told = said(clone)
+    assert not [out for _, out, _ in told if "Forged:" in out]
+    assert "Forged:" not in clone.mj("knowledge", "search", "refused", "--json").stdout
+    fresh = [(code, out) for code, out, _ in same(clone)]
+    assert [(code, out) for code, out, _ in told] == fresh
