@@ -100,6 +100,7 @@ _TABLES = (
     # quarter of the rows' pages, which hold every view's JSON
     *(f"CREATE INDEX files_{view}_text ON files (folder, name, stamp, {view})" for view in SCANNED),
 )
+_MADE = frozenset(_TABLES)  # `_wrong`
 # A file's stamp as kept (`_check`): its inode, size, mtime and ctime (ns) as 32 bytes, compared
 # without a string formatted a file.
 _STAMP = struct.Struct("<QQqq").pack
@@ -692,6 +693,12 @@ def _wrong(db: sqlite3.Connection) -> str | None:
         row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
         if row is None or row[0] != str(SCHEMA):
             return "of another version"  # said before its tables are read: another version's differ
+        # each table and index as `_create` makes it, and nothing that acts or answers in a table's
+        # stead (a trigger or view, as a committed index of a hostile clone may hold): beside them
+        # only the ledger's facts' tables (store/facts.py) and their indexes
+        made = db.execute("SELECT type, sql FROM sqlite_master WHERE sql IS NOT NULL").fetchall()
+        if any(kind not in ("table", "index") for kind, _ in made) or not _MADE <= {sql for _, sql in made}:
+            return "of another version"
         db.execute("SELECT folder, name, stamp, " + ", ".join(VIEWS) + "".join(
             f", {k}" for keys in KEYED.values() for k in keys) + " FROM files LIMIT 1").fetchall()
         db.execute("SELECT source, folder, name, tracked FROM listed LIMIT 1").fetchall()
