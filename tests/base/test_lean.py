@@ -10,6 +10,9 @@ from typing import NamedTuple as TypedNamedTuple
 from typing import TYPE_CHECKING
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from conftest import SCALE
 from majordomus.base import lean
 
 if TYPE_CHECKING:
@@ -235,3 +238,37 @@ def test_lean_json_has_the_rest_of_json() -> None:
     import json
 
     assert lean.json.JSONDecodeError is json.JSONDecodeError and lean.json.dumps([1], indent="\t") == "[\n\t1\n]"
+
+
+_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+                    st.text(alphabet=st.sampled_from('ab": ,\n\\{}[]\x00\x7fé\u2028'), max_size=12))
+_ROW = st.dictionaries(st.text(alphabet=st.sampled_from('k": \\,\n{é'), max_size=4), _SCALAR, min_size=1, max_size=5)
+
+
+@settings(max_examples=80 * SCALE)
+@given(rows=st.lists(_ROW, max_size=6), key=st.one_of(st.none(), st.text(max_size=3)))
+def test_rows_twice_is_the_compact_json_and_the_indented_text_as_a_json_string(
+        rows: list[dict[str, object]], key: str | None) -> None:
+    """Each string holding any of the characters the replaces look for: when `rows_twice` answers,
+    it is json's two texts; it declines a row list it cannot tell apart (a string holding `": `)."""
+    import json
+
+    value: object = rows if key is None else {key: rows}
+    both = lean.rows_twice(value)
+    if both is None:
+        assert not rows or any('": ' in json.dumps(s) for row in rows for s in [*row, *row.values()]
+                               if isinstance(s, str))
+        return
+    assert both == (json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False),
+                    json.dumps(json.dumps(value, indent=2, ensure_ascii=False), ensure_ascii=False))
+
+
+@pytest.mark.parametrize("value", [[], {"a": []}, [{}], [{"a": 1}, {}], [{"a": [1]}], [{"a": {}}], {"a": [{"b": 1}], "c": 1},
+                                   {1: [{"a": 1}]}, [{1: 2}], [{"a": True}, 3], ({"a": 1},), [{"a": 1.0 + 0j}]])
+def test_rows_twice_declines_what_is_not_rows_of_scalars(value: object) -> None:
+    assert lean.rows_twice(value) is None
+
+
+def test_rows_twice_refuses_a_number_that_is_not_finite_as_allow_nan_false_does() -> None:
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+        lean.rows_twice({"result": [{"a": float("nan")}]})

@@ -147,3 +147,38 @@ def test_a_call_answers_as_the_command_line_does(repo: Repo) -> None:
     assert got.is_error is False
     cli = json.loads(repo.mj("knowledge", "status", "--json", check=True).stdout)
     assert got.structured_content == cli
+
+
+def _wire(repo: Repo, msg_id: object) -> tuple[bytes, Any]:
+    """The server's raw answer line to one `knowledge_base_candidates` call, and it parsed."""
+    ask = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}},
+           {"jsonrpc": "2.0", "id": msg_id, "method": "tools/call",
+            "params": {"name": "knowledge_base_candidates", "arguments": {}}}]
+    proc = subprocess.run([MAJORDOMUS, "mcp"], cwd=repo.root, capture_output=True,
+                          input="".join(json.dumps(m) + "\n" for m in ask).encode())
+    assert proc.returncode == 0, proc.stderr
+    line = proc.stdout.splitlines(keepends=True)[1]
+    return line, json.loads(line)
+
+
+def test_the_queue_s_answer_is_json_s_encoding_of_it_byte_for_byte(repo: Repo) -> None:
+    """The review queue's answer is written from pieces encoded once (`lean.rows_twice`): the line is
+    the one json writes for the whole answer, its text the structured content indented; titles
+    holding quotes, backslashes, non-ASCII text and `": ` (which the pieces decline) included."""
+    build(repo)
+    odd = [None, 'Quotes "x" and \\ backslash, é and \u2028', 'Say "a": b, then },\n  { in a title']
+    for number, title in enumerate(odd):
+        if title is not None:
+            assert repo.hook("session-start", {"session_id": f"q{number}", "source": "startup"}).returncode == 0
+            repo.mj("decision", "add", title, "--why", "a title of its own",
+                    env={"MAJORDOMUS_EPISODE": f"q{number}"}, check=True)
+            assert repo.hook("session-end", {"session_id": f"q{number}", "reason": "other"}).returncode == 0
+        for msg_id in ("x\u00e9", 7, 2.5, None):
+            line, got = _wire(repo, msg_id)
+            result = got["result"]
+            assert got["id"] == msg_id and result["isError"] is False
+            assert result["content"] == [{"type": "text", "text": json.dumps(result["structuredContent"], indent=2,
+                                                                              ensure_ascii=False)}]
+            assert line == json.dumps(got, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+        titles = [c["title"] for c in result["structuredContent"]["result"]]
+        assert len(titles) == 2 + number and (title is None or title.split(",")[0] in "".join(titles)), titles

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import collections
 import sys
+from itertools import chain
 
 TYPE_CHECKING = False
 
@@ -369,6 +370,45 @@ def _indent(value: Any, pad: str, step: str, ascii_only: bool, out: list[str]) -
         out.append("".join(_items(pad, ascii_only)([value], 0))[1:-1])
     else:
         raise TypeError(kind.__name__)
+
+
+def rows_twice(value: Any) -> tuple[str, str] | None:
+    """(`json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)`, the JSON
+    string of `json.dumps(value, indent=2, ensure_ascii=False)` as `json.dumps(text,
+    ensure_ascii=False)` writes it) from one call of `_json`'s encoder, for a list of non-empty
+    dicts whose keys are text and whose values are scalars, alone or the one value of a dict (the
+    review queue); None for any other value, and for one of whose strings holds `": ` (then a key's
+    end is not told from text by a replace). The encoder writes the rows' items as the indented
+    text does (`": "`, `",\n"` and their indent); no encoded string holds a raw newline, so a
+    newline between `},` and `{` is the list's, which the escaped text indents, and the compact
+    text drops the newlines with their indent and the space after each key. ValueError for a
+    number that is not finite (as `allow_nan=False`)."""
+    rows, pad, key = value, "", None
+    if type(value) is dict and len(value) == 1:
+        ((key, rows),) = value.items()
+        pad = "  "
+        if type(key) is not str:
+            return None
+    if type(rows) is not list or not rows or set(map(type, rows)) != {dict} or not all(rows) \
+            or set(map(type, chain.from_iterable(rows))) != {str} \
+            or not _SCALARS.issuperset(map(type, chain.from_iterable(map(dict.values, rows)))):
+        return None
+    import _json
+
+    text = _json.encode_basestring
+    inner, items = pad + "  ", pad + "    "
+    marked = "".join(_json.make_encoder(None, _unserializable, text, None, ": ", ",\n" + items,
+                                        False, False, False)(rows, 0))
+    if marked.count('": ') != sum(map(len, rows)):
+        return None
+    compact = marked.replace(",\n" + items, ",").replace('": ', '":')
+    # the escaped text's structure: "\n" is now the two characters \ and n, and a quote is \"
+    body = text(marked)[3:-3].replace("},\\n" + items + "{", "\\n" + inner + "},\\n" + inner + "{\\n" + items)
+    head, tail = "[\n" + inner + "{\n" + items, "\n" + inner + "}\n" + pad + "]"
+    if key is not None:
+        name = text(key)
+        compact, head, tail = "{" + name + ":" + compact + "}", "{\n  " + name + ": " + head, tail + "\n}"
+    return compact, "".join((text(head)[:-1], body, text(tail)[1:]))
 
 
 def _unserializable(o: Any) -> Any:

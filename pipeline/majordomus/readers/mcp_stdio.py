@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from majordomus import __version__
 from majordomus.base.errors import OK, REFUSED, UNKNOWN, FatalError
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, rows_twice
 from majordomus.base.output import indented
 from majordomus.base.resources import data_file
 
@@ -129,8 +129,31 @@ def _result(msg_id: Any, result: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "result": result}
 
 
-def handle(root: Path, message: Any) -> dict[str, Any] | None:
-    """The answer to one JSON-RPC message, or None for a notification or a response."""
+def _called(msg_id: Any, value: Any) -> dict[str, Any] | tuple[bytes, ...]:
+    """A tool's answer: its value as structured content and as indented text (the MCP specification
+    asks a tool that returns structured content to return the serialized JSON in a text block as
+    well). Rows (the review queue: 4 MB of text at 20,000 records) come as the line `encode` would
+    write, in pieces: the value encoded once for both (`lean.rows_twice`); any other value as the
+    answer to encode."""
+    try:
+        both = rows_twice(value)
+    except ValueError as exc:  # a number that is not finite: as `encode` says it
+        return (_unwritable(exc),)
+    if both is None:
+        return _result(msg_id, {"content": [{"type": "text", "text": indented(value)}],
+                                "structuredContent": value, "isError": False})
+    compact, text = both
+    try:
+        ident = json.dumps(msg_id, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return (f'{{"jsonrpc":"2.0","id":{ident},"result":{{"content":[{{"type":"text","text":'.encode("utf-8"),
+                text.encode("utf-8"), b'}],"structuredContent":', compact.encode("utf-8"), b',"isError":false}}\n')
+    except ValueError as exc:  # a lone surrogate: as `encode` says it
+        return (_unwritable(exc),)
+
+
+def handle(root: Path, message: Any) -> dict[str, Any] | tuple[bytes, ...] | None:
+    """The answer to one JSON-RPC message (or the line that writes it, in pieces), or None for a
+    notification or a response."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return _error(message.get("id") if isinstance(message, dict) else None, INVALID_REQUEST,
                       "not a JSON-RPC 2.0 message object")
@@ -161,9 +184,7 @@ def handle(root: Path, message: Any) -> dict[str, Any] | None:
         failed, value = call_tool(root, name, arguments)
         if failed:
             return _result(msg_id, {"content": [{"type": "text", "text": value}], "isError": True})
-        text = indented(value)
-        return _result(msg_id, {"content": [{"type": "text", "text": text}], "structuredContent": value,
-                                "isError": False})
+        return _called(msg_id, value)
     return _error(msg_id, METHOD_NOT_FOUND, f"method {method!r} not found: this server offers tools only")
 
 
@@ -221,8 +242,12 @@ def encode(answer: dict[str, Any]) -> bytes:
         text = json.dumps(answer, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         return text.encode("utf-8") + b"\n"
     except (ValueError, TypeError, RecursionError) as exc:
-        fallback = _error(None, INTERNAL_ERROR, f"the answer could not be written as JSON: {type(exc).__name__}")
-        return json.dumps(fallback, separators=(",", ":")).encode("utf-8") + b"\n"
+        return _unwritable(exc)
+
+
+def _unwritable(exc: Exception) -> bytes:
+    fallback = _error(None, INTERNAL_ERROR, f"the answer could not be written as JSON: {type(exc).__name__}")
+    return json.dumps(fallback, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 def serve(root: Path, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None = None) -> int:
@@ -236,7 +261,7 @@ def serve(root: Path, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None =
         raw = reader.readline(MAX_MESSAGE + 1)
         if not raw:
             return OK
-        answer: dict[str, Any] | None
+        answer: dict[str, Any] | tuple[bytes, ...] | None
         if len(raw) > MAX_MESSAGE and not raw.endswith(b"\n"):
             while raw and not raw.endswith(b"\n"):  # the rest of the oversized line
                 raw = reader.readline(MAX_MESSAGE + 1)
@@ -252,5 +277,6 @@ def serve(root: Path, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None =
                     answer = _error(message.get("id") if isinstance(message, dict) else None,
                                     INTERNAL_ERROR, f"internal error: {type(exc).__name__}")
         if answer is not None:
-            writer.write(encode(answer))
+            for piece in answer if isinstance(answer, tuple) else (encode(answer),):
+                writer.write(piece)
             writer.flush()
