@@ -620,6 +620,10 @@ def test_the_whole_queue_kept_beside_the_index_is_the_files_own(repo: Repo, monk
     entries[0][1] = "forged"
     kept.write_text(json.dumps([key, [entries, total, untracked]]))
     assert answers.head(ws, None)[0][0]["title"] == "forged"
+    for shape in ([entries, total], [[["too", "short"]], total, untracked], 5):  # its key, not `keep`'s shape
+        kept.write_text(json.dumps([key, shape]))
+        assert asked() == truth
+    kept.write_text(json.dumps([key, [entries, total, untracked]]))
     ages = [e["age_minutes"] for e in answers.head(ws, None)[0]]  # counted now (a minute may turn between)
     assert all(0 <= b - a <= 1 for a, b in zip(ages, [e["age_minutes"] for e in files_now()]))
     repo.git("branch", "elsewhere")

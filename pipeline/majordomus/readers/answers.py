@@ -42,12 +42,15 @@ def head(ws: Workspace, limit: int | None) -> tuple[list[dict[str, Any]], int, l
         kept = store_index.of(ws).kept(_KEPT, whole)
         if kept is not None:
             now = time.time()
-            return [{"id": rid, "title": title, "class": cls, "branch": on,
-                     "age_minutes": int(max(0.0, now - since) // 60) if since is not None else None,
-                     "age_source": source, "age_detail": detail, "this_branch": here, "episode": episode,
-                     "path": path, "tracked": tracked}
-                    for rid, title, cls, on, since, source, detail, here, episode, path, tracked in kept[0]
-                    ], kept[1], kept[2]
+            try:
+                return [{"id": rid, "title": title, "class": cls, "branch": on,
+                         "age_minutes": int(max(0.0, now - since) // 60) if since is not None else None,
+                         "age_source": source, "age_detail": detail, "this_branch": here, "episode": episode,
+                         "path": path, "tracked": tracked}
+                        for rid, title, cls, on, since, source, detail, here, episode, path, tracked in kept[0]
+                        ], int(kept[1]), list(kept[2])
+            except (TypeError, ValueError, IndexError, KeyError):  # not the shape `keep` wrote: asked again
+                pass
     cut = agenda.head(ws, branch, limit) if limit is not None else None  # ordered and cut in SQL
     texts: dict[str, str | None] | None = {} if cut is None else None  # every entry's kept value, in one pass
     records: list[tuple[Any, ...]] = []
