@@ -259,8 +259,9 @@ def test_rows_twice_is_the_compact_json_and_the_indented_text_as_a_json_string(
         assert not rows or any('": ' in json.dumps(s) for row in rows for s in [*row, *row.values()]
                                if isinstance(s, str))
         return
-    assert both == (json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False),
-                    json.dumps(json.dumps(value, indent=2, ensure_ascii=False), ensure_ascii=False))
+    assert tuple(b"".join(pieces).decode() for pieces in both) == (
+        json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False),
+        json.dumps(json.dumps(value, indent=2, ensure_ascii=False), ensure_ascii=False))
 
 
 @pytest.mark.parametrize("value", [[], {"a": []}, [{}], [{"a": 1}, {}], [{"a": [1]}], [{"a": {}}], {"a": [{"b": 1}], "c": 1},
@@ -269,6 +270,8 @@ def test_rows_twice_declines_what_is_not_rows_of_scalars(value: object) -> None:
     assert lean.rows_twice(value) is None
 
 
-def test_rows_twice_refuses_a_number_that_is_not_finite_as_allow_nan_false_does() -> None:
+def test_rows_twice_refuses_a_number_that_is_not_finite_and_a_lone_surrogate_as_json_and_utf_8_do() -> None:
     with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
         lean.rows_twice({"result": [{"a": float("nan")}]})
+    with pytest.raises(UnicodeEncodeError):
+        lean.rows_twice({"result": [{"a": "\ud800"}]})

@@ -372,17 +372,18 @@ def _indent(value: Any, pad: str, step: str, ascii_only: bool, out: list[str]) -
         raise TypeError(kind.__name__)
 
 
-def rows_twice(value: Any) -> tuple[str, str] | None:
-    """(`json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)`, the JSON
-    string of `json.dumps(value, indent=2, ensure_ascii=False)` as `json.dumps(text,
-    ensure_ascii=False)` writes it) from one call of `_json`'s encoder, for a list of non-empty
-    dicts whose keys are text and whose values are scalars, alone or the one value of a dict (the
-    review queue); None for any other value, and for one of whose strings holds `": ` (then a key's
-    end is not told from text by a replace). The encoder writes the rows' items as the indented
-    text does (`": "`, `",\n"` and their indent); no encoded string holds a raw newline, so a
-    newline between `},` and `{` is the list's, which the escaped text indents, and the compact
-    text drops the newlines with their indent and the space after each key. ValueError for a
-    number that is not finite (as `allow_nan=False`)."""
+def rows_twice(value: Any) -> tuple[list[bytes | memoryview], list[bytes | memoryview]] | None:
+    """`json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)` and the JSON
+    string of `json.dumps(value, indent=2, ensure_ascii=False)` (that text as `json.dumps(text,
+    ensure_ascii=False)` writes it), each as pieces of its UTF-8 bytes, from one call of `_json`'s
+    encoder, for a list of non-empty dicts whose keys are text and whose values are scalars, alone
+    or the one value of a dict (the review queue); None for any other value, and for one of whose
+    strings holds `": ` (then a key's end is not told from text by a replace). The encoder writes
+    the rows' items as the indented text does (`": "`, `",\n"` and their indent); no encoded string
+    holds a raw newline, so a newline between `},` and `{` is the list's, which the escaped text
+    indents, and the compact text drops the newlines with their indent and the space after each
+    key. ValueError for a number that is not finite (as `allow_nan=False`) or a lone surrogate (as
+    UTF-8 refuses it)."""
     rows, pad, key = value, "", None
     if type(value) is dict and len(value) == 1:
         ((key, rows),) = value.items()
@@ -401,14 +402,19 @@ def rows_twice(value: Any) -> tuple[str, str] | None:
                                         False, False, False)(rows, 0))
     if marked.count('": ') != sum(map(len, rows)):
         return None
-    compact = marked.replace(",\n" + items, ",").replace('": ', '":')
-    # the escaped text's structure: "\n" is now the two characters \ and n, and a quote is \"
-    body = text(marked)[3:-3].replace("},\\n" + items + "{", "\\n" + inner + "},\\n" + inner + "{\\n" + items)
+    compact = marked.replace(",\n" + items, ",").replace('": ', '":').encode("utf-8")
+    # escaped, "\n" is the two characters \ and n; it starts '"[{' and ends '}]"', each one byte
+    escaped = text(marked).replace("},\\n" + items + "{", "\\n" + inner + "},\\n" + inner + "{\\n" + items)
+    del marked
+    body = memoryview(escaped.encode("utf-8"))[3:-3]
     head, tail = "[\n" + inner + "{\n" + items, "\n" + inner + "}\n" + pad + "]"
+    pieces: tuple[list[bytes | memoryview], list[bytes | memoryview]] = ([compact], [])
     if key is not None:
         name = text(key)
-        compact, head, tail = "{" + name + ":" + compact + "}", "{\n  " + name + ": " + head, tail + "\n}"
-    return compact, "".join((text(head)[:-1], body, text(tail)[1:]))
+        pieces = ([f"{{{name}:".encode("utf-8"), compact, b"}"], [])
+        head, tail = "{\n  " + name + ": " + head, tail + "\n}"
+    pieces[1].extend((text(head)[:-1].encode("utf-8"), body, text(tail)[1:].encode("utf-8")))
+    return pieces
 
 
 def _unserializable(o: Any) -> Any:

@@ -129,7 +129,7 @@ def _result(msg_id: Any, result: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": msg_id, "result": result}
 
 
-def _called(msg_id: Any, value: Any) -> dict[str, Any] | tuple[bytes, ...]:
+def _called(msg_id: Any, value: Any) -> dict[str, Any] | tuple[bytes | memoryview, ...]:
     """A tool's answer: its value as structured content and as indented text (the MCP specification
     asks a tool that returns structured content to return the serialized JSON in a text block as
     well). Rows (the review queue: 4 MB of text at 20,000 records) come as the line `encode` would
@@ -137,21 +137,18 @@ def _called(msg_id: Any, value: Any) -> dict[str, Any] | tuple[bytes, ...]:
     answer to encode."""
     try:
         both = rows_twice(value)
-    except ValueError as exc:  # a number that is not finite: as `encode` says it
+        ident = json.dumps(msg_id, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        head = f'{{"jsonrpc":"2.0","id":{ident},"result":{{"content":[{{"type":"text","text":'.encode("utf-8")
+    except ValueError as exc:  # a number that is not finite, a lone surrogate: as `encode` says it
         return (_unwritable(exc),)
     if both is None:
         return _result(msg_id, {"content": [{"type": "text", "text": indented(value)}],
                                 "structuredContent": value, "isError": False})
     compact, text = both
-    try:
-        ident = json.dumps(msg_id, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return (f'{{"jsonrpc":"2.0","id":{ident},"result":{{"content":[{{"type":"text","text":'.encode("utf-8"),
-                text.encode("utf-8"), b'}],"structuredContent":', compact.encode("utf-8"), b',"isError":false}}\n')
-    except ValueError as exc:  # a lone surrogate: as `encode` says it
-        return (_unwritable(exc),)
+    return (head, *text, b'}],"structuredContent":', *compact, b',"isError":false}}\n')
 
 
-def handle(root: Path, message: Any) -> dict[str, Any] | tuple[bytes, ...] | None:
+def handle(root: Path, message: Any) -> dict[str, Any] | tuple[bytes | memoryview, ...] | None:
     """The answer to one JSON-RPC message (or the line that writes it, in pieces), or None for a
     notification or a response."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
@@ -261,7 +258,7 @@ def serve(root: Path, stdin: IO[bytes] | None = None, stdout: IO[bytes] | None =
         raw = reader.readline(MAX_MESSAGE + 1)
         if not raw:
             return OK
-        answer: dict[str, Any] | tuple[bytes, ...] | None
+        answer: dict[str, Any] | tuple[bytes | memoryview, ...] | None
         if len(raw) > MAX_MESSAGE and not raw.endswith(b"\n"):
             while raw and not raw.endswith(b"\n"):  # the rest of the oversized line
                 raw = reader.readline(MAX_MESSAGE + 1)
