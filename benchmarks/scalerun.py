@@ -95,19 +95,26 @@ def mcp_run(mj: Path, cwd: Path, env: dict[str, str], probe: bool = False,
             call: tuple[str, dict[str, Any]] | None = None) -> Sample:
     """`majordomus mcp` over stdio JSON-RPC, as a client speaks it: initialize, the initialized
     notification, tools/list, and with `call` (a tool's name and arguments) that one tools/call.
-    Wall ms from spawn to the last answer (tools/list's, or the call's); RSS after it exits."""
+    Wall ms from spawn to the last answer's whole line (tools/list's, or the call's), before the
+    client parses it; RSS after it exits."""
     def send(obj: dict[str, Any]) -> None:
         assert proc.stdin is not None
         proc.stdin.write((json.dumps(obj) + "\n").encode())
         proc.stdin.flush()
 
-    buffer = b""
+    buffer = bytearray()
+    arrived = 0.0  # when the last answer's line was whole: the client's own parse is not the server's time
 
     def answer(want: int, deadline: float) -> dict[str, Any]:
-        nonlocal buffer
+        nonlocal arrived
+        searched = 0  # the buffer's bytes already known to hold no newline (a reply of megabytes comes in 64 KiB reads)
         while True:
-            while b"\n" in buffer:
-                line, buffer = buffer.split(b"\n", 1)
+            end = buffer.find(b"\n", searched)
+            while end >= 0:
+                arrived = time.perf_counter()
+                line = bytes(buffer[:end])
+                del buffer[:end + 1]
+                end, searched = buffer.find(b"\n"), 0
                 if not line.strip():
                     continue
                 msg: dict[str, Any] = json.loads(line)
@@ -115,13 +122,14 @@ def mcp_run(mj: Path, cwd: Path, env: dict[str, str], probe: bool = False,
                     if "error" in msg:
                         raise SystemExit(f"majordomus mcp answered request {want} with {msg['error']}")
                     return msg
+            searched = len(buffer)
             left = deadline - time.monotonic()
             if left <= 0 or not sel.select(left):
                 raise SystemExit(f"majordomus mcp did not answer request {want} in {TIMEOUT_S} s")
-            chunk = os.read(fd, 65536)
+            chunk = os.read(fd, 1 << 20)
             if not chunk:
                 raise SystemExit(f"majordomus mcp closed its output before answering request {want}")
-            buffer += chunk
+            buffer.extend(chunk)
 
     with tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile(prefix="rss.") as report:
         started = time.perf_counter()
@@ -154,7 +162,7 @@ def mcp_run(mj: Path, cwd: Path, env: dict[str, str], probe: bool = False,
             err.seek(0)
             raise SystemExit(f"{exc or 'majordomus mcp stopped reading'}; its stderr: "
                              f"{err.read().decode(errors='replace')[-600:]}") from None
-        elapsed = time.perf_counter() - started
+        elapsed = arrived - started
         assert proc.stdin is not None
         proc.stdin.close()
         _, status, usage = os.wait4(proc.pid, 0)
