@@ -173,9 +173,7 @@ def test_a_search_and_the_mcp_server_s_search_import_no_typing(repo: Repo) -> No
     build(repo)
 
     def imported(*args: str, input: str | None = None) -> set[str]:
-        proc = repo.mj(*args, input=input, env={"PYTHONPROFILEIMPORTTIME": "1"})
-        assert proc.returncode == 0, proc.stderr[-2000:]
-        return {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+        return _imported(repo, *args, input=input)
 
     assert "majordomus.knowledge.search" in imported("knowledge", "search", "tabs")
     assert "typing" not in imported("knowledge", "search", "tabs", "--json")
@@ -186,3 +184,22 @@ def test_a_search_and_the_mcp_server_s_search_import_no_typing(repo: Repo) -> No
                  "params": {"name": "knowledge_base_search", "arguments": {"text": "tabs"}}}]
     served = imported("mcp", input="".join(json.dumps(m) + "\n" for m in messages))
     assert "majordomus.knowledge.search" in served and "typing" not in served
+
+
+def test_the_queue_readers_import_no_typing(repo: Repo) -> None:
+    """`knowledge candidates` (text and `--json`) and `knowledge status` (the queue's order, its
+    ages, freshness) declare their records with base/lean.py's NamedTuple: `typing` is not
+    imported on their path either."""
+    build(repo)
+    for args in (("knowledge", "candidates"), ("knowledge", "candidates", "--json"), ("knowledge", "status"),
+                 ("knowledge", "status", "--json")):
+        modules = _imported(repo, *args)
+        assert "majordomus.knowledge.agenda" in modules and "typing" not in modules, args
+    assert "majordomus.knowledge.freshness" in _imported(repo, "knowledge", "status")
+
+
+def _imported(repo: Repo, *args: str, input: str | None = None) -> set[str]:
+    """The modules a command imports (`python -X importtime`'s names)."""
+    proc = repo.mj(*args, input=input, env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}

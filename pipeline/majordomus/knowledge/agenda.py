@@ -13,8 +13,8 @@ import os
 import time
 from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.knowledge import accumulation, queue
 from majordomus.knowledge.accumulation import Age
 from majordomus.knowledge.queue import Candidate
@@ -22,6 +22,11 @@ from majordomus.store import index as store_index
 from majordomus.store import listing as store_listing
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:  # `typing` is not imported on a reader's path (base/lean.py)
+    from typing import Any, NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 
 class Waiting(NamedTuple):  # no dataclass on the reader paths (docs/PERFORMANCE.md, imports)

@@ -9,11 +9,16 @@ derivation ends that case.
 from __future__ import annotations
 
 import time
-from typing import NamedTuple
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.knowledge.accumulation import epoch
 from majordomus.store.ledger import Line
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:  # `typing` is not imported on a reader's path (base/lean.py)
+    from typing import NamedTuple
+else:
+    from majordomus.base.lean import NamedTuple
 
 EVENTS = ("session.closed", "knowledge.derived")
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from typing import Any
 
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.knowledge import accumulation, agenda, currency, freshness
 from majordomus.knowledge import queue as candidates
 from majordomus.store import listing as kstore
 from majordomus.store.workspace import Workspace
+
+if TYPE_CHECKING:  # `typing` is not imported on a reader's path (base/lean.py)
+    from typing import Any
 
 
 def _iso(epoch: float) -> str:
