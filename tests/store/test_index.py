@@ -564,8 +564,12 @@ def test_an_answer_kept_beside_the_index_is_answered_while_nothing_writes_to_it(
 
     first = ask()
     assert ("e9-000000000003.md", first[-1][1]) in first and ask() == first
-    forge()
+    kept, key, answers = forge()
     assert ask() == [("forged.md", "x"), *first]  # kept while nothing wrote
+    for shape in (5, [5], [[5]], [["no", "rows"], 7]):  # its key, not the shape `keep` wrote: asked again
+        kept.write_text(json.dumps([key, shape]))
+        assert ask() == first
+    forge()
     db = sqlite3.connect(path)
     with db:
         db.execute("UPDATE files SET q_when = 'y' WHERE name = 'e9-000000000003.md'")

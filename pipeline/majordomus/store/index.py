@@ -458,7 +458,7 @@ class Index:
             state = self._state(db)
             if state is not None:
                 found = self.kept(name, [key, state])
-                if found is not None:
+                if _answers(found, len(queries)):  # else not what `keep` wrote: the queries run
                     return [[tuple(row) for row in rows] for rows in found]
             answers = [db.execute(sql, named).fetchall() for sql in queries]
         finally:
@@ -735,6 +735,13 @@ def _decoded(found: list[tuple[str, Any]], kept: list[str]) -> list[tuple[str, A
     if not isinstance(values, list) or len(values) != len(kept):  # a value written by no reader of ours
         raise ValueError("the index holds a value that is not one JSON value")
     return [(name, got if value is None else value) for (name, got), value in zip(found, values)]
+
+
+def _answers(found: Any, queries: int) -> bool:
+    """Whether `found` is a kept answer of `queries` queries: a list of that many lists of rows,
+    each row a list (JSON's tuple)."""
+    return type(found) is list and len(found) == queries and all(
+        type(rows) is list and all(type(row) is list for row in rows) for rows in found)
 
 
 def _text(value: object) -> str:
