@@ -20,6 +20,7 @@ import json
 import math
 import sys
 from pathlib import Path
+
 from majordomus import __version__
 from majordomus.base.errors import OK, REFUSED, UNKNOWN, FatalError
 from majordomus.base.lean import TYPE_CHECKING, rows_twice

@@ -434,7 +434,7 @@ def tally(ws: Workspace) -> Tally | None:
     if db is None:
         return None
     try:
-        folders = [ws.root / f for (f,) in db.execute("SELECT DISTINCT folder FROM listed ORDER BY folder")]
+        folders = [ws.root / f for (f,) in db.execute(_FOLDERS)]
     except sqlite3.Error:
         return None
     found = index.rows([(folders, "summary", SUMMARY, _summary, _summary_keys)], TALLY[:1], {}, kept="tally")
