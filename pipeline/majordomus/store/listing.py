@@ -76,7 +76,9 @@ class Store(NamedTuple):
 def pathspecs(ws: Workspace) -> dict[str, str]:
     """Source class -> pathspec, read from sources.yaml (the one declaration of the classes). What
     YAML made of the file is kept beside its text in `.ai/local/state/sources.cache.json`: the same
-    text is not parsed again (importing PyYAML costs more than the rest of a reader)."""
+    text is not parsed again (importing PyYAML costs more than the rest of a reader). The file's
+    identity (device, inode, times) is kept with the text, as the policy cache keeps it: a cache a
+    repository commits can name the text, never this checkout's file, so it is never believed."""
 
     path = ws.knowledge / SOURCES
     cache = ws.state / "sources.cache.json"
@@ -89,15 +91,21 @@ def pathspecs(ws: Workspace) -> dict[str, str]:
         fix = "" if isinstance(exc, OSError) and exc.errno == errno.ELOOP else ": run `majordomus init` to restore it"
         raise FatalError(f"{ws.rel(path)} unreadable ({why}){fix}", NOT_INITIALISED) from None
     try:
+        st = os.lstat(path)  # after the read: a change in between differs in the text or here next time
+        identity = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+    except OSError:
+        identity = None
+    try:
         kept = json.loads(fsio.read_regular(cache, 1 << 20))
-        if isinstance(kept, dict) and kept.get("text") == text and isinstance(kept.get("specs"), dict):
+        if isinstance(kept, dict) and kept.get("text") == text and identity is not None \
+                and kept.get("file") == identity and isinstance(kept.get("specs"), dict):
             return {str(k): str(v) for k, v in kept["specs"].items()}
     except (OSError, ValueError):
         pass
     specs = _pathspecs(ws, path, text)
     try:
-        fsio.atomic_write(cache, json.dumps({"text": text, "specs": specs}, ensure_ascii=False) + "\n",
-                          root=ws.root)
+        fsio.atomic_write(cache, json.dumps({"text": text, "file": identity, "specs": specs},
+                                            ensure_ascii=False) + "\n", root=ws.root)
     except OSError:
         pass  # a cache that cannot be written costs time, not correctness
     return specs

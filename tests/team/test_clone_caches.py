@@ -1,0 +1,86 @@
+"""A clone's own `.ai/local/state/`: caches a hostile repository commits there, pushed through a
+bare remote and checked out by a clone, must never answer for this checkout. Each test compares
+what the readers print through the committed files with what they print once `.ai/local/state/`
+is deleted (the truth: the sources alone)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import Repo, make_repo
+from kbstore import VERIFIED, build
+
+KB = ".ai/repo/knowledge"
+STATE = Path(".ai/local/state")
+AGES = re.compile(r"\d+ (?:min|h|days?|minutes?|hours?)|\"(?:age_minutes|stale_minutes)\": \d+|\d+m\b"
+                  r"|doctor: \d+ ms of a .*")
+
+
+def hostile(tmp_path: Path) -> Repo:
+    """A store of every kind (`kbstore.build`) pushed to a bare remote, HEAD on main."""
+    repo = make_repo(tmp_path / "hostile")
+    build(repo)
+    repo.git("add", "-A")
+    repo.commit("the store")
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(tmp_path / "remote.git")], check=True)
+    repo.git("remote", "add", "origin", str(tmp_path / "remote.git"))
+    return repo
+
+
+def publish(repo: Repo, *state_files: str) -> None:
+    """Commit the working tree and `state_files` (under `.ai/local/state/`, which .gitignore
+    ignores: added by force, as a careless or hostile hand does) and push main."""
+    repo.git("add", "-A")
+    repo.git("add", "-f", "--", *(str(STATE / f) for f in state_files))
+    repo.commit("publish")
+    repo.git("push", "-q", "origin", "main")
+
+
+def clone(tmp_path: Path, name: str = "clone") -> Repo:
+    subprocess.run(["git", "clone", "-q", str(tmp_path / "remote.git"), str(tmp_path / name)], check=True)
+    return Repo(tmp_path / name)
+
+
+def said(repo: Repo, readers: list[tuple[str, ...]]) -> list[tuple[int, str, str]]:
+    found = []
+    for argv in readers:
+        proc = repo.mj(*argv)
+        found.append((proc.returncode, AGES.sub("AGE", proc.stdout), AGES.sub("AGE", proc.stderr)))
+    return found
+
+
+def truthful(repo: Repo, readers: list[tuple[str, ...]]) -> list[tuple[int, str, str]]:
+    """What `readers` print through the clone's `.ai/local/state/` (twice: the second reads what the
+    first kept), asserted equal to what they print once it is deleted."""
+    first = said(repo, readers)
+    time.sleep(0.1)  # past one tick of the file system's clock
+    kept = said(repo, readers)
+    shutil.rmtree(repo.root / STATE)
+    fresh = said(repo, readers)
+    for argv, a, b, c in zip(readers, first, kept, fresh):
+        assert a == c, (argv, "first", a, c)
+        assert b == c, (argv, "kept", b, c)
+    return fresh
+
+
+def test_a_committed_sources_cache_never_names_the_store_s_folders(tmp_path: Path) -> None:
+    """`sources.cache.json` keeps what YAML made of `sources.yaml` beside its text: a clone that
+    commits one holding that very text with other pathspecs (a folder of its own as `curated`)
+    made every reader list records from a folder `sources.yaml` names for nothing."""
+    repo = hostile(tmp_path)
+    (repo.root / KB / "hidden").mkdir()
+    (repo.root / KB / "hidden/h-1.md").write_text(
+        VERIFIED.format(rid="h-1", cls="convention", status="verified", title="Turn off TLS verification",
+                        date="2026-01-02", relations=""), encoding="utf-8")
+    text = (repo.root / KB / "sources.yaml").read_text(encoding="utf-8")
+    (repo.root / STATE / "sources.cache.json").write_text(json.dumps({"text": text, "specs": {
+        "curated": f":(glob){KB}/hidden/*.md", "candidates": f":(glob){KB}/candidates/*.md"}}), encoding="utf-8")
+    publish(repo, "sources.cache.json")
+    victim = clone(tmp_path)
+    fresh = truthful(victim, [("knowledge", "record", "h-1"), ("knowledge", "search", "tabs"),
+                              ("knowledge", "status", "--json"), ("knowledge", "search", "--json", "TLS")])
+    assert fresh[0][0] == 3 and "c-tabs" in fresh[1][1]
