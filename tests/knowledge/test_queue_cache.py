@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conftest import Repo, make_repo
@@ -228,3 +228,17 @@ def test_a_file_too_fresh_for_its_stat_is_read_each_time(repo: Repo, monkeypatch
     (ws.candidates / "c1.md").write_text(  # same length, other bytes, written in place
         RECORD.format(rid="c1", status="candidate", cls="fact", title="U 1", episode="e1"))
     assert [c.title for c in queue.waiting(ws)] == ["T 0", "U 1", "T 2"]
+
+
+@given(st.lists(st.one_of(
+    st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9._-]{0,130}\Z"),  # ids, and a few a character too long
+    st.text(alphabet="ab.-_\n/\u0663\u00e9 9", max_size=6),  # a newline, a slash, a non-ASCII digit, nothing
+), max_size=12))
+@example(["e1", "a\nb"])  # two ids to a pattern over lines, one name to `ID_PATTERN`
+@example(["e1", "e2", ""])
+def test_the_episodes_checked_at_once_are_those_each_check_passes(names: list[str]) -> None:
+    """`episode_branches` checks every episode the queue names with one pattern over them all; any
+    name holding a newline or failing alone must leave exactly the names `ID_PATTERN` passes."""
+    from majordomus.base.ids import ID_PATTERN
+
+    assert queue._ids(set(names)) == sorted(n for n in set(names) if ID_PATTERN.match(n))

@@ -24,7 +24,7 @@ from majordomus.base.fsio import read_regular
 from majordomus.base.ids import ID_PATTERN
 from majordomus.store import records
 from majordomus.store import index as store_index
-from majordomus.store.filecache import FileCache, lstat
+from majordomus.store.filecache import FileCache
 from majordomus.store.index import Index
 from majordomus.store.workspace import Workspace
 
@@ -90,20 +90,27 @@ def episode_branches(ws: Workspace, episodes: set[str],
     found: dict[str, str | None] = {}
     if current is not None and current[0] in episodes:
         found[current[0]] = current[1]
+    named = _ids(episodes - found.keys())  # a record's text never becomes a path unchecked
     for folder in (ws.sessions, ws.outbox / "sessions"):
         where, prefix = os.fspath(folder) + os.sep, ws.rel(folder)
-        for episode in sorted(episodes - found.keys()):
-            if not ID_PATTERN.match(episode):  # a record's text never becomes a path unchecked
+        kept = cache.folders.get(prefix, {}) if cache is not None else {}
+        for episode in named:
+            if episode in found:
                 continue
-            path = where + episode + ".md"
-            st = lstat(path)
-            if st is None:
+            name = episode + ".md"
+            try:
+                st = os.lstat(where + name)
+            except OSError:
                 continue
-            hit, branch = cache.get(prefix, episode + ".md", st) if cache is not None else (False, None)
-            if not hit:
-                branch = _record_branch(Path(path))
+            # `FileCache.get`, inline: one call a record fewer, thousands at 1M
+            entry = kept.get(name)
+            if type(entry) is list and len(entry) >= 5 and entry[0] == st.st_ino and entry[1] == st.st_size \
+                    and entry[2] == st.st_mtime_ns and entry[3] == st.st_ctime_ns:
+                branch = entry[4]
+            else:
+                branch = _record_branch(Path(where + name))
                 if cache is not None:
-                    cache.put(prefix, episode + ".md", st, branch)
+                    cache.put(prefix, name, st, branch)
             if isinstance(branch, list):  # [branch]: the record names one (maybe null)
                 found[episode] = branch[0]
     missing = episodes - found.keys()
@@ -112,6 +119,21 @@ def episode_branches(ws: Workspace, episodes: set[str],
     elif missing:  # through the ledger's index: one line read an episode
         found.update(ws.ledger.opened_branches(sorted(missing)))
     return found
+
+
+# ids, one a line, each as `ID_PATTERN` reads it (`_ids`)
+_ID_LINES = pattern(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}(?:\n[A-Za-z0-9][A-Za-z0-9._-]{0,127})*")
+
+
+def _ids(names: Iterable[str]) -> list[str]:
+    """Those of `names` that are ids (`ID_PATTERN`), sorted: one pattern over them all (8,000
+    episodes at 1M: ~1.5 ms, where a check each costs ~7), each one checked when any fails. A
+    name holding a newline would read as more lines than names: the count tells."""
+    ordered = sorted(names)
+    text = "\n".join(ordered)
+    if ordered and text.count("\n") == len(ordered) - 1 and _ID_LINES().fullmatch(text):
+        return ordered
+    return [n for n in ordered if ID_PATTERN.match(n)]
 
 
 def _record_branch(path: Path) -> list[str | None] | None:
