@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from conftest import Repo, make_repo
-from kbstore import VERIFIED, build
+from kbstore import RECORD, VERIFIED, build
 
 KB = ".ai/repo/knowledge"
 STATE = Path(".ai/local/state")
@@ -84,3 +84,32 @@ def test_a_committed_sources_cache_never_names_the_store_s_folders(tmp_path: Pat
     fresh = truthful(victim, [("knowledge", "record", "h-1"), ("knowledge", "search", "tabs"),
                               ("knowledge", "status", "--json"), ("knowledge", "search", "--json", "TLS")])
     assert fresh[0][0] == 3 and "c-tabs" in fresh[1][1]
+
+
+def test_committed_screen_caches_never_hide_a_credential(tmp_path: Path) -> None:
+    """The credential screen keeps its answers by the digest of the bytes it screened
+    (`knowledge/leaks.py`): a clone knows the bytes of its own records, so it could commit
+    `screen.cache.json` and `screen.fields.cache.json` answering "clean" for a record that holds a
+    key, and `knowledge check` (the pre-commit gate) and doctor said nothing of it."""
+    repo = hostile(tmp_path)
+    key = "AKIA" + "Q7ZKX3MB2WV4NPLD"
+    (repo.root / KB / "candidates/leak-1.md").write_text(RECORD.format(rid="leak-1", title=f"Deploy with {key}"),
+                                                         encoding="utf-8")
+    repo.git("add", "-A")
+    repo.commit("a record with a key")
+    assert "AWS Access Key" in repo.mj("knowledge", "check").stdout
+    forged = 0
+    for name in ("screen.cache.json", "screen.fields.cache.json"):  # every answer made "clean"
+        path = repo.root / STATE / name
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for entries in data["folders"].values():
+            for entry in entries.values():
+                if isinstance(entry, list) and len(entry) == 6 and entry[4]:
+                    entry[4] = [] if isinstance(entry[4], list) else None
+                    forged += 1
+        path.write_text(json.dumps(data), encoding="utf-8")
+    assert forged
+    publish(repo, "screen.cache.json", "screen.fields.cache.json")
+    victim = clone(tmp_path)
+    fresh = truthful(victim, [("knowledge", "check"), ("doctor",)])
+    assert fresh[0][0] == 10 and "carries a credential (AWS Access Key)" in fresh[0][1]
