@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from conftest import Repo, make_repo
-from kbstore import RECORD, VERIFIED, build
+from kbstore import RECORD, VERIFIED, anchored, build
 
 KB = ".ai/repo/knowledge"
 STATE = Path(".ai/local/state")
@@ -113,3 +113,26 @@ def test_committed_screen_caches_never_hide_a_credential(tmp_path: Path) -> None
     victim = clone(tmp_path)
     fresh = truthful(victim, [("knowledge", "check"), ("doctor",)])
     assert fresh[0][0] == 10 and "carries a credential (AWS Access Key)" in fresh[0][1]
+
+
+def test_a_committed_currency_cache_never_calls_a_stale_record_current(tmp_path: Path) -> None:
+    """`currency.cache.json` keeps the walks of git's history by the HEAD they reach: a clone knows
+    its own commits, so it could commit the walks made before a change to a record's anchored file
+    under the commit that changed it, and `knowledge stale`, `status` and `record` called the
+    record current."""
+    repo = hostile(tmp_path)
+    anchor = repo.commit("a source file", {"src/a.py": "a = 1\n"})
+    anchored(repo, "kb-a", ("src/a.py",), anchor, title="Module a keeps its state in one place")
+    repo.git("add", "-A")
+    repo.commit("kb-a")
+    assert repo.mj("knowledge", "stale").stdout == ""
+    cache = repo.root / STATE / "currency.cache.json"
+    walked = json.loads(cache.read_text(encoding="utf-8"))
+    before = walked["head"]
+    changed = repo.commit("a changed", {"src/a.py": "a = 2\n"})
+    cache.write_text(json.dumps(walked).replace(before, changed), encoding="utf-8")  # the old walks, moved on
+    publish(repo, "currency.cache.json")
+    victim = clone(tmp_path)
+    fresh = truthful(victim, [("knowledge", "stale"), ("knowledge", "status"), ("knowledge", "record", "kb-a"),
+                              ("knowledge", "status", "--json")])
+    assert "kb-a: may be stale: src/a.py modified" in fresh[0][1]
