@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from conftest import Repo, make_repo
-from kbstore import VERIFIED, build
+from kbstore import RECORD, VERIFIED, anchored, build
 
 KB = ".ai/repo/knowledge"
 STATE = Path(".ai/local/state")
@@ -84,3 +84,55 @@ def test_a_committed_sources_cache_never_names_the_store_s_folders(tmp_path: Pat
     fresh = truthful(victim, [("knowledge", "record", "h-1"), ("knowledge", "search", "tabs"),
                               ("knowledge", "status", "--json"), ("knowledge", "search", "--json", "TLS")])
     assert fresh[0][0] == 3 and "c-tabs" in fresh[1][1]
+
+
+def test_committed_screen_caches_never_hide_a_credential(tmp_path: Path) -> None:
+    """The credential screen keeps its answers by the digest of the bytes it screened
+    (`knowledge/leaks.py`): a clone knows the bytes of its own records, so it could commit
+    `screen.cache.json` and `screen.fields.cache.json` answering "clean" for a record that holds a
+    key, and `knowledge check` (the pre-commit gate) and doctor said nothing of it."""
+    repo = hostile(tmp_path)
+    key = "AKIA" + "Q7ZKX3MB2WV4NPLD"
+    (repo.root / KB / "candidates/leak-1.md").write_text(RECORD.format(rid="leak-1", title=f"Deploy with {key}"),
+                                                         encoding="utf-8")
+    repo.git("add", "-A")
+    repo.commit("a record with a key")
+    assert "AWS Access Key" in repo.mj("knowledge", "check").stdout
+    forged = 0
+    for name in ("screen.cache.json", "screen.fields.cache.json"):  # every answer made "clean"
+        path = repo.root / STATE / name
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for entries in data["folders"].values():
+            for entry in entries.values():
+                if isinstance(entry, list) and len(entry) == 6 and entry[4]:
+                    entry[4] = [] if isinstance(entry[4], list) else None
+                    forged += 1
+        path.write_text(json.dumps(data), encoding="utf-8")
+    assert forged
+    publish(repo, "screen.cache.json", "screen.fields.cache.json")
+    victim = clone(tmp_path)
+    fresh = truthful(victim, [("knowledge", "check"), ("doctor",)])
+    assert fresh[0][0] == 10 and "carries a credential (AWS Access Key)" in fresh[0][1]
+
+
+def test_a_committed_currency_cache_never_calls_a_stale_record_current(tmp_path: Path) -> None:
+    """`currency.cache.json` keeps the walks of git's history by the HEAD they reach: a clone knows
+    its own commits, so it could commit the walks made before a change to a record's anchored file
+    under the commit that changed it, and `knowledge stale`, `status` and `record` called the
+    record current."""
+    repo = hostile(tmp_path)
+    anchor = repo.commit("a source file", {"src/a.py": "a = 1\n"})
+    anchored(repo, "kb-a", ("src/a.py",), anchor, title="Module a keeps its state in one place")
+    repo.git("add", "-A")
+    repo.commit("kb-a")
+    assert repo.mj("knowledge", "stale").stdout == ""
+    cache = repo.root / STATE / "currency.cache.json"
+    walked = json.loads(cache.read_text(encoding="utf-8"))
+    before = walked["head"]
+    changed = repo.commit("a changed", {"src/a.py": "a = 2\n"})
+    cache.write_text(json.dumps(walked).replace(before, changed), encoding="utf-8")  # the old walks, moved on
+    publish(repo, "currency.cache.json")
+    victim = clone(tmp_path)
+    fresh = truthful(victim, [("knowledge", "stale"), ("knowledge", "status"), ("knowledge", "record", "kb-a"),
+                              ("knowledge", "status", "--json")])
+    assert "kb-a: may be stale: src/a.py modified" in fresh[0][1]

@@ -15,7 +15,9 @@ anchored path, each anchored path's changes, and the ancestry of the verificatio
 HEAD. At the same HEAD a read is that file (a few hundred kilobytes at 20,000 records) and a few
 integer operations a record; after HEAD moved forward, one `git.history` of the new commits alone
 extends it; a record whose anchored paths or verification commits it has not seen, or a HEAD that
-is not a descendant of the cached one, has it rebuilt.
+is not a descendant of the cached one, has it rebuilt. The file names the folder it was written
+in (`filecache.home`): a clone knows its own commits, never the inode of this checkout's
+`.ai/local/state/`, so walks a repository commits there are never believed.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from majordomus.knowledge import known
 from majordomus.knowledge.anchored import Walk
 from majordomus.knowledge.known import Known
 from majordomus.knowledge.verdict import Currency, Walked, disputes, fix, walked
+from majordomus.store.filecache import home
 from majordomus.store.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -46,7 +49,7 @@ def _load(ws: Workspace, head: str) -> tuple[Walked, bool] | None:
     otherwise."""
     try:
         data = json.loads(fsio.read_regular(ws.state / CACHE, 1 << 28))
-        if not isinstance(data, dict) or data.get("v") != _VERSION:
+        if not isinstance(data, dict) or data.get("v") != _VERSION or data.get("home") != home(ws.state):
             return None
         walks = [Walk.from_kept(w) for w in data["walks"]]
         cached = Walked(walks, frozenset(map(str, data["paths"])), frozenset(map(str, data["gone"])),
@@ -70,7 +73,7 @@ def _load(ws: Workspace, head: str) -> tuple[Walked, bool] | None:
 
 def _save(ws: Workspace, head: str, found: Walked, records: list[Known]) -> None:
     keep = {c for r in records for c in r.verified_at}
-    data = {"v": _VERSION, "head": head, "paths": sorted(found.paths), "gone": sorted(found.gone),
+    data = {"v": _VERSION, "home": home(ws.state), "head": head, "paths": sorted(found.paths), "gone": sorted(found.gone),
             "away": sorted(found.away), "walks": [w.kept(keep) for w in found.walks]}
     try:
         fsio.atomic_write(ws.state / CACHE, json.dumps(data, sort_keys=True, separators=(",", ":")), root=ws.root)

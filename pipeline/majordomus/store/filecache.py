@@ -8,6 +8,10 @@ nanoseconds: a second change within one tick of its clock could leave every one 
 alike), so the cache never answers for a file as it no longer is; a reader that keeps digests
 then parses it again only when its bytes differ. A cache that cannot be read or written costs
 time, never an answer.
+
+Each cache names the folder it was written in (`home`): a repository that commits files under
+`.ai/local/state/` has that folder made by this checkout's git, at an inode no commit can name,
+so a cache it carries (answers kept by the digest of bytes it chose) is never believed.
 """
 from __future__ import annotations
 
@@ -44,9 +48,11 @@ class FileCache:
         self.added = 0  # entries kept since the last save (`save`'s `unless_fewer`)
         self.forgot = False  # an entry dropped since the last save: written whatever `unless_fewer`
         self.now = time.time_ns()
+        self.home = home(path.parent)
         try:
             data = json.loads(read_regular(path, LIMIT))
-            if isinstance(data, dict) and data.get("v") == version and isinstance(data.get("folders"), dict):
+            if isinstance(data, dict) and data.get("v") == version and isinstance(data.get("folders"), dict) \
+                    and self.home is not None and data.get("home") == self.home:
                 self.folders = data["folders"]
         except (OSError, ValueError):
             pass
@@ -96,13 +102,23 @@ class FileCache:
         if not self.changed or (not self.forgot and self.added < unless_fewer):
             return
         try:
-            atomic_write(self.path, json.dumps({"v": self.version, "folders": self.folders},
+            atomic_write(self.path, json.dumps({"v": self.version, "home": self.home or home(self.path.parent),
+                                                "folders": self.folders},
                                                separators=(",", ":"), ensure_ascii=False) + "\n",
                          root=self.root)
         except (OSError, UnicodeError):  # UnicodeError: a file name that is not UTF-8 (a lone surrogate)
             pass
         self.changed = self.forgot = False
         self.added = 0
+
+
+def home(folder: Path | str) -> list[int] | None:
+    """What a cache keeps of the folder it is written in (`.ai/local/state/`), and compares when it
+    is read: [device, inode], None when nothing is there. Only this checkout's own writes name it:
+    a folder deleted and made again (or a copy of the checkout) forgets its caches, which costs
+    time, never an answer."""
+    st = lstat(folder)
+    return None if st is None else [st.st_dev, st.st_ino]
 
 
 def content_digest(data: bytes) -> str:

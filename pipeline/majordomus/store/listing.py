@@ -299,11 +299,14 @@ def _folders(ws: Workspace, specs: dict[str, str]) -> list[Path]:
 def _inputs(ws: Workspace, folders: list[Path]) -> list[Path]:
     """What git's listing of `folders` depends on: git's index, the folders, the ignore files on
     the way down to them and the repository's own exclude file (a global `core.excludesFile`
-    changed in between is not seen: it rarely names a record)."""
+    changed in between is not seen: it rarely names a record). A linked worktree has an index of
+    its own, and reads the main repository's exclude file (git's common folder)."""
     found = [ws.knowledge / SOURCES, *folders]
-    index_file = git.index_file(ws.root)
+    index_file, common = git.index_file(ws.root), git.common_dir(ws.root)
     if index_file is not None:
-        found += [index_file, index_file.parent / "info" / "exclude"]
+        found.append(index_file)
+    if common is not None:
+        found.append(common / "info" / "exclude")
     ignores = {ws.root / ".gitignore"}
     for folder in folders:
         parts = folder.relative_to(ws.root).parts
