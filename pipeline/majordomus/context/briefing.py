@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from itertools import islice
+from operator import attrgetter
 from pathlib import Path
 
 from majordomus.base.lean import TYPE_CHECKING
@@ -198,8 +200,8 @@ def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]
     if not queue:
         return []
     groups: dict[str, int] = {}
-    for c in queue:
-        groups[_where(c.branch, branch)] = groups.get(_where(c.branch, branch), 0) + 1
+    for placed_on, n in Counter(map(_BRANCH, queue)).items():  # counted in C, then named
+        groups[_where(placed_on, branch)] = groups.get(_where(placed_on, branch), 0) + n
     parts = [f"{n} from {w}" if w != "unattributed" else f"{n} unattributed"
              for w, n in sorted(groups.items(), key=lambda kv: (kv[0] != "this branch", kv[0] == "unattributed", kv[0]))]
     detail = "" if list(groups) == ["this branch"] else f" ({', '.join(parts)})"
@@ -226,6 +228,9 @@ def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]
                                 + (f"this checkout cannot place its episode {c.episode})" if c.episode
                                    else "it names no episode)") for c in unplaced],
                   what="unattributed candidates", more=more, budgeted=False)]
+
+
+_BRANCH = attrgetter("branch")
 
 
 def _holds_any(folder: Path) -> bool:

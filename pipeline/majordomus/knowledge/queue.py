@@ -17,6 +17,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from pathlib import Path
 
 from majordomus.base.lean import TYPE_CHECKING, pattern
@@ -59,10 +60,13 @@ class Candidate(NamedTuple):
         return self.ts or self.date
 
 
+_ID, _WHEN = attrgetter("id"), attrgetter("when")  # keys read in C: a queue of 8,000 at 1M
+
+
 def by_time(queue: list[Candidate], newest_first: bool = False) -> list[Candidate]:
     """`queue` in the evidence's order (time, then id: stable, whatever the listing order)."""
-    ordered = sorted(queue, key=lambda c: c.id)
-    return sorted(ordered, key=lambda c: c.when, reverse=newest_first)
+    ordered = sorted(queue, key=_ID)
+    return sorted(ordered, key=_WHEN, reverse=newest_first)
 
 def _scalar(raw: str) -> str:
     raw = raw.strip()
@@ -524,7 +528,8 @@ def briefed(ws: Workspace, ledger_branches: dict[str, str | None] | None = None,
     branches = episode_branches(ws, {e for _, e, _ in rows if e}, ledger_branches, cache, current)
     cache.save(unless_fewer=FEW)  # the record the last close wrote is read again, not 840 KB written at 1M
     where = os.fspath(ws.candidates) + os.sep
-    return [Waiting(name[:-3], where + name, episode, branches.get(episode) if episode else None, when or "")
+    made = tuple.__new__  # each field given: `Waiting`'s own `__new__` adds nothing but time (8,000 at 1M)
+    return [made(Waiting, (name[:-3], where + name, episode, branches.get(episode) if episode else None, when or ""))
             for name, episode, when in rows]
 
 

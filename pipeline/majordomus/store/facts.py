@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import sys
 from collections.abc import Callable, Iterable
 
@@ -40,7 +39,10 @@ from majordomus.store import index as store_index
 from majordomus.store.ledger import Ledger, Line, ReadResult
 
 if TYPE_CHECKING:
+    import sqlite3
     from typing import Any
+else:
+    from majordomus.store.index import sqlite3  # `_sqlite3`, without `datetime` (store/index.py)
 
 VERSION = 4  # of these tables and of what a line adds to them: raise it when either changes
 KINDS = ("session", "opened", "task", "decision", "agent")

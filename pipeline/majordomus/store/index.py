@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import struct
 import sys
 import time
@@ -52,7 +51,10 @@ from majordomus.store import filecache, records
 from majordomus.store.filecache import settled, stamp
 
 if TYPE_CHECKING:
+    import sqlite3
     from typing import Any
+else:  # `sqlite3` is `_sqlite3` and `dbapi2`'s adapters of dates, which import `datetime` (~1.5 ms
+    import _sqlite3 as sqlite3  # of every reader's imports); the index keeps text and numbers alone
 
 FILE = "index.sqlite3"
 KEPT = "index.kept"  # the folder of the answers `rows` keeps (`_answered`)
