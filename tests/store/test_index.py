@@ -591,6 +591,76 @@ def test_an_answer_kept_beside_the_index_is_answered_while_nothing_writes_to_it(
     assert "forged.md" not in {name for name, _ in ask()}
 
 
+def test_the_queue_s_bytes_kept_beside_the_index_are_the_files_own_at_each_read_s_clock(
+        repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`answers.encoded` (`candidates --json`, the MCP server's line of the queue) keeps the bytes it
+    wrote beside the index under the whole queue's key, each entry's minutes cut out, and answers
+    from them (a forged title here, to see it) while the index, the branch and the ledger's tail are
+    as they were, each age counted at the read's clock; a kept file not of `keep_bytes`' shape, a
+    record renamed into place or another branch: the files' queue. A title holding the mark's
+    digits is written as JSON writes it, and its bytes are not kept."""
+    from majordomus.base import git
+    from majordomus.readers import answers, mcp_stdio
+    from majordomus.readers.cli import _text
+
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    build(repo)  # two candidates derived by an episode: dated by the ledger, placed by its record
+    ws = Workspace(repo.root)
+    kept = ws.state / store_index.KEPT / "queue.text.bin"
+    clock = [time.time()]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+
+    def files() -> bytes:  # the queue of the files, as `emit_json` prints it
+        value = answers._head(ws, None, git.branch(ws.root))[0]
+        return (json.dumps(value, indent=2, ensure_ascii=False) + "\n").encode()
+
+    def line() -> bytes:  # the MCP server's line of the queue, as `encode` writes the answer of the files
+        value = {"result": answers._head(ws, None, git.branch(ws.root))[0]}
+        return mcp_stdio.encode({"jsonrpc": "2.0", "id": 7, "result": {"content": [
+            {"type": "text", "text": json.dumps(value, indent=2, ensure_ascii=False)}],
+            "structuredContent": value, "isError": False}})
+
+    def asked() -> Any:  # as the command line prints it
+        found = answers.encoded(ws, "queue.text", _text, 1)
+        return found if type(found) is bytes else _text(found)
+
+    def served() -> bytes:  # as the MCP server writes it (`call_tool`, `_called`)
+        found = answers.encoded(ws, "queue.mcp", mcp_stdio._both, 2)
+        return b"".join(mcp_stdio._called(7, found if type(found) is bytes else {"result": found}))
+
+    truth = files()
+    assert asked() == truth and kept.is_file() and asked() == truth
+    assert served() == line() == served()
+    clock[0] += 3 * 3600 + 7  # three hours on: every age counted again
+    later = files()
+    assert later != truth and asked() == later and served() == line()
+    data = kept.read_bytes()
+    assert b"Tabs" in data
+    kept.write_bytes(data.replace(b"Tabs", b"Tubs"))  # forged, the pieces' lengths as they were
+    assert b"Tubs" in asked() and asked().replace(b"Tubs", b"Tabs") == later
+    head, _, blob = data.partition(b"\n")
+    key, (starts, lengths) = json.loads(head)
+    for shape in ([starts], [starts, lengths[:-1]], [starts, [-1, *lengths[1:]]], [starts[:-1], lengths], 5):
+        kept.write_bytes(json.dumps([key, shape]).encode() + b"\n" + blob)
+        assert asked() == later  # its key, not `keep_bytes`' shape or its pieces: asked again
+    repo.git("branch", "elsewhere")
+    repo.git("symbolic-ref", "HEAD", "refs/heads/elsewhere")  # another branch, git's index untouched
+    assert asked() == files() != later and asked() == files()
+    repo.git("symbolic-ref", "HEAD", "refs/heads/main")
+    _write(repo, "candidates", "e9-000000000003", "Tabs by hand")  # renamed into place
+    assert b"Tabs by hand" in asked() and asked() == files() and served() == line()
+    marked = f"Marked {answers._MARKED} in a title"
+    assert repo.hook("session-start", {"session_id": "m1", "source": "startup"}).returncode == 0
+    repo.mj("decision", "add", marked, "--why", "a title of its own", env={"MAJORDOMUS_EPISODE": "m1"}, check=True)
+    assert repo.hook("session-end", {"session_id": "m1", "reason": "other"}).returncode == 0
+    repo.mj("knowledge", "candidates", "--json", check=True)  # the index brought up to date
+    kept.unlink()
+    assert type(answers.encoded(ws, "queue.text", _text, 1)) is list  # the entries, for the caller to write
+    assert asked() == files() and marked.encode() in asked() and served() == line()
+    assert not kept.exists() and (ws.state / store_index.KEPT / "queue.json").is_file()
+
+
 def test_the_whole_queue_kept_beside_the_index_is_the_files_own(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     """`--json` (answers.head of the whole queue) keeps the queue it ordered and decoded beside the
     index (`agenda.whole`) when the index answered all of it, and answers from it, its ages counted

@@ -9,6 +9,7 @@ leaves raw (DEL and the C1 controls), so its output is as safe on a terminal and
 """
 from __future__ import annotations
 
+import os
 import sys
 
 from majordomus.base.lean import TYPE_CHECKING, json
@@ -75,7 +76,24 @@ def raw_in_json(text: str) -> str:
 
 
 def emit_json(data: Any) -> None:
-    sys.stdout.write(raw_in_json(indented(data)) + "\n")
+    sys.stdout.write(json_text(data))
+
+
+def json_text(data: Any) -> str:
+    """What `emit_json` prints: the indented JSON, what JSON leaves raw escaped, and a newline."""
+    return raw_in_json(indented(data)) + "\n"
+
+
+def show_json(data: bytes) -> None:
+    """Print `json_text`'s text, as UTF-8 bytes, as `emit_json` prints it: the bytes themselves when
+    stdout writes UTF-8 (4 MB not decoded to be encoded again)."""
+    out = sys.stdout
+    raw = getattr(out, "buffer", None)
+    if raw is not None and os.linesep == "\n" and (out.encoding or "").lower().replace("_", "-") in ("utf-8", "utf8"):
+        out.flush()
+        raw.write(data)
+    else:
+        out.write(data.decode("utf-8"))
 
 
 def indented(data: Any) -> str:

@@ -11,7 +11,7 @@ from majordomus.base.errors import REFUSED, FatalError
 from majordomus.base.lean import TYPE_CHECKING
 
 if TYPE_CHECKING:  # `typing` is not imported on a reader's path (base/lean.py)
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from majordomus.readers.knowledge_base import Capability
@@ -34,46 +34,144 @@ def head(ws: Workspace, limit: int | None) -> tuple[list[dict[str, Any]], int, l
     index, and only the entries shown are decoded."""
     from majordomus.base import git
     from majordomus.knowledge import agenda
-    from majordomus.store import index as store_index
 
     branch = git.branch(ws.root)
-    whole = agenda.whole(ws, branch) if limit is None else None
-    if whole is not None:  # the whole queue as kept while the index is as it was: its ages counted now
-        kept = store_index.of(ws).kept(_KEPT, whole)
-        if kept is not None:
-            now = time.time()
-            try:
-                return [{"id": rid, "title": title, "class": cls, "branch": on,
-                         "age_minutes": int(max(0.0, now - since) // 60) if since is not None else None,
-                         "age_source": source, "age_detail": detail, "this_branch": here, "episode": episode,
-                         "path": path, "tracked": tracked}
-                        for rid, title, cls, on, since, source, detail, here, episode, path, tracked in kept[0]
-                        ], int(kept[1]), list(kept[2])
-            except (TypeError, ValueError, IndexError, KeyError):  # not the shape `keep` wrote: asked again
-                pass
-    cut = agenda.head(ws, branch, limit) if limit is not None else None  # ordered and cut in SQL
-    texts: dict[str, str | None] | None = {} if cut is None else None  # every entry's kept value, in one pass
-    records: list[tuple[Any, ...]] = []
-    ranked = agenda.ranked(ws, branch, texts, records) if cut is None else cut[0]
-    if ranked is None:  # no index (or a source class beyond the two folders): every entry read
+    if limit is None:
+        rows, total, untracked, _ = _whole(ws, branch, agenda.whole(ws, branch))
+        if rows is None:  # no index (or a source class beyond the two folders): every entry read
+            return _head(ws, None, branch)
+        return _dicts(rows, time.time()), total, untracked
+    cut = agenda.head(ws, branch, limit)  # ordered and cut in SQL
+    if cut is None:
         return _head(ws, limit, branch)
-    ordered = agenda.shown(ws, ranked if limit is None else ranked[:limit], branch, texts=texts)
-    total, untracked = (len(ranked), [r for r, _ in ranked if not r.tracked]) if cut is None else cut[1:]
-    # `shown` keeps `ranked`'s order, an entry each; the keys as `Waiting.as_dict` orders them
-    found = [{"id": c.id, "title": c.title, "class": c.cls, "branch": c.branch, "age_minutes": w.minutes,
-              "age_source": w.age.source if w.age else None, "age_detail": w.age.detail if w.age else None,
-              "this_branch": w.here, "episode": c.episode, "path": row.rel, "tracked": row.tracked}
-             for w, (row, _) in zip(ordered, ranked) for c in (w.candidate,)]
-    if whole is not None and texts is not None and agenda.pure(ranked, records, texts) \
-            and agenda.whole(ws, branch) == whole:  # nothing wrote to the index while it was read
-        store_index.of(ws).keep(_KEPT, whole, [[
-            [e["id"], e["title"], e["class"], e["branch"], w.age.since if w.age else None, e["age_source"],
-             e["age_detail"], e["this_branch"], e["episode"], e["path"], e["tracked"]]
-            for e, w in zip(found, ordered)], total, [r.rel for r in untracked]])
-    return found, total, [r.rel for r in untracked]
+    ranked, total, aside = cut
+    return _dicts(_rows(agenda.shown(ws, ranked, branch), ranked), time.time()), total, [r.rel for r in aside]
 
 
 _KEPT = "queue"  # the whole queue, kept beside the index (`Index.keep`) under `agenda.whole`
+_SINCE = 4  # the place of an entry's review age's start in a row of `_whole` (its age_minutes' in a dict)
+
+
+def _whole(ws: Workspace, branch: str | None, whole: list[Any] | None
+           ) -> tuple[list[list[Any]] | None, int, list[str], bool]:
+    """The whole queue in review order as rows (`_rows`: when each entry's age began, not its
+    minutes), how many wait, the paths of those git does not track, and whether the rows are the
+    queue `whole` (`agenda.whole`) says, kept under it: from the index, or kept as the index was.
+    None for the rows without the index: `_head` answers."""
+    from majordomus.knowledge import agenda
+    from majordomus.store import index as store_index
+
+    if whole is not None:  # the whole queue as kept while the index is as it was
+        kept = store_index.of(ws).kept(_KEPT, whole)
+        try:
+            if _fits(kept[0]):
+                return kept[0], int(kept[1]), list(kept[2]), True
+        except (TypeError, ValueError, IndexError, KeyError):  # not the shape `keep` wrote: asked again
+            pass
+    texts: dict[str, str | None] = {}  # every entry's kept value, in one pass
+    records: list[tuple[Any, ...]] = []
+    ranked = agenda.ranked(ws, branch, texts, records)
+    if ranked is None:
+        return None, 0, [], False
+    rows = _rows(agenda.shown(ws, ranked, branch, texts=texts), ranked)
+    untracked = [r.rel for r, _ in ranked if not r.tracked]
+    ours = whole is not None and agenda.pure(ranked, records, texts) and agenda.whole(ws, branch) == whole
+    if ours:  # nothing wrote to the index while it was read
+        store_index.of(ws).keep(_KEPT, whole, [rows, len(ranked), untracked])
+    return rows, len(ranked), untracked, ours
+
+
+def _rows(ordered: list[Any], ranked: Sequence[tuple[Any, Any]]) -> list[list[Any]]:
+    """`shown`'s entries (`ranked`'s rows, in order) as rows: a dict's values, in `Waiting.as_dict`'s
+    order, the start of the entry's review age in place of its minutes."""
+    # `shown` keeps `ranked`'s order, an entry each
+    return [[c.id, c.title, c.cls, c.branch, w.age.since if w.age else None, w.age.source if w.age else None,
+             w.age.detail if w.age else None, w.here, c.episode, row.rel, row.tracked]
+            for w, (row, _) in zip(ordered, ranked) for c in (w.candidate,)]
+
+
+def _fits(rows: Any) -> bool:
+    """Whether `rows` are rows as `_rows` makes them (a kept file not of that shape is asked again)."""
+    return type(rows) is list and all(type(r) is list and len(r) == 11 and (
+        r[_SINCE] is None or type(r[_SINCE]) in (int, float)) for r in rows)
+
+
+def _dicts(rows: list[list[Any]], now: float | None) -> list[dict[str, Any]]:
+    """`candidates`' entries of `rows` (`_rows`), each one's minutes waited counted at `now`; with
+    None, each age_minutes `_MARK` (`encoded`)."""
+    return [{"id": rid, "title": title, "class": cls, "branch": on,
+             "age_minutes": _MARKED if now is None else
+             int(max(0.0, now - since) // 60) if since is not None else None,
+             "age_source": source, "age_detail": detail, "this_branch": here, "episode": episode,
+             "path": path, "tracked": tracked}
+            for rid, title, cls, on, since, source, detail, here, episode, path, tracked in rows]
+
+
+_MARKED = -7303957717161520341  # an age_minutes no entry has: where `encoded` writes each one's minutes
+_MARK = b"%d" % _MARKED
+_ENCODED = 1  # of the bytes `encoded` keeps: raise it when an encoder it is given changes
+
+
+def encoded(ws: Workspace, name: str, encode: Callable[[list[dict[str, Any]]], bytes | None], times: int
+            ) -> bytes | list[dict[str, Any]]:
+    """`candidates` as `encode` writes it (the MCP server's line, the command line's `--json`),
+    else (`encode` answers None, or writes the mark another number of times) the entries for the
+    caller to write. The bytes are kept beside the index (`Index.keep_bytes`, as `name`) under the
+    key the whole queue is kept under (`agenda.whole`), with when each entry's review age began and
+    where its minutes go: a reader asking again of an index nothing wrote to reads one file and
+    writes each entry's minutes into it, counted now; nothing is decoded or encoded. `times`: how
+    many times `encode` writes each entry's age_minutes (`_MARKED`, as JSON writes an int)."""
+    from majordomus.base import git
+    from majordomus.knowledge import agenda
+    from majordomus.store import index as store_index
+
+    branch = git.branch(ws.root)
+    whole = agenda.whole(ws, branch)
+    key = None if whole is None else [name, _ENCODED, *whole]
+    kept = None if key is None else store_index.of(ws).kept_bytes(name, key)
+    if kept is not None and _holes(kept[0]):
+        (starts, lengths), blob = kept
+        cut = _pieces(blob, lengths)
+        if cut is not None and len(cut) == len(starts) * times + 1:
+            return _filled(cut, starts, times, time.time())
+    rows, _, _, ours = _whole(ws, branch, whole)
+    if rows is None:
+        return _head(ws, None, branch)[0]
+    line = encode(_dicts(rows, None)) if rows else None
+    pieces = None if line is None else line.split(_MARK)
+    if line is None or pieces is None or len(pieces) != len(rows) * times + 1:
+        return _dicts(rows, time.time())
+    starts = [row[_SINCE] for row in rows]
+    if ours and key is not None:
+        store_index.of(ws).keep_bytes(name, key, [starts, list(map(len, pieces))], [line])
+    return _filled(pieces, starts, times, time.time())
+
+
+def _holes(value: Any) -> bool:
+    """Whether `value` is what `encoded` keeps beside its bytes: [each entry's start, each piece's length]."""
+    return type(value) is list and len(value) == 2 and type(value[0]) is list and type(value[1]) is list \
+        and all(s is None or type(s) in (int, float) for s in value[0]) and all(type(n) is int for n in value[1])
+
+
+def _pieces(blob: memoryview, lengths: list[int]) -> list[memoryview] | None:
+    """`blob` cut at each mark, as `bytes.split` would (pieces `lengths` long), not copied; None
+    when the lengths do not cut it so."""
+    pieces, at, size = [], 0, len(_MARK)
+    for n in lengths:
+        if n < 0:
+            return None
+        pieces.append(blob[at:at + n])
+        at += n + size
+    return pieces if at - size == len(blob) else None
+
+
+def _filled(pieces: Sequence[bytes | memoryview], starts: list[float | None], times: int, now: float) -> bytes:
+    """`pieces` joined by the minutes waited at `now` since the start of each entry's review age
+    (`starts`, in order, `times` over: one fewer than the pieces)."""
+    ages = [b"null" if since is None else b"%d" % int(max(0.0, now - since) // 60) for since in starts] * times
+    out: list[bytes | memoryview] = [b""] * (len(pieces) + len(ages))
+    out[0::2], out[1::2] = pieces, ages
+    return b"".join(out)
 
 
 def _head(ws: Workspace, limit: int | None, branch: str | None) -> tuple[list[dict[str, Any]], int, list[str]]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from majordomus.base import yamlio
 from majordomus.base.errors import OK
 from majordomus.base.lean import TYPE_CHECKING
-from majordomus.base.output import emit_json, line, say, show, table
-from majordomus.readers.answers import call, head
+from majordomus.base.output import emit_json, json_text, line, say, show, show_json, table
+from majordomus.readers.answers import call, encoded, head
 from majordomus.readers.knowledge_base import CAPABILITIES, Capability
 from majordomus.store.workspace import open_workspace
 
@@ -70,12 +70,26 @@ def run(cap: Capability, args: argparse.Namespace) -> int:
     if cap.verb == "candidates" and not args.json:  # the head of the queue: only its rows decoded
         _candidates(*head(ws, None if args.all else SHOWN), every=args.all)
         return OK
-    result = call(ws, cap, {p.name: getattr(args, p.name, None) for p in cap.parameters})
+    if cap.verb == "candidates":  # the whole queue's --json as kept (`answers.encoded`)
+        result = encoded(ws, "queue.text", _text, 1)
+        if type(result) is bytes:
+            show_json(result)
+            return OK
+    else:
+        result = call(ws, cap, {p.name: getattr(args, p.name, None) for p in cap.parameters})
     if args.json:
         emit_json(result)
     else:
         RENDER.get(cap.verb, lambda r: emit_json(r))(result)
     return OK
+
+
+def _text(value: Any) -> bytes | None:
+    """What `emit_json` prints of `value`, as bytes (`encoded` keeps them)."""
+    try:
+        return json_text(value).encode("utf-8")
+    except UnicodeError:  # a lone surrogate: `emit_json` says it as it always does
+        return None
 
 
 def _candidates(shown: list[dict[str, Any]], total: int, untracked: list[str], every: bool = False) -> None:

@@ -111,15 +111,39 @@ def call_tool(root: Path, name: str, arguments: dict[str, Any] | None) -> tuple[
             if writer is None:
                 return True, f"unknown tool {name!r}: the tools are {', '.join(t['name'] for t in tools())}"
             return False, evidence_tools.call(ws, writer, dict(arguments or {}))
-        from majordomus.readers.answers import call
+        if cap.verb == "candidates" and not arguments:  # the review queue's line as kept (`answers.encoded`)
+            from majordomus.readers.answers import encoded
 
-        result = call(ws, cap, dict(arguments or {}))
+            result = encoded(ws, "queue.mcp", _both if wraps(cap) else _bare, 2)
+            if type(result) is bytes:
+                return False, result
+        else:
+            from majordomus.readers.answers import call
+
+            result = call(ws, cap, dict(arguments or {}))
     except FatalError as exc:
         kind = {UNKNOWN: "unknown id", REFUSED: "refused"}.get(exc.code, "error")
         return True, f"{kind}: {exc.message}"
     except Exception as exc:  # noqa: BLE001 - a tool never takes the server down
         return True, f"internal error: {type(exc).__name__}: {exc}"
     return False, {"result": result} if wraps(cap) else result
+
+
+def _both(value: Any) -> bytes | None:
+    """What `_called` writes of the answer `{"result": value}` between its head and its end, when
+    `lean.rows_twice` encodes it; None when the answer is written another way."""
+    return _bare({"result": value})
+
+
+def _bare(value: Any) -> bytes | None:
+    try:
+        both = rows_twice(value)
+    except ValueError:  # `_called` says why
+        return None
+    return None if both is None else b"".join((*both[1], _MIDDLE, *both[0]))
+
+
+_MIDDLE = b'}],"structuredContent":'  # between a tool's answer as text and as structured content
 
 
 def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
@@ -134,19 +158,24 @@ def _called(msg_id: Any, value: Any) -> dict[str, Any] | tuple[bytes | memoryvie
     """A tool's answer: its value as structured content and as indented text (the MCP specification
     asks a tool that returns structured content to return the serialized JSON in a text block as
     well). Rows (the review queue: 4 MB of text at 20,000 records) come as the line `encode` would
-    write, in pieces: the value encoded once for both (`lean.rows_twice`); any other value as the
-    answer to encode."""
+    write, in pieces: the value encoded once for both (`lean.rows_twice`), or as `_both` wrote it
+    (bytes: `answers.encoded`); any other value as the answer to encode."""
     try:
-        both = rows_twice(value)
+        both = rows_twice(value) if type(value) is not bytes else None
         ident = json.dumps(msg_id, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         head = f'{{"jsonrpc":"2.0","id":{ident},"result":{{"content":[{{"type":"text","text":'.encode("utf-8")
     except ValueError as exc:  # a number that is not finite, a lone surrogate: as `encode` says it
         return (_unwritable(exc),)
+    if type(value) is bytes:
+        return (head, value, _END)
     if both is None:
         return _result(msg_id, {"content": [{"type": "text", "text": indented(value)}],
                                 "structuredContent": value, "isError": False})
     compact, text = both
-    return (head, *text, b'}],"structuredContent":', *compact, b',"isError":false}}\n')
+    return (head, *text, _MIDDLE, *compact, _END)
+
+
+_END = b',"isError":false}}\n'
 
 
 def handle(root: Path, message: Any) -> dict[str, Any] | tuple[bytes | memoryview, ...] | None:

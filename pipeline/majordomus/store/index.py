@@ -520,6 +520,31 @@ class Index:
         except (OSError, TypeError, ValueError, UnicodeError, FatalError):  # a value JSON does not hold,
             pass  # a full disk, a link where the folder or the file should be: the next reader asks SQL
 
+    def kept_bytes(self, name: str, key: Any) -> tuple[Any, memoryview] | None:
+        """What `keep_bytes` kept as `name` for `key`: (its value, its bytes, not copied), else None."""
+        try:
+            data = fsio.read_regular(self.state / KEPT / f"{name}.bin")
+            end = data.find(b"\n")
+            found = json.loads(data[:end]) if end >= 0 else None
+        except (OSError, ValueError):
+            return None
+        text = json.dumps(key, separators=(",", ":"), ensure_ascii=False)
+        if not (isinstance(found, list) and len(found) == 2 and found[0] == text):
+            return None
+        return found[1], memoryview(data)[end + 1:]
+
+    def keep_bytes(self, name: str, key: Any, value: Any, blob: Iterable[bytes]) -> None:
+        """Keep `value` (JSON) and the bytes `blob` (pieces: an encoded answer of megabytes, not
+        escaped again as JSON text) as `name` for `key`, as `keep` keeps a value: one line of JSON,
+        then the bytes."""
+        try:
+            text = json.dumps([json.dumps(key, separators=(",", ":"), ensure_ascii=False), value],
+                              separators=(",", ":"), ensure_ascii=False)
+            fsio.atomic_write(self.state / KEPT / f"{name}.bin", [text.encode("utf-8") + b"\n", *blob],
+                              root=self.root)
+        except (OSError, TypeError, ValueError, UnicodeError, FatalError):  # as `keep`
+            pass
+
     def _counter(self) -> int | None:
         """SQLite's file change counter of the index, as of the read lock the caller holds; None in a
         journal mode that does not keep it (WAL: the header's read and write versions, bytes 18 and
