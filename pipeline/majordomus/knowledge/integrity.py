@@ -17,13 +17,16 @@ external and checked for form only.
 """
 from __future__ import annotations
 
+import json
 import os
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
 
 from majordomus.base import fsio, git
+from majordomus.base.errors import FatalError
 from majordomus.base.credentials import credential_in
 from majordomus.base.findings import Finding
 from majordomus.base.ids import ID_PATTERN
@@ -32,6 +35,7 @@ from majordomus.knowledge import leaks
 from majordomus.knowledge.references import Cites, Resolver, Sessions
 from majordomus.store import index, records
 from majordomus.store.facts import Facts
+from majordomus.store.filecache import content_digest
 from majordomus.store.workspace import Workspace
 from majordomus.base.lean import pattern
 
@@ -41,6 +45,8 @@ VIEW_VERSION = 3  # of `_local`'s answer: raise it when what it keeps or finds c
 # what `_local` leaves out of its answer when it is empty, as most records' are: the index keeps
 # 20,000 answers at a million ledger lines, and doctor decodes them all on every run
 _EMPTY_LEFT_OUT = ("findings", "name", "to_records", "cited")
+JUDGED = "integrity.judged.json"  # doctor's judgement of the record folders, under state (`_Judged`)
+LEDGER_GROWN = 1 << 20  # a kept judgement holds over at most this many bytes appended to the ledger
 _REJECTED = pattern(r"(?m)^# Rejected[ \t]*\n(?=[\s\S]*\S)")
 
 
@@ -79,6 +85,15 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
 
     screen = leaks.Screen(ws, trusted)
     version = f"{VIEW_VERSION}:{screen.digest(b'')}"  # another screen is another view
+    listing = listing if listing is not None else git.Listing(ws.root)
+    resolver = Resolver(ws, facts, listing, sessions)
+    judged = _Judged.of(ws, version, facts, resolver) if trusted else None
+    if judged is not None and judged.holds(ws, resolver):  # nothing it was made of changed: its findings
+        judged.findings(ws, screen, listing, finding)
+        screen.save()
+        report.counters = {"records": judged.parsed, "findings": len(out), "judged": 1,
+                           "ms_total": round((time.perf_counter() - started) * 1000, 1)}
+        return report
     seen: list[tuple[str, dict[str, Any]]] = []  # (rel, what `_local` made of its file)
     for folder_name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
         prefix = ws.rel(folder) + "/"
@@ -107,6 +122,7 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
                 finding(rel, fld, what, fix, blocking)
         seen += kept
     read_done = time.perf_counter()
+    own = len(out)  # the findings of the folders and of each record on its own
 
     parsed = [(rel, got) for rel, got in seen if got.get("parsed")]
     by_id: dict[str, list[str]] = {}
@@ -123,10 +139,10 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
             to_records += [(rel, fld, ref) for fld, ref in got["to_records"]]
         if got.get("refs"):
             cites.append(Cites(rel, got["refs"], got.get("episodes", ())))
-    listing = listing if listing is not None else git.Listing(ws.root)
     leaks.screen(ws, {rel: got.get("name") for rel, got in parsed}, finding, listing, screen)  # every other
     # tracked file, and the names of all
     screen.save()
+    screened = len(out)
     checked = time.perf_counter()
 
     for rid, rels in by_id.items():
@@ -148,7 +164,6 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
             finding(rel, fld, f"{ref} does not resolve: no record with that id in candidates/ or curated/",
                     "name an existing record id (`majordomus knowledge candidates` lists the candidates), "
                     "or remove the relation")
-    resolver = Resolver(ws, facts, listing, sessions)
     unresolved = resolver.unresolved(cites)
     cited = {rel: got.get("cited", {}) for rel, got in parsed} if any(
         r.ref.startswith("commit:") for r, _ in unresolved) else {}  # the words of commits this clone lacks
@@ -170,6 +185,8 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
             continue
         finding(r.rel, r.field, f"{r.ref} does not resolve: {why}",
                 "correct the reference, or remove it if the evidence is gone")
+    if judged is not None:
+        judged.keep(ws, resolver, seen, out[:own], out[screened:], unresolved, cites)
     done = time.perf_counter()
     report.counters = {
         "records": len(parsed), "references": sum(len(c.refs) for c in cites), "commit_refs": resolver.commit_refs,
@@ -179,6 +196,127 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
         "ms_resolve": round((done - checked) * 1000, 1), "ms_total": round((done - started) * 1000, 1),
     }
     return report
+
+
+class _Judged:
+    """Doctor's judgement of the record folders (`run(trusted=True)`), kept in `JUDGED` with what
+    it was made of: each record file's stamp (the index's, every file checked), the folders'
+    strays, the tracked session records' names, the ledger (the same file, grown or not), the cited
+    commits and files. While none of them changed, the findings are the kept ones, and only the
+    credential screen of the other tracked files runs again: the 20,000 records' answers are not
+    decoded nor their references resolved. A judgement that needed `git log` (a commit or a file
+    this tree does not hold) is not kept. The stamps hold a file's inode and change time, which a
+    clone's files never share with the checkout that judged them."""
+
+    __slots__ = ("key", "folders", "ledger", "kept", "parsed")
+
+    def __init__(self, key: str, folders: list[tuple[str, list[str]]], ledger: list[Any]) -> None:
+        self.key = key
+        self.folders = folders  # (the folder's repository-relative path + "/", its record files' names)
+        self.ledger = ledger  # the ledger as the facts read it (`Ledger.tail_stamp`'s form)
+        self.kept: dict[str, Any] | None = None
+        self.parsed = 0
+
+    @classmethod
+    def of(cls, ws: Workspace, version: str, facts: Facts | None, resolver: Resolver) -> _Judged | None:
+        """What a judgement made now would be made of (None: nothing can be kept: the index or the
+        facts cannot be used, a folder is linked, a file is too recent to vouch for itself)."""
+        head = facts.head if facts is not None and facts.db is not None else {}
+        check = str(head.get("check", ""))
+        if not all(type(head.get(k)) is int for k in ("dev", "ino", "size")) or ":" not in check:
+            return None
+        parts = [version.encode("utf-8")]
+        folders: list[tuple[str, list[str]]] = []
+        for folder in (ws.candidates, ws.curated):
+            try:
+                fsio.confined(folder, folder=True)
+            except OSError:
+                return None
+            stamps = index.of(ws).stamps(folder)
+            if stamps is None:
+                return None
+            names = [name for name, _ in stamps]
+            prefix = ws.rel(folder) + "/"
+            parts.append(f"\0{prefix}\0{len(names)}\0".encode("utf-8"))
+            if None in (st for _, st in stamps):
+                return None
+            parts.append("\0".join(names).encode("utf-8", "surrogateescape"))
+            parts += [st if isinstance(st, bytes) else f"\0{st}\0".encode("utf-8") for _, st in stamps]
+            parts.append("\0strays\0".join(records.strays(folder, set(names))).encode("utf-8", "surrogateescape"))
+            folders.append((prefix, names))
+        parts.append(b"\0sessions\0" + "\0".join(sorted(resolver._session_records())).encode(
+            "utf-8", "surrogateescape"))
+        key = content_digest(b"\0".join(parts))
+        return cls(key, folders, [head["dev"], head["ino"], head["size"], check.partition(":")[2]])
+
+    def holds(self, ws: Workspace, resolver: Resolver) -> bool:
+        """Whether the judgement kept was made of what this one would be."""
+        try:
+            kept = json.loads(fsio.read_regular(ws.state / JUDGED))
+        except (OSError, ValueError):
+            return False
+        if not (isinstance(kept, dict) and kept.get("key") == self.key and _shaped(kept)):
+            return False
+        grown = ws.ledger.appended_since(kept["ledger"], LEDGER_GROWN)
+        if grown is None or grown and kept.get("exact"):  # a trim, a rewrite; or lines that may resolve
+            return False
+        commits, files = set(kept.get("commits", ())), set(kept.get("files", ()))
+        if commits and resolver._commits(commits) != commits or files and resolver._files(files) != files:
+            return False
+        self.kept = kept
+        return True
+
+    def findings(self, ws: Workspace, screen: leaks.Screen, listing: git.Listing,
+                 finding: Callable[..., None]) -> None:
+        """The kept findings, in their order, around the screen of the other tracked files."""
+        kept = self.kept
+        assert kept is not None
+        for rel, fld, what, fix, blocking in kept["own"]:
+            finding(rel, fld, what, fix, blocking)
+        unparsed, names = set(kept["unparsed"]), kept["names"]
+        parsed: dict[str, str | None] = {}
+        for prefix, files in self.folders:
+            screen.unchanged(prefix[:-1], files)
+            parsed.update((prefix + name, None) for name in files)
+        for rel in unparsed:
+            parsed.pop(rel, None)
+        parsed.update((rel, kind) for rel, kind in names.items() if rel in parsed)
+        self.parsed = len(parsed)
+        leaks.screen(ws, parsed, finding, listing, screen)
+        for rel, fld, what, fix, blocking in kept["across"]:
+            finding(rel, fld, what, fix, blocking)
+
+    def keep(self, ws: Workspace, resolver: Resolver, seen: list[tuple[str, dict[str, Any]]],
+             own: list[Finding], across: list[Finding], unresolved: list[tuple[Any, str]],
+             cites: list[Cites]) -> None:
+        """Keep this judgement: its findings of the folders and records (`own`) and across them."""
+        refs = {ref for c in cites for _, ref in c.refs}
+        commits = sorted(r[7:] for r in refs if r.startswith("commit:"))
+        files = sorted(r[5:] for r in refs if r.startswith("file:"))
+        if any(r.ref.startswith(("commit:", "file:")) for r, _ in unresolved):
+            return  # judged with `git log`: asked again each time
+        # lines appended may resolve a reference, or open an episode that vouched for a task
+        exact = resolver.doubted or bool(resolver.facts is not None and resolver.facts.tail.lines)
+        value = {"key": self.key, "ledger": self.ledger, "exact": exact, "commits": commits, "files": files,
+                 "unparsed": [rel for rel, got in seen if not got.get("parsed")],
+                 "names": {rel: got["name"] for rel, got in seen if got.get("parsed") and got.get("name")},
+                 "own": [[f.file, f.field, f.what, f.fix, f.blocking] for f in own],
+                 "across": [[f.file, f.field, f.what, f.fix, f.blocking] for f in across]}
+        try:
+            fsio.atomic_write(ws.state / JUDGED, json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+                              .encode("utf-8", "surrogateescape"), root=ws.root)
+        except (OSError, ValueError, UnicodeError, FatalError):  # a full disk, a link there: judged each time
+            pass
+
+
+def _shaped(kept: dict[str, Any]) -> bool:
+    """Whether a kept judgement has the shape `_Judged.keep` writes."""
+    rows = kept.get("own"), kept.get("across")
+    return (isinstance(kept.get("ledger"), list) and isinstance(kept.get("unparsed"), list)
+            and isinstance(kept.get("names"), dict) and isinstance(kept.get("commits"), list)
+            and isinstance(kept.get("files"), list)
+            and all(isinstance(found, list) and all(isinstance(f, list) and len(f) == 5 for f in found)
+                    for found in rows))
 
 
 def _local(folder_name: str, prefix: str, screen: leaks.Screen, path: str) -> dict[str, Any]:

@@ -104,6 +104,7 @@ class Resolver:
         self.ledger_lines = 0
         self.commit_refs = 0
         self.file_refs = 0
+        self.doubted = False  # a task, decision or session the ledger did not name (`unresolved`)
 
     def _git(self, *args: str, input: str | None = None) -> str:
         self.git_processes += 1
@@ -138,6 +139,7 @@ class Resolver:
                    for t in asked - self._commits(asked))
         asked = kinds.get("file", set())
         why.update((f"file:{t}", "no such path in the tree or its history") for t in asked - self._files(asked))
+        self.doubted = self.doubted or any(not ref.startswith(("commit:", "file:")) for ref in why)
         if not why:
             return []
         found = [(Ref(c.rel, fld, ref, tuple(c.episodes)), why[ref]) for c in cites for fld, ref in c.refs
