@@ -564,11 +564,13 @@ def trunk_ref_files(root: Path) -> list[Path] | None:
 
 
 def tracked_under(root: Path, folder: str) -> list[str] | None:
-    """The files git's index holds under `folder` (`.ai/local`). The index file is searched for
-    the folder's path first (a version 2 or 3 index writes each path whole): when it is not there,
-    nothing is tracked under it and no git process runs, which is every start of every sound
-    repository; otherwise (or for an index git compresses, version 4) one `git ls-files` says.
-    None when git cannot say."""
+    """The files git's index holds under `folder` (`.ai/local`), or `folder` itself when git holds
+    it as one entry (a submodule's gitlink: a clone made with `--recurse-submodules` has another
+    repository's files there). The index file is searched for the folder's path first (a version 2
+    or 3 index writes each path whole): when it is not there, nothing is tracked under it and no
+    git process runs, which is every start of every sound repository; otherwise (or for an index
+    git compresses, version 4, or splits: a split index keeps most entries in a
+    `sharedindex.<sha>` file beside it) one `git ls-files` says. None when git cannot say."""
     index = index_file(root)
     if index is not None:
         try:
@@ -576,7 +578,8 @@ def tracked_under(root: Path, folder: str) -> list[str] | None:
                 if handle.read(8)[4:] in (b"\0\0\0\2", b"\0\0\0\3"):
                     handle.seek(0)
                     with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                        if data.find(folder.encode("utf-8") + b"/") < 0:
+                        if data.find(folder.encode("utf-8")) < 0 \
+                                and not any(n.startswith("sharedindex.") for n in os.listdir(index.parent)):
                             return []
         except FileNotFoundError:
             return []  # nothing was ever added
