@@ -12,7 +12,6 @@ before; `init`, `capture install`, every review act and every close register it.
 """
 from __future__ import annotations
 
-import shlex
 import sys
 from pathlib import Path
 
@@ -24,9 +23,20 @@ MARK = "# majordomus: two clones' review acts and session spans merge by union (
 ATTRIBUTES = ".gitattributes"
 
 
+# what `shlex.quote` leaves as it is (its `_find_unsafe`: no character but these, ASCII)
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
+
+
 def driver_command() -> str:
-    """The command git runs: this interpreter, so a merge finds the installation that registered it."""
-    return f"{shlex.quote(sys.executable)} -m majordomus merge-driver %O %A %B %P"
+    """The command git runs: this interpreter, so a merge finds the installation that registered it.
+    A path `shlex.quote` would leave as it is is not given to it: every close asks, and `shlex`
+    compiles a pattern at import."""
+    executable = sys.executable
+    if not executable or not _PLAIN.issuperset(executable):
+        import shlex
+
+        executable = shlex.quote(executable)
+    return f"{executable} -m majordomus merge-driver %O %A %B %P"
 
 
 def attribute_lines() -> list[str]:
