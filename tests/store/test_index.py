@@ -591,6 +591,44 @@ def test_an_answer_kept_beside_the_index_is_answered_while_nothing_writes_to_it(
     assert "forged.md" not in {name for name, _ in ask()}
 
 
+def test_the_queue_s_ages_kept_beside_the_index_are_the_files_own(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`agenda.ages` (what `knowledge status` counts and ages) keeps its answer beside the index when
+    the ledger dated every entry, and answers from it (a forged id here, to see it) while the index
+    and the ledger's tail are as they were; a kept file not of its shape, a record renamed into place:
+    the index's queries again. An entry the ledger does not date is dated from the files and the
+    answer is not kept."""
+    from majordomus.knowledge import agenda
+
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    build(repo)
+    ws = Workspace(repo.root)
+    kept = ws.state / store_index.KEPT / "ages.json"
+
+    def asked() -> list[Any]:
+        found = agenda.ages(ws)
+        assert found is not None
+        return sorted(found)
+
+    first = asked()
+    assert len(first) == 2 and all(age is not None and age.source == "ledger" for _, age in first)
+    assert kept.is_file() and asked() == first
+    key, (distinct, ids, which) = json.loads(kept.read_text())
+    kept.write_text(json.dumps([key, [distinct, ["forged", *ids[1:]], which]]))
+    assert "forged" in {rid for rid, _ in asked()}  # kept while nothing wrote
+    for shape in ([distinct, ids], [distinct, ids, which[:-1]], [[[1, 2]], ids, which], [distinct, [5, *ids[1:]], which], 5):
+        kept.write_text(json.dumps([key, shape]))
+        assert asked() == first  # its key, not the shape `ages` keeps: asked again
+    kept.write_text(json.dumps([key, [distinct, ["forged", *ids[1:]], which]]))
+    _write(repo, "candidates", "e9-000000000003", "Tabs by hand")  # renamed into place, no ledger line dates it
+    added = asked()
+    assert "forged" not in {rid for rid, _ in added} and len(added) == 3
+    assert dict(added)["e9-000000000003"].source == "date"
+    assert json.loads(kept.read_text())[0] == key  # an entry the files date: not kept again
+    os.unlink(ws.candidates / "e9-000000000003.md")
+    assert asked() == first and json.loads(kept.read_text())[0] != key
+
+
 def test_the_queue_s_bytes_kept_beside_the_index_are_the_files_own_at_each_read_s_clock(
         repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     """`answers.encoded` (`candidates --json`, the MCP server's line of the queue) keeps the bytes it

@@ -105,12 +105,19 @@ def dated(ws: Workspace, wanted: Container[str] | None = None,
 def ages(ws: Workspace) -> list[tuple[str, Age | None]] | None:
     """(id, review age) of each entry of `dated` (git's listing) that the candidates source class
     lists, in no order, as `dated` dates it: what `knowledge status` counts and ages, no Row made
-    an entry. None as `dated`."""
+    an entry. None as `dated`. Kept beside the index (`_AGES`) under `whole`'s key, the branch
+    aside, when the ledger dated every entry and nothing wrote to the index while it was read."""
     if not store_listing.indexed(ws):
         return None
     found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
     if found.db is None:
         return None
+    key = _aged(ws)
+    index = store_index.of(ws)
+    if key is not None:
+        kept = _kept_ages(index.kept(_AGES, key))
+        if kept is not None:
+            return kept
     rows = queue.dated_rows(ws, aged=True)
     if rows is None:
         return None
@@ -125,7 +132,40 @@ def ages(ws: Workspace) -> list[tuple[str, Age | None]] | None:
         aged.append((name[:-3] if name.endswith(".md") else os.path.splitext(name)[0], age))
     for (i, _), age in zip(undated, _undated(ws, [path for _, path in undated])):
         aged[i] = (aged[i][0], age)
+    if key is not None and not undated and _aged(ws) == key:  # all the ledger's, nothing wrote meanwhile
+        places: dict[Any, int] = {}  # one Age a ledger line (`_Ages`): kept once
+        which = [places.setdefault(age, len(places)) for _, age in aged]
+        index.keep(_AGES, key, [[list(age) for age in places], [rid for rid, _ in aged], which])
     return aged
+
+
+_AGES = "ages"  # `ages`' answer, kept beside the index (`Index.keep`)
+
+
+def _aged(ws: Workspace) -> list[Any] | None:
+    """What `ages` depends on when the ledger dates every entry: the index's state once the ledger's
+    facts and the queue's rows are brought up to date, and the facts' tail (`whole`, the session
+    records and the branch aside). None when the index cannot answer."""
+    found = accumulation.facts(ws)
+    if found.db is None or not queue.brought_up(ws, sessions=False):
+        return None
+    written = store_index.of(ws).written()
+    return None if written is None else [_WHOLE, written, sorted(found.tail.derived.items())]
+
+
+def _kept_ages(kept: Any) -> list[tuple[str, Age | None]] | None:
+    """`ages`' answer from what it kept ([each distinct age, each entry's id, the place of its age
+    among them]); None when `kept` is not of that shape."""
+    try:
+        distinct, ids, which = kept
+        dated = [Age(since, source, detail) for since, source, detail in distinct]
+        if len(ids) != len(which) or not all(type(a.since) in (int, float) and type(a.source) is str
+                                             and type(a.detail) is str for a in dated):
+            return None
+        found = [(rid, dated[k]) for rid, k in zip(ids, which)]
+        return found if all(type(rid) is str for rid in ids) else None
+    except (TypeError, ValueError, IndexError):
+        return None
 
 
 class _Ages:

@@ -332,13 +332,13 @@ def listed_rows(ws: Workspace, kept: bool = False) -> list[Any] | None:
     return None if found is None or found[0][0][0] else found[1]
 
 
-def brought_up(ws: Workspace) -> bool:
-    """Whether the index's rows of what `listed_rows` reads are brought up to date (as it would,
-    no query run): False without an index."""
+def brought_up(ws: Workspace, sessions: bool = True) -> bool:
+    """Whether the index's rows of what `listed_rows` reads (without `sessions`: `dated_rows`) are
+    brought up to date (as it would, no query run): False without an index."""
     return store_index.of(ws).rows(
         [([ws.candidates, ws.curated], "queue", _VERSION, _read, _keys),
-         ([ws.sessions, ws.outbox / "sessions"], "branch", _BRANCH_VERSION, _branch_read, _branch_keys)],
-        [], {}) is not None
+         ([ws.sessions, ws.outbox / "sessions"], "branch", _BRANCH_VERSION, _branch_read, _branch_keys)][
+            :2 if sessions else 1], [], {}) is not None
 
 
 def placed_by_records(rows: Iterable[tuple[str | None, Any, Any, Any, Any]]) -> bool:
