@@ -570,7 +570,16 @@ def tracked_under(root: Path, folder: str) -> list[str] | None:
     or 3 index writes each path whole): when it is not there, nothing is tracked under it and no
     git process runs, which is every start of every sound repository; otherwise (or for an index
     git compresses, version 4, or splits: a split index keeps most entries in a
-    `sharedindex.<sha>` file beside it) one `git ls-files` says. None when git cannot say."""
+    `sharedindex.<sha>` file beside it) one `git ls-files` says. A folder holding it that is a
+    checkout of its own (`.ai` a submodule: a `.git` in it) is asked what it tracks there. None
+    when git cannot say."""
+    parts = folder.split("/")
+    for n in range(1, len(parts)):
+        holder = "/".join(parts[:n])
+        if os.path.lexists(root / holder / ".git"):  # one lstat: a sound repository has none
+            inner = tracked(root / holder, "/".join(parts[n:]))
+            if inner is None or inner:
+                return None if inner is None else [f"{holder}/{p}" for p in inner]
     index = index_file(root)
     if index is not None:
         try:
