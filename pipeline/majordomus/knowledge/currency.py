@@ -32,7 +32,7 @@ from majordomus.knowledge import known
 from majordomus.knowledge.anchored import Walk
 from majordomus.knowledge.known import Known
 from majordomus.knowledge.verdict import Currency, Walked, disputes, fix, walked
-from majordomus.store.filecache import home
+from majordomus.store.filecache import home, stamp, unchanged
 from majordomus.store.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -46,10 +46,15 @@ _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 def _load(ws: Workspace, head: str) -> tuple[Walked, bool] | None:
     """The cached walks and whether they were extended: to `head` when they were made at an ancestor
     of it; None when there are none to trust (missing, another version's, a hand edit) or HEAD moved
-    otherwise."""
+    otherwise, or when git's history here grew under it: the clone was deepened (`.git/shallow`'s
+    stamp moved) or now has a verification commit it did not have (a fetch): HEAD did not move,
+    the answers did."""
     try:
         data = json.loads(fsio.read_regular(ws.state / CACHE, 1 << 28))
         if not isinstance(data, dict) or data.get("v") != _VERSION or data.get("home") != home(ws.state):
+            return None
+        shallow = _shallow(ws)
+        if not (unchanged(data.get("shallow"), shallow) if shallow is not None else data.get("shallow") is None):
             return None
         walks = [Walk.from_kept(w) for w in data["walks"]]
         cached = Walked(walks, frozenset(map(str, data["paths"])), frozenset(map(str, data["gone"])),
@@ -57,6 +62,8 @@ def _load(ws: Workspace, head: str) -> tuple[Walked, bool] | None:
         was = str(data["head"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+    if cached.gone and git.present(ws.root, sorted(cached.gone)):
+        return None  # a commit it did not have is here now: judged from it
     if was == head:
         return cached, False
     if not walks or not _SHA.fullmatch(was):
@@ -71,9 +78,18 @@ def _load(ws: Workspace, head: str) -> tuple[Walked, bool] | None:
     return cached, True
 
 
+def _shallow(ws: Workspace) -> Path | None:
+    """git's list of the commits where a shallow clone's history is cut (`shallow` in the common git
+    folder), whose stamp moves when the clone is deepened; None when the git folder is not found."""
+    common = git.common_dir(ws.root)
+    return common / "shallow" if common is not None else None
+
+
 def _save(ws: Workspace, head: str, found: Walked, records: list[Known]) -> None:
     keep = {c for r in records for c in r.verified_at}
-    data = {"v": _VERSION, "home": home(ws.state), "head": head, "paths": sorted(found.paths), "gone": sorted(found.gone),
+    shallow = _shallow(ws)
+    data = {"v": _VERSION, "home": home(ws.state), "shallow": stamp(shallow) if shallow is not None else None,
+            "head": head, "paths": sorted(found.paths), "gone": sorted(found.gone),
             "away": sorted(found.away), "walks": [w.kept(keep) for w in found.walks]}
     try:
         fsio.atomic_write(ws.state / CACHE, json.dumps(data, sort_keys=True, separators=(",", ":")), root=ws.root)
