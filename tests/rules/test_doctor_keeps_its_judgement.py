@@ -1,11 +1,15 @@
-"""Doctor keeps its judgement of the record folders (`integrity._Judged`, `.ai/local/state/
-integrity.judged.json`) with what it was made of, and gives the kept findings while none of it
-changed: a record edited in place, a session record removed, ledger lines that resolve a
-reference or stop an episode vouching for one, and a hostile clone's committed judgement each
-make it judge again, and say what `knowledge check` says."""
+"""Doctor keeps its judgement (`integrity._Judged`, `.ai/local/state/integrity.judged.json`) with
+what it was made of (git's index and its word on the files under `.ai/repo/`, the folders' stamps,
+the ledger), and gives the kept findings while none of it changed: a record edited in place, a
+session record removed, a tracked session record edited behind git's back (its mtime put back,
+git told not to look), ledger lines that resolve a reference or stop an episode vouching for one,
+and a hostile clone's committed judgement each make it judge again, and say what `knowledge
+check` says."""
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +19,7 @@ from conftest import Repo
 from rules_helpers import OLD, append_line, findings_of, run_json, write_candidate
 from majordomus.knowledge import accumulation, integrity
 from majordomus.knowledge.references import Resolver
-from majordomus.store import index
+from majordomus.store import filecache, index
 from majordomus.store.workspace import open_workspace
 
 INTEGRITY = "majordomus.knowledge-integrity"
@@ -32,14 +36,16 @@ def judged(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return unresolved(self, cites)
 
     monkeypatch.setattr(Resolver, "unresolved", counted)
-    monkeypatch.setattr(index, "settled", lambda st, now_ns=None: True)  # the test's files are fresh
     return calls
 
 
 def _doctor(repo: Repo, judged: list[int]) -> list[tuple[str | None, str | None, str]]:
     """What doctor's integrity rule finds, as doctor runs it (the facts read, the index trusted),
     and what `knowledge check`, which reads every record, finds: the same (its resolving not
-    counted in `judged`)."""
+    counted in `judged`). Past one tick of the file system's clock first, and two seconds past
+    git's last write of its index: what git and the test just wrote vouches for itself
+    (`filecache.settled`, `integrity.Worktree`)."""
+    _settle(repo)
     ws = open_workspace(repo.root)
     found = [(f.file, f.field, f.what) for f in integrity.run(ws, accumulation.facts(ws), trusted=True).findings]
     index.of(ws).close()
@@ -47,6 +53,13 @@ def _doctor(repo: Repo, judged: list[int]) -> list[tuple[str | None, str | None,
     assert found == [(f.file, f.field, f.what) for f in integrity.run(open_workspace(repo.root)).findings]
     judged.pop()
     return found
+
+
+def _settle(repo: Repo) -> None:
+    """Wait until git's index file was written two seconds ago (the test's files one tick ago)."""
+    time.sleep(0.06)
+    st = os.stat(repo.root / ".git/index")
+    time.sleep(max(0.0, (max(st.st_ctime_ns, st.st_mtime_ns) + filecache.RACY_NS - time.time_ns()) / 1e9 + 0.01))
 
 
 def _edit(path: Path, old: str, new: str) -> None:
@@ -117,6 +130,9 @@ def test_a_hostile_clone_s_committed_judgement_is_not_given(repo: Repo, tmp_path
     ledger.parent.mkdir(parents=True, exist_ok=True)
     ledger.write_bytes(b"")
     path = write_candidate(repo, "e1-000000000001")
+    repo.git("add", "-A", "--", ".ai/repo")
+    repo.commit("records")  # tracked, as git's index holds them: nothing of the files' own in the key
+    _settle(repo)
     assert findings_of(run_json(repo, "doctor")[1], INTEGRITY) == []
     state = repo.root / ".ai/local/state"
     kept = {p.name: p.read_bytes() for p in state.iterdir() if p.is_file()}
@@ -131,5 +147,40 @@ def test_a_hostile_clone_s_committed_judgement_is_not_given(repo: Repo, tmp_path
     assert integrity.JUDGED in repo.git("ls-files", "--", ".ai/local/state")
     subprocess.run(["git", "clone", "-q", str(repo.root), str(tmp_path / "clone")], check=True)
     clone = Repo(tmp_path / "clone")
+    _settle(clone)
     found = findings_of(run_json(clone, "doctor")[1], INTEGRITY)
     assert "status" in {f["field"] for f in found}
+
+
+@pytest.mark.parametrize("flag", ["", "--assume-unchanged", "--skip-worktree", "config"])
+def test_a_tracked_session_record_edited_behind_git_s_back_is_judged_again(repo: Repo, judged: list[int],
+                                                                           flag: str) -> None:
+    """A committed session record given a credential in place, same size, its mtime put back: git's
+    index still holds its old stat; with a flag git is told not to look at it at all, and with
+    `config` this checkout's git trusts no ctime and compares few fields of a stat."""
+    append_line(repo, "session.opened", OLD, "e1")
+    write_candidate(repo, "e1-000000000001")
+    session = repo.root / ".ai/repo/sessions/e1.md"
+    session.write_text(session.read_text(encoding="utf-8") + "note: " + "x" * 40 + "\n", encoding="utf-8")
+    old = time.time_ns() - 3600 * 10**9
+    os.utime(session, ns=(old, old))  # older than git's index: git trusts its stat, never racily clean
+    repo.git("add", "-A", "--", ".ai/repo")
+    repo.commit("records")
+    if flag == "config":
+        repo.git("config", "core.trustctime", "false")
+        repo.git("config", "core.checkStat", "minimal")
+    elif flag:
+        repo.git("update-index", flag, "--", ".ai/repo/sessions/e1.md")
+    assert _doctor(repo, judged) == []
+    judged.clear()
+    assert _doctor(repo, judged) == []
+    assert judged == []  # git says every file is as its index holds it: the kept judgement
+    st = session.stat()
+    text = session.read_text(encoding="utf-8")
+    with open(session, "r+", encoding="utf-8") as handle:
+        handle.write(text.replace("x" * 40, "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"))
+    os.utime(session, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert session.stat().st_size == st.st_size
+    found = _doctor(repo, judged)
+    assert [(f[0], "credential" in f[2]) for f in found] == [(".ai/repo/sessions/e1.md", True)]
+    assert judged == [1]

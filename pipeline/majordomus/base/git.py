@@ -508,6 +508,16 @@ class Listing:
         return [p for p in found if p.startswith(prefixes) or p in folders]
 
 
+def as_held(root: Path, *paths: str) -> Running:
+    """`git ls-files` of `paths`, each entry tagged (`-v`), NUL-separated, started: every file git's
+    index holds ("H ", or another tag: assume-unchanged in lower case, skip-worktree, unmerged),
+    again each whose file differs from the index by its stat or, racily clean, its content ("C ":
+    changed or gone), and every file the index does not hold ("? "). git's trust switches are set
+    to look at every file and every field of its stat (no file system monitor, ctime trusted)."""
+    return spawn(root, "-c", "core.fsmonitor=false", "-c", "core.trustctime=true", "-c", "core.checkstat=default",
+                 "--literal-pathspecs", "ls-files", "-v", "-c", "-m", "-o", "-z", "--", *paths)
+
+
 def git_dir(root: Path) -> Path | None:
     """This checkout's git folder, found without running git: `.git`, or, when `.git` is a file (a
     linked worktree, a submodule), the folder its `gitdir:` names; None when neither is there."""

@@ -35,7 +35,7 @@ from majordomus.knowledge import leaks
 from majordomus.knowledge.references import Cites, Resolver, Sessions
 from majordomus.store import index, records
 from majordomus.store.facts import Facts
-from majordomus.store.filecache import content_digest
+from majordomus.store.filecache import RACY_NS, content_digest, stamp
 from majordomus.store.workspace import Workspace
 from majordomus.base.lean import pattern
 
@@ -62,15 +62,18 @@ class Report:
 
 
 def check(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
-          listing: git.Listing | None = None, sessions: Sessions | None = None) -> list[Finding]:
+          listing: git.Listing | None = None, sessions: Sessions | None = None,
+          worktree: Worktree | None = None) -> list[Finding]:
     """Every finding about the knowledge store of `ws` (the rule's entry point); `facts`: the
     ledger's, when the caller has read them; `trusted`: see `run`; `listing`: git's, when the
-    caller shares one; `sessions`: the sessions folder's entries, when the caller lists it once."""
-    return run(ws, facts, trusted, listing, sessions).findings
+    caller shares one; `sessions`: the sessions folder's entries, when the caller lists it once;
+    `worktree`: git's word on the files, when the caller asked it ahead (`Worktree.start`)."""
+    return run(ws, facts, trusted, listing, sessions, worktree).findings
 
 
 def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
-        listing: git.Listing | None = None, sessions: Sessions | None = None) -> Report:
+        listing: git.Listing | None = None, sessions: Sessions | None = None,
+        worktree: Worktree | None = None) -> Report:
     """The check, with its counters (printed on stderr under MJ_TIMING=1). `trusted` (doctor):
     what each record file holds is taken from the index's integrity view while the file keeps its
     stamp (one `lstat` a file, `Index.view(each=True)`), and read again when it changed; without
@@ -83,17 +86,16 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
     def finding(rel: str, fld: str | None, what: str, fix: str, blocking: bool = True) -> None:
         out.append(Finding(RULE, what, fix, blocking, rel, fld, "majordomus knowledge check"))
 
-    screen = leaks.Screen(ws, trusted)
-    version = f"{VIEW_VERSION}:{screen.digest(b'')}"  # another screen is another view
+    version = f"{VIEW_VERSION}:{leaks.screen_key()}"  # another screen is another view
     listing = listing if listing is not None else git.Listing(ws.root)
     resolver = Resolver(ws, facts, listing, sessions)
-    judged = _Judged.of(ws, version, facts, resolver) if trusted else None
+    judged = _Judged.of(ws, version, facts, worktree or Worktree(ws.root).start()) if trusted else None
     if judged is not None and judged.holds(ws, resolver):  # nothing it was made of changed: its findings
-        judged.findings(ws, screen, listing, finding)
-        screen.save()
-        report.counters = {"records": judged.parsed, "findings": len(out), "judged": 1,
+        judged.findings(finding)
+        report.counters = {"findings": len(out), "judged": 1,
                            "ms_total": round((time.perf_counter() - started) * 1000, 1)}
         return report
+    screen = leaks.Screen(ws, trusted)
     seen: list[tuple[str, dict[str, Any]]] = []  # (rel, what `_local` made of its file)
     for folder_name, folder in (("candidates", ws.candidates), ("curated", ws.curated)):
         prefix = ws.rel(folder) + "/"
@@ -122,7 +124,6 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
                 finding(rel, fld, what, fix, blocking)
         seen += kept
     read_done = time.perf_counter()
-    own = len(out)  # the findings of the folders and of each record on its own
 
     parsed = [(rel, got) for rel, got in seen if got.get("parsed")]
     by_id: dict[str, list[str]] = {}
@@ -142,7 +143,6 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
     leaks.screen(ws, {rel: got.get("name") for rel, got in parsed}, finding, listing, screen)  # every other
     # tracked file, and the names of all
     screen.save()
-    screened = len(out)
     checked = time.perf_counter()
 
     for rid, rels in by_id.items():
@@ -186,7 +186,7 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
         finding(r.rel, r.field, f"{r.ref} does not resolve: {why}",
                 "correct the reference, or remove it if the evidence is gone")
     if judged is not None:
-        judged.keep(ws, resolver, seen, out[:own], out[screened:], unresolved, cites)
+        judged.keep(ws, resolver, out, unresolved, cites)
     done = time.perf_counter()
     report.counters = {
         "records": len(parsed), "references": sum(len(c.refs) for c in cites), "commit_refs": resolver.commit_refs,
@@ -198,56 +198,103 @@ def run(ws: Workspace, facts: Facts | None = None, trusted: bool = False,
     return report
 
 
+class Worktree:
+    """What git says of the files under `.ai/repo/` against its index (`git.as_held`), asked ahead
+    (doctor asks before its rules run), and the stamp of git's index file from before it was
+    asked: what doctor's kept judgement is keyed by (`_Judged`)."""
+
+    __slots__ = ("root", "index", "before", "asked")
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.index = git.index_file(root)
+        self.before = stamp(self.index) if self.index is not None else None
+        # git compares a file's times in whole seconds: a file it cached the stat of in the second
+        # its index was written may change within that second unseen. Written two seconds before
+        # now, before any file is read, every later change is in a later second.
+        if self.before and time.time_ns() - max(self.before[3:5]) < RACY_NS:
+            self.before = None
+        self.asked: git.Running | None = None
+
+    def start(self) -> Worktree:
+        if self.before and self.asked is None:
+            try:
+                self.asked = git.as_held(self.root, ".ai/repo/")
+            except OSError:  # git cannot be started: nothing is keyed, the store is judged
+                self.before = None
+        return self
+
+    def end(self) -> None:
+        """Stop a git asked ahead whose answer was never read."""
+        if self.asked is not None:
+            self.asked.end()
+
+    def key(self) -> list[bytes] | None:
+        """git's index file's stamp (git writes a new file each time: its inode and change time,
+        which no clone shares, change) and each file git does not say is as that index holds it
+        (changed, gone, untracked, flagged not to be looked at), with its own stamp: every other
+        file is as it was when git last looked at it. None when git could not say, its index
+        changed meanwhile or a stamp is too recent to vouch for itself."""
+        asked, self.asked = self.asked, None
+        if not self.before or asked is None or self.index is None:
+            return None
+        try:
+            code, out, _ = asked.wait_bytes()
+        except git.GitError:
+            return None
+        if code != 0 or stamp(self.index) != self.before:
+            return None
+        parts = [repr(self.before).encode()]
+        if out.count(b"\0") != (b"\0" + out).count(b"\0H "):  # not every entry tracked and as held
+            where = os.fspath(self.root) + os.sep
+            for entry in sorted(e for e in out.split(b"\0") if e and not e.startswith(b"H ")):
+                st = stamp(where + os.fsdecode(entry[2:]))
+                if st == []:
+                    return None
+                parts.append(entry + b"\0" + repr(st).encode())
+        return parts
+
+
 class _Judged:
-    """Doctor's judgement of the record folders (`run(trusted=True)`), kept in `JUDGED` with what
-    it was made of: each record file's stamp (the index's, every file checked), the folders'
-    strays, the tracked session records' names, the ledger (the same file, grown or not), the cited
-    commits and files. While none of them changed, the findings are the kept ones, and only the
-    credential screen of the other tracked files runs again: the 20,000 records' answers are not
-    decoded nor their references resolved. A judgement that needed `git log` (a commit or a file
-    this tree does not hold) is not kept. The stamps hold a file's inode and change time, which a
-    clone's files never share with the checkout that judged them."""
+    """Doctor's judgement (`run(trusted=True)`), kept in `JUDGED` with what it was made of: git's
+    index and what git says differs from it under `.ai/repo/` (`Worktree`), the record folders'
+    and the sessions folder's stamps (a name added, removed or renamed, a pipe git does not list),
+    the AGENTS.md block, the screen's identity, the ledger (the same file, grown or not) and the
+    cited commits and files, asked again. While none of them changed, the findings are the kept
+    ones: no record file, session record or answer is looked at, no reference resolved. A
+    judgement that needed `git log` (a commit or a file this tree does not hold) is not kept."""
 
-    __slots__ = ("key", "folders", "ledger", "kept", "parsed")
+    __slots__ = ("key", "ledger", "kept")
 
-    def __init__(self, key: str, folders: list[tuple[str, list[str]]], ledger: list[Any]) -> None:
+    def __init__(self, key: str, ledger: list[Any]) -> None:
         self.key = key
-        self.folders = folders  # (the folder's repository-relative path + "/", its record files' names)
         self.ledger = ledger  # the ledger as the facts read it (`Ledger.tail_stamp`'s form)
         self.kept: dict[str, Any] | None = None
-        self.parsed = 0
 
     @classmethod
-    def of(cls, ws: Workspace, version: str, facts: Facts | None, resolver: Resolver) -> _Judged | None:
-        """What a judgement made now would be made of (None: nothing can be kept: the index or the
-        facts cannot be used, a folder is linked, a file is too recent to vouch for itself)."""
+    def of(cls, ws: Workspace, version: str, facts: Facts | None, worktree: Worktree) -> _Judged | None:
+        """What a judgement made now would be made of (None: nothing can be kept: git or the
+        facts cannot be used, a folder is linked, a stamp is too recent to vouch for itself)."""
         head = facts.head if facts is not None and facts.db is not None else {}
         check = str(head.get("check", ""))
         if not all(type(head.get(k)) is int for k in ("dev", "ino", "size")) or ":" not in check:
             return None
-        parts = [version.encode("utf-8")]
-        folders: list[tuple[str, list[str]]] = []
-        for folder in (ws.candidates, ws.curated):
+        parts = worktree.key()
+        if parts is None:
+            return None
+        parts.insert(0, version.encode("utf-8"))
+        for folder in (ws.candidates, ws.curated, ws.sessions):
             try:
                 fsio.confined(folder, folder=True)
             except OSError:
                 return None
-            stamps = index.of(ws).stamps(folder)
-            if stamps is None:
+            st = stamp(folder)
+            if st == []:
                 return None
-            names = [name for name, _ in stamps]
-            prefix = ws.rel(folder) + "/"
-            parts.append(f"\0{prefix}\0{len(names)}\0".encode("utf-8"))
-            if None in (st for _, st in stamps):
-                return None
-            parts.append("\0".join(names).encode("utf-8", "surrogateescape"))
-            parts += [st if isinstance(st, bytes) else f"\0{st}\0".encode("utf-8") for _, st in stamps]
-            parts.append("\0strays\0".join(records.strays(folder, set(names))).encode("utf-8", "surrogateescape"))
-            folders.append((prefix, names))
-        parts.append(b"\0sessions\0" + "\0".join(sorted(resolver._session_records())).encode(
-            "utf-8", "surrogateescape"))
-        key = content_digest(b"\0".join(parts))
-        return cls(key, folders, [head["dev"], head["ino"], head["size"], check.partition(":")[2]])
+            parts.append(f"{ws.rel(folder)}\0{st}".encode("utf-8", "surrogateescape"))
+        block = leaks.agents_block(ws)
+        parts.append(b"AGENTS.md\0" + (content_digest(block).encode() if block else b"-"))
+        return cls(content_digest(b"\0".join(parts)), [head["dev"], head["ino"], head["size"], check.partition(":")[2]])
 
     def holds(self, ws: Workspace, resolver: Resolver) -> bool:
         """Whether the judgement kept was made of what this one would be."""
@@ -260,48 +307,30 @@ class _Judged:
         grown = ws.ledger.appended_since(kept["ledger"], LEDGER_GROWN)
         if grown is None or grown and kept.get("exact"):  # a trim, a rewrite; or lines that may resolve
             return False
-        commits, files = set(kept.get("commits", ())), set(kept.get("files", ()))
+        commits, files = set(kept["commits"]), set(kept["files"])
         if commits and resolver._commits(commits) != commits or files and resolver._files(files) != files:
             return False
         self.kept = kept
         return True
 
-    def findings(self, ws: Workspace, screen: leaks.Screen, listing: git.Listing,
-                 finding: Callable[..., None]) -> None:
-        """The kept findings, in their order, around the screen of the other tracked files."""
-        kept = self.kept
-        assert kept is not None
-        for rel, fld, what, fix, blocking in kept["own"]:
-            finding(rel, fld, what, fix, blocking)
-        unparsed, names = set(kept["unparsed"]), kept["names"]
-        parsed: dict[str, str | None] = {}
-        for prefix, files in self.folders:
-            screen.unchanged(prefix[:-1], files)
-            parsed.update((prefix + name, None) for name in files)
-        for rel in unparsed:
-            parsed.pop(rel, None)
-        parsed.update((rel, kind) for rel, kind in names.items() if rel in parsed)
-        self.parsed = len(parsed)
-        leaks.screen(ws, parsed, finding, listing, screen)
-        for rel, fld, what, fix, blocking in kept["across"]:
+    def findings(self, finding: Callable[..., None]) -> None:
+        """The kept findings, in their order."""
+        assert self.kept is not None
+        for rel, fld, what, fix, blocking in self.kept["found"]:
             finding(rel, fld, what, fix, blocking)
 
-    def keep(self, ws: Workspace, resolver: Resolver, seen: list[tuple[str, dict[str, Any]]],
-             own: list[Finding], across: list[Finding], unresolved: list[tuple[Any, str]],
+    def keep(self, ws: Workspace, resolver: Resolver, found: list[Finding], unresolved: list[tuple[Any, str]],
              cites: list[Cites]) -> None:
-        """Keep this judgement: its findings of the folders and records (`own`) and across them."""
-        refs = {ref for c in cites for _, ref in c.refs}
-        commits = sorted(r[7:] for r in refs if r.startswith("commit:"))
-        files = sorted(r[5:] for r in refs if r.startswith("file:"))
+        """Keep this judgement and its findings."""
         if any(r.ref.startswith(("commit:", "file:")) for r, _ in unresolved):
             return  # judged with `git log`: asked again each time
+        refs = {ref for c in cites for _, ref in c.refs}
         # lines appended may resolve a reference, or open an episode that vouched for a task
         exact = resolver.doubted or bool(resolver.facts is not None and resolver.facts.tail.lines)
-        value = {"key": self.key, "ledger": self.ledger, "exact": exact, "commits": commits, "files": files,
-                 "unparsed": [rel for rel, got in seen if not got.get("parsed")],
-                 "names": {rel: got["name"] for rel, got in seen if got.get("parsed") and got.get("name")},
-                 "own": [[f.file, f.field, f.what, f.fix, f.blocking] for f in own],
-                 "across": [[f.file, f.field, f.what, f.fix, f.blocking] for f in across]}
+        value = {"key": self.key, "ledger": self.ledger, "exact": exact,
+                 "commits": sorted(r[7:] for r in refs if r.startswith("commit:")),
+                 "files": sorted(r[5:] for r in refs if r.startswith("file:")),
+                 "found": [[f.file, f.field, f.what, f.fix, f.blocking] for f in found]}
         try:
             fsio.atomic_write(ws.state / JUDGED, json.dumps(value, separators=(",", ":"), ensure_ascii=False)
                               .encode("utf-8", "surrogateescape"), root=ws.root)
@@ -311,12 +340,10 @@ class _Judged:
 
 def _shaped(kept: dict[str, Any]) -> bool:
     """Whether a kept judgement has the shape `_Judged.keep` writes."""
-    rows = kept.get("own"), kept.get("across")
-    return (isinstance(kept.get("ledger"), list) and isinstance(kept.get("unparsed"), list)
-            and isinstance(kept.get("names"), dict) and isinstance(kept.get("commits"), list)
-            and isinstance(kept.get("files"), list)
-            and all(isinstance(found, list) and all(isinstance(f, list) and len(f) == 5 for f in found)
-                    for found in rows))
+    found = kept.get("found")
+    return (isinstance(kept.get("ledger"), list) and isinstance(kept.get("commits"), list)
+            and isinstance(kept.get("files"), list) and isinstance(found, list)
+            and all(isinstance(f, list) and len(f) == 5 for f in found))
 
 
 def _local(folder_name: str, prefix: str, screen: leaks.Screen, path: str) -> dict[str, Any]:

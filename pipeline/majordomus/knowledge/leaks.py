@@ -203,13 +203,23 @@ def screen(ws: Workspace, parsed: dict[str, str | None], finding: Callable[[str,
             kind = cache.text(rel, data) if data is not None else None
         if kind:
             finding(rel, None, f"carries a credential ({kind}) in a tracked file", FIX)
-    block = _block(_bytes(ws, AGENTS_MD), BEGIN.encode(), END.encode())
+    block = agents_block(ws)
     kind = cache.text(AGENTS_MD, block) if block else None
     if kind:
         finding(AGENTS_MD, "majordomus block", f"carries a credential ({kind}) in a tracked file",
                 "remove the record that carries it, then `majordomus knowledge export --agents-md`")
     if kept is None:
         cache.save()
+
+
+def screen_key() -> str:
+    """The screen's own key (`Screen.digest` of no bytes): another screen's answers are another's."""
+    return content_digest(identity() + b"\0")
+
+
+def agents_block(ws: Workspace) -> bytes | None:
+    """The majordomus block of AGENTS.md, as the screen reads it (None: no block)."""
+    return _block(_bytes(ws, AGENTS_MD), BEGIN.encode(), END.encode())
 
 
 def _bytes(ws: Workspace, rel: str) -> bytes | None:

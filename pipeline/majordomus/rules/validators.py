@@ -47,7 +47,7 @@ class Context:
     """What one run of the rules shares: the workspace, the ledger's facts (kept in the knowledge
     index and extended over what was appended since: no pass over the whole ledger), the clock."""
 
-    __slots__ = ("ws", "now", "trusted", "_facts", "_listing", "_acts", "_sessions")
+    __slots__ = ("ws", "now", "trusted", "_facts", "_listing", "_acts", "_sessions", "_worktree")
 
     def __init__(self, ws: Workspace, now: float | None = None, trusted: bool = False,
                  _facts: Facts | None = None, _listing: git.Listing | None = None) -> None:
@@ -58,15 +58,18 @@ class Context:
         self._listing = _listing
         self._acts: git.Running | None = None
         self._sessions: list[os.DirEntry[str]] | OSError | None = None
+        self._worktree: integrity.Worktree | None = None
 
     def start(self, validators: set[str]) -> None:
         """Start the git processes the rules of `validators` will read (git's listing, the review
-        acts' status), so that git works while the run does: each is read where it was read. The
+        acts' status, under doctor git's word on the files under `.ai/repo/`), so that git works while the run does: each is read where it was read. The
         knowledge index is held for the run (`Index.hold`): a folder checked file by file once is
         not checked again by a later rule."""
         index.of(self.ws).hold()
         if validators & {"knowledge_accumulation", "knowledge_integrity"}:
             self.listing().start()
+        if "knowledge_integrity" in validators and self.trusted:
+            self._worktree = integrity.Worktree(self.ws.root).start()
         if "knowledge_accumulation" in validators:
             try:
                 self._acts = acc.acts_asked(self.ws)
@@ -86,6 +89,8 @@ class Context:
             self._acts.end()
         if self._listing is not None:
             self._listing.end()
+        if self._worktree is not None:
+            self._worktree.end()
 
     def listing(self) -> git.Listing:
         """git's listing of the tracked files, asked once a run (the queue's rule and the integrity
@@ -183,7 +188,8 @@ def knowledge_integrity(ctx: Context, rule: Rule) -> Verdict:
     it trusts the index for the record files that kept their stamp (`check`, the pre-commit gate,
     reads every record)."""
 
-    found = integrity.check(ctx.ws, ctx.facts(), trusted=ctx.trusted, listing=ctx.listing(), sessions=ctx.sessions)
+    found = integrity.check(ctx.ws, ctx.facts(), trusted=ctx.trusted, listing=ctx.listing(), sessions=ctx.sessions,
+                            worktree=ctx._worktree)
     return Verdict([f._replace(rule=rule.id, blocking=rule.blocking and f.blocking,
                             reproduce=f.reproduce or "majordomus knowledge check") for f in found],
                    detail=None if found else "every record is consistent")
