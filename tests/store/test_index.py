@@ -629,6 +629,48 @@ def test_the_queue_s_ages_kept_beside_the_index_are_the_files_own(repo: Repo, mo
     assert asked() == first and json.loads(kept.read_text())[0] != key
 
 
+def test_the_currencies_kept_beside_the_index_follow_the_records_head_and_disputes(
+        repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`knowledge status`'s count of the verified records by currency is kept beside the index and
+    answered from it (a forged one here, to see it) while the index, HEAD and the ledger's disputes
+    are as they were; a kept file not of its shape, a commit changing an anchored path, a dispute, a
+    record added: judged again."""
+    from kbstore import anchored, curated
+    from majordomus.readers import status
+
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
+    monkeypatch.setattr(filecache, "FINE_NS", 0)
+    build(repo)
+    sha = repo.commit("the parser", {"src/parser.py": "x = 1\n"})
+    anchored(repo, "c-anch", ("src/parser.py",), sha)
+    kept = repo.root.joinpath(*INDEX[:-1], store_index.KEPT, "currencies.json")
+
+    def asked() -> dict[str, Any]:
+        return status.currencies(Workspace(repo.root))  # a Workspace asks git's refs once
+
+    first = asked()
+    assert first == {"current": 2, "may_be_stale": 0, "unknown": 0, "disputed": 0, "attention": []}
+    assert kept.is_file() and asked() == first
+    key, answer = json.loads(kept.read_text())
+    kept.write_text(json.dumps([key, {**answer, "attention": ["forged"]}]))
+    assert asked()["attention"] == ["forged"]  # kept while nothing moved
+    for shape in ({**answer, "current": "2"}, {**answer, "attention": [5]}, {"current": 2}, [answer], 5):
+        kept.write_text(json.dumps([key, shape]))
+        assert asked() == first  # its key, not the shape `currencies` keeps: judged again
+    kept.write_text(json.dumps([key, {**answer, "attention": ["forged"]}]))
+    repo.commit("the parser takes tabs", {"src/parser.py": "x = 2\n"})  # HEAD moves, the anchored path changed
+    moved = asked()
+    assert moved == {"current": 1, "may_be_stale": 1, "unknown": 0, "disputed": 0, "attention": ["c-anch"]}
+    assert asked() == moved
+    repo.mj("knowledge", "dispute", "c-tabs", "--reason", "the parser takes tabs now", check=True)
+    disputed = asked()
+    assert disputed == {"current": 0, "may_be_stale": 1, "unknown": 0, "disputed": 1, "attention": ["c-anch", "c-tabs"]}
+    assert asked() == disputed
+    time.sleep(0.05)  # past the kernel's coarse clock: the folder's time moves (no settling tick here)
+    curated(repo, "c-more", "constraint", "One more")  # a record added
+    assert asked() == {**disputed, "current": 1} == asked()
+
+
 def test_the_queue_s_bytes_kept_beside_the_index_are_the_files_own_at_each_read_s_clock(
         repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     """`answers.encoded` (`candidates --json`, the MCP server's line of the queue) keeps the bytes it

@@ -12,9 +12,11 @@ import os
 import time
 from collections import Counter
 
+from majordomus.base import git
 from majordomus.base.lean import TYPE_CHECKING
-from majordomus.knowledge import accumulation, agenda, currency, freshness
+from majordomus.knowledge import accumulation, agenda, currency, freshness, known
 from majordomus.knowledge import queue as candidates
+from majordomus.store import index as store_index
 from majordomus.store import listing as kstore
 from majordomus.store.workspace import Workspace
 
@@ -99,11 +101,53 @@ def _counted(ws: Workspace, facts: Any) -> tuple[kstore.Tally, list[tuple[str, a
 
 
 def currencies(ws: Workspace) -> dict[str, Any]:
-    """The verified records counted by currency, and those that may be stale or are disputed."""
+    """The verified records counted by currency, and those that may be stale or are disputed: kept
+    beside the index (`_KEPT`) under what it depends on (`_judged`) while that holds."""
+    key = _judged(ws)
+    if key is not None:
+        kept: dict[str, Any] = store_index.of(ws).kept(_KEPT, key)
+        if _counts_fit(kept):
+            return kept
     found, states = currency.verified(ws)
     counts = Counter("disputed" if s.dispute is not None else s.state for s in states.values())
-    return {**{name: counts.get(name, 0) for name in ("current", "may_be_stale", "unknown", "disputed")},
-            "attention": [r.id for r in found if states[r.id].stale or states[r.id].dispute is not None]}
+    answer = {**{name: counts.get(name, 0) for name in _STATES},
+              "attention": [r.id for r in found if states[r.id].stale or states[r.id].dispute is not None]}
+    if key is not None and _judged(ws) == key:  # nothing wrote to the index while it was read
+        store_index.of(ws).keep(_KEPT, key, answer)
+    return answer
+
+
+_KEPT = "currencies"  # `currencies`' answer, kept beside the index (`Index.keep`)
+_JUDGED = 1  # of what `_judged` keys and `currencies` keeps: raise it when they change
+_STATES = ("current", "may_be_stale", "unknown", "disputed")
+
+
+def _judged(ws: Workspace) -> list[Any] | None:
+    """What `currencies` depends on: the index's state once the ledger's facts and the curated
+    records' view are brought up to date (the verified records' fields, the disputes the facts
+    keep), every record's settled (`Index.settled`), the facts' tail's disputes, HEAD (each record's currency is judged from git's history
+    up to it) and the versions of what reads them. None when the index or git cannot tell."""
+    found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
+    if found.db is None:
+        return None
+    index = store_index.of(ws)
+    if not index.settled(ws.curated, "known", known._VERSION, known._read_path):
+        return None
+    written = index.written()
+    try:
+        head = ws.refs().head.sha
+    except (OSError, git.GitError):
+        return None
+    if written is None:
+        return None
+    return [_JUDGED, known._VERSION, currency._VERSION, written, head, [list(d) for d in found.tail.disputes]]
+
+
+def _counts_fit(kept: Any) -> bool:
+    """Whether `kept` is an answer of `currencies` (a kept file not of that shape: judged again)."""
+    return type(kept) is dict and list(kept) == [*_STATES, "attention"] and all(
+        type(kept[name]) is int for name in _STATES) and type(kept["attention"]) is list and all(
+        type(rid) is str for rid in kept["attention"])
 
 
 def _count(value: Any) -> int:
