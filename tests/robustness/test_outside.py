@@ -253,6 +253,10 @@ LINKED_FOLDERS = [".ai/repo", ".ai/repo/knowledge", ".ai/repo/knowledge/curated"
                   ".ai/repo/rules/project", ".ai/local"]
 
 
+# the readers that print nothing but this checkout's local state (`Workspace.own_local`)
+LOCAL_READERS = [("context",), ("session", "context"), ("history",), ("question", "list")]
+
+
 @pytest.fixture(scope="module")
 def readable(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A repository whose episode e1 is closed (a candidate, a session record) and e2 is open."""
@@ -318,6 +322,10 @@ def test_readers_never_read_through_a_linked_folder(readable: Path, tmp_path: Pa
         said = proc.stdout + proc.stderr
         assert SENTINEL not in said, (linked, args, said[-2000:])
         assert "Traceback" not in proc.stderr and proc.returncode != 2, (linked, args, proc.returncode, proc.stderr)
+        if linked == ".ai/local" and args in LOCAL_READERS:  # refused as every reader of local state is
+            assert proc.returncode == 4 and proc.stderr == (
+                "majordomus: .ai/local is a symbolic link: majordomus writes only to real folders and files "
+                "inside the repository; replace it with a real one (or remove it)\n"), (args, proc.returncode, proc.stderr)
     if linked.startswith(".ai/repo/knowledge"):  # `knowledge check` names the linked folder, as it names a linked file
         check = json.loads(_mj(repo, "knowledge", "check", "--json").stdout)
         named = {f["file"] for f in check["findings"] if "symbolic link" in f["what"]}

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from majordomus.base import git
 from majordomus.base.errors import REFUSED, FatalError
-from majordomus.base.fsio import locked
+from majordomus.base.fsio import locked, open_folder
 from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.output import line, say
 from majordomus.store.ledger import Ledger
@@ -92,12 +92,16 @@ class Workspace:
                 "`git rm -r --cached .ai/local`, add `.ai/local/` to .gitignore and commit")
 
     def own_local(self) -> Workspace:
-        """This workspace, unless its `.ai/local/` is tracked by git: then refused (exit 4), for a
-        reader that would print nothing but that local state (the ledger's history, the open
-        questions, an episode's working context)."""
+        """This workspace, unless its `.ai/local/` is tracked by git or is not a real folder (a
+        link, a file): then refused (exit 4), for a reader that would print nothing but that local
+        state (the ledger's history, the open questions, an episode's working context)."""
         foreign = self.foreign_local()
         if foreign:
             raise FatalError(foreign, REFUSED)
+        try:
+            os.close(open_folder(self.root, self.local, create=False))  # refuses a link, a file
+        except FileNotFoundError:
+            pass  # no local state yet: each reader says what is missing
         return self
 
     # --- locks, each waited for a bounded time -------------------------------------------------
