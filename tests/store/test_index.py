@@ -648,9 +648,9 @@ def test_the_currencies_kept_beside_the_index_follow_the_records_head_and_disput
     def asked() -> dict[str, Any]:
         return status.currencies(Workspace(repo.root))  # a Workspace asks git's refs once
 
-    first = asked()
+    first = asked()  # the curated records' view filled: a write, so nothing kept
     assert first == {"current": 2, "may_be_stale": 0, "unknown": 0, "disputed": 0, "attention": []}
-    assert kept.is_file() and asked() == first
+    assert not kept.exists() and asked() == first and kept.is_file() and asked() == first
     key, answer = json.loads(kept.read_text())
     kept.write_text(json.dumps([key, {**answer, "attention": ["forged"]}]))
     assert asked()["attention"] == ["forged"]  # kept while nothing moved

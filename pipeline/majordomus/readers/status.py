@@ -124,15 +124,15 @@ _STATES = ("current", "may_be_stale", "unknown", "disputed")
 
 def _judged(ws: Workspace) -> list[Any] | None:
     """What `currencies` depends on: the index's state once the ledger's facts and the curated
-    records' view are brought up to date (the verified records' fields, the disputes the facts
-    keep), every record's settled (`Index.settled`), the facts' tail's disputes, HEAD (each record's currency is judged from git's history
-    up to it) and the versions of what reads them. None when the index or git cannot tell."""
+    folder's rows are brought up to date (the verified records' fields, the disputes the facts
+    keep; a value the view has yet to keep is a write, after which the state differs), the facts'
+    tail's disputes, HEAD (each record's currency is judged from git's history up to it) and the
+    versions of what reads them. None when the index or git cannot tell."""
     found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
     if found.db is None:
         return None
     index = store_index.of(ws)
-    if not index.settled(ws.curated, "known", known._VERSION, known._read_path):
-        return None
+    index.check(ws.curated)  # a file too recent to vouch for itself is written again each check: no state holds
     written = index.written()
     try:
         head = ws.refs().head.sha

@@ -351,33 +351,6 @@ class Index:
         except (sqlite3.Error, UnicodeError):  # a file name that is not UTF-8: read the files
             self._lost()
 
-    def settled(self, folder: Path, view: str, version: int | str, read: Reader) -> bool:
-        """Bring `view` of `folder`'s record files up to date, as `view` would, without reading its
-        values back: whether each file's value is then kept under a stamp that vouches for it (a
-        reader that keeps an answer of its own made of them, under `written`, keeps none while a
-        file is too recent to vouch for itself: such a file is read each time, nothing written).
-        False when the index cannot be used."""
-        rel = self._rel(folder)
-        db = self.db()
-        if db is None or rel is None or view in KEYED:
-            return False
-        try:
-            self._versions(db, view, version)
-            self._check(db, folder, rel)
-            rows = db.execute(f"SELECT name, stamp FROM files WHERE folder = ? AND ({view} IS NULL OR stamp IS NULL)",
-                              (rel,)).fetchall()
-            if any(kept_stamp is None for _, kept_stamp in rows):
-                return False
-            where = os.fspath(folder) + os.sep
-            fresh = [_kept(read(where + name), None, rel, name) for name, _ in rows]
-            if fresh:
-                with _transaction(db):
-                    db.executemany(_update(view, False), fresh)
-            return True
-        except (sqlite3.Error, UnicodeError):  # a file name that is not UTF-8: read the files
-            self._lost()
-            return False
-
     def names(self, folder: Path) -> list[str] | None:
         """The record files of `folder` (`records.names`: regular `*.md` files), sorted, as of
         now: from the index when the folder's stamp is unchanged, else from a scan that brings the
