@@ -25,6 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from majordomus import __version__
 from majordomus.base import fsio, git
 from majordomus.base.errors import FatalError
 from majordomus.base.credentials import credential_in
@@ -203,7 +204,7 @@ class Worktree:
     (doctor asks before its rules run), and the stamp of git's index file from before it was
     asked: what doctor's kept judgement is keyed by (`_Judged`)."""
 
-    __slots__ = ("root", "index", "before", "asked")
+    __slots__ = ("root", "index", "before", "asked", "odd")
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -215,6 +216,7 @@ class Worktree:
         if self.before and time.time_ns() - max(self.before[3:5]) < RACY_NS:
             self.before = None
         self.asked: git.Running | None = None
+        self.odd: list[bytes] | None = None
 
     def start(self) -> Worktree:
         if self.before and self.asked is None:
@@ -229,29 +231,45 @@ class Worktree:
         if self.asked is not None:
             self.asked.end()
 
+    def _odd(self) -> list[bytes] | None:
+        """The entries git did not tag "H " (tracked, as its index holds it), sorted, each as git
+        wrote it (its tag, a space, the path); None when git could not say. Asked once."""
+        if self.asked is not None:
+            asked, self.asked = self.asked, None
+            try:
+                code, out, _ = asked.wait_bytes()
+            except git.GitError:
+                code, out = 1, b""
+            if code == 0:
+                self.odd = [] if out.count(b"\0") == (b"\0" + out).count(b"\0H ") else sorted(
+                    e for e in out.split(b"\0") if e and not e.startswith(b"H "))
+        return self.odd
+
+    def untracked(self, folder: str) -> set[str] | None:
+        """The names of the files right in `folder` (repository-relative, under `.ai/repo/`) that git's
+        index does not hold; None when git could not say."""
+        odd = self._odd()
+        if odd is None or not folder.startswith(".ai/repo/"):
+            return None
+        prefix = b"? " + os.fsencode(folder.rstrip("/") + "/")
+        return {os.fsdecode(e[len(prefix):]) for e in odd if e.startswith(prefix) and b"/" not in e[len(prefix):]}
+
     def key(self) -> list[bytes] | None:
         """git's index file's stamp (git writes a new file each time: its inode and change time,
         which no clone shares, change) and each file git does not say is as that index holds it
         (changed, gone, untracked, flagged not to be looked at), with its own stamp: every other
         file is as it was when git last looked at it. None when git could not say, its index
         changed meanwhile or a stamp is too recent to vouch for itself."""
-        asked, self.asked = self.asked, None
-        if not self.before or asked is None or self.index is None:
-            return None
-        try:
-            code, out, _ = asked.wait_bytes()
-        except git.GitError:
-            return None
-        if code != 0 or stamp(self.index) != self.before:
+        odd = self._odd()
+        if not self.before or odd is None or self.index is None or stamp(self.index) != self.before:
             return None
         parts = [repr(self.before).encode()]
-        if out.count(b"\0") != (b"\0" + out).count(b"\0H "):  # not every entry tracked and as held
-            where = os.fspath(self.root) + os.sep
-            for entry in sorted(e for e in out.split(b"\0") if e and not e.startswith(b"H ")):
-                st = stamp(where + os.fsdecode(entry[2:]))
-                if st == []:
-                    return None
-                parts.append(entry + b"\0" + repr(st).encode())
+        where = os.fspath(self.root) + os.sep
+        for entry in odd:
+            st = stamp(where + os.fsdecode(entry[2:]))
+            if st == []:
+                return None
+            parts.append(entry + b"\0" + repr(st).encode())
         return parts
 
 
@@ -282,7 +300,7 @@ class _Judged:
         parts = worktree.key()
         if parts is None:
             return None
-        parts.insert(0, version.encode("utf-8"))
+        parts.insert(0, f"{version}:{__version__}".encode("utf-8"))  # another release may judge otherwise
         for folder in (ws.candidates, ws.curated, ws.sessions):
             try:
                 fsio.confined(folder, folder=True)
