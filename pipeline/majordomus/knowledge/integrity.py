@@ -278,9 +278,10 @@ class _Judged:
     index and what git says differs from it under `.ai/repo/` (`Worktree`), the record folders'
     and the sessions folder's stamps (a name added, removed or renamed, a pipe git does not list),
     the AGENTS.md block, the screen's identity, the ledger (the same file, grown or not) and the
-    cited commits and files, asked again. While none of them changed, the findings are the kept
-    ones: no record file, session record or answer is looked at, no reference resolved. A
-    judgement that needed `git log` (a commit or a file this tree does not hold) is not kept."""
+    cited commits and the cited files only history holds, asked again (the index holds the rest).
+    While none of them changed, the findings are the kept ones: no record file, session record or
+    answer is looked at, no reference resolved. A judgement that found a commit or a file this
+    clone does not hold is not kept."""
 
     __slots__ = ("key", "ledger", "kept")
 
@@ -343,11 +344,14 @@ class _Judged:
         if any(r.ref.startswith(("commit:", "file:")) for r, _ in unresolved):
             return  # judged with `git log`: asked again each time
         refs = {ref for c in cites for _, ref in c.refs}
+        files = {r[5:] for r in refs if r.startswith("file:")}
+        files -= resolver.in_tree(files)  # git's index, which the key names, holds these: asked again only
+        # those history holds
         # lines appended may resolve a reference, or open an episode that vouched for a task
         exact = resolver.doubted or bool(resolver.facts is not None and resolver.facts.tail.lines)
         value = {"key": self.key, "ledger": self.ledger, "exact": exact,
                  "commits": sorted(r[7:] for r in refs if r.startswith("commit:")),
-                 "files": sorted(r[5:] for r in refs if r.startswith("file:")),
+                 "files": sorted(files),
                  "found": [[f.file, f.field, f.what, f.fix, f.blocking] for f in found]}
         try:
             fsio.atomic_write(ws.state / JUDGED, json.dumps(value, separators=(",", ":"), ensure_ascii=False)

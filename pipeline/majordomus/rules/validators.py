@@ -66,10 +66,12 @@ class Context:
         knowledge index is held for the run (`Index.hold`): a folder checked file by file once is
         not checked again by a later rule."""
         index.of(self.ws).hold()
+        if "knowledge_integrity" in validators and self.trusted:  # git's index stamped before any git reads it
+            self._worktree = integrity.Worktree(self.ws.root)
         if validators & {"knowledge_accumulation", "knowledge_integrity"}:
             self.listing().start()
-        if "knowledge_integrity" in validators and self.trusted:
-            self._worktree = integrity.Worktree(self.ws.root).start()
+        if self._worktree is not None:
+            self._worktree.start()
         if "knowledge_accumulation" in validators:
             try:
                 self._acts = acc.acts_asked(self.ws)
