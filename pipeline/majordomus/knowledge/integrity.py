@@ -25,6 +25,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from majordomus import __version__
 from majordomus.base import fsio, git
 from majordomus.base.errors import FatalError
 from majordomus.base.credentials import credential_in
@@ -203,7 +204,7 @@ class Worktree:
     (doctor asks before its rules run), and the stamp of git's index file from before it was
     asked: what doctor's kept judgement is keyed by (`_Judged`)."""
 
-    __slots__ = ("root", "index", "before", "asked")
+    __slots__ = ("root", "index", "before", "asked", "odd")
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -215,6 +216,7 @@ class Worktree:
         if self.before and time.time_ns() - max(self.before[3:5]) < RACY_NS:
             self.before = None
         self.asked: git.Running | None = None
+        self.odd: list[bytes] | None = None
 
     def start(self) -> Worktree:
         if self.before and self.asked is None:
@@ -229,29 +231,45 @@ class Worktree:
         if self.asked is not None:
             self.asked.end()
 
+    def _odd(self) -> list[bytes] | None:
+        """The entries git did not tag "H " (tracked, as its index holds it), sorted, each as git
+        wrote it (its tag, a space, the path); None when git could not say. Asked once."""
+        if self.asked is not None:
+            asked, self.asked = self.asked, None
+            try:
+                code, out, _ = asked.wait_bytes()
+            except git.GitError:
+                code, out = 1, b""
+            if code == 0:
+                self.odd = [] if out.count(b"\0") == (b"\0" + out).count(b"\0H ") else sorted(
+                    e for e in out.split(b"\0") if e and not e.startswith(b"H "))
+        return self.odd
+
+    def untracked(self, folder: str) -> set[str] | None:
+        """The names of the files right in `folder` (repository-relative, under `.ai/repo/`) that git's
+        index does not hold; None when git could not say."""
+        odd = self._odd()
+        if odd is None or not folder.startswith(".ai/repo/"):
+            return None
+        prefix = b"? " + os.fsencode(folder.rstrip("/") + "/")
+        return {os.fsdecode(e[len(prefix):]) for e in odd if e.startswith(prefix) and b"/" not in e[len(prefix):]}
+
     def key(self) -> list[bytes] | None:
         """git's index file's stamp (git writes a new file each time: its inode and change time,
         which no clone shares, change) and each file git does not say is as that index holds it
         (changed, gone, untracked, flagged not to be looked at), with its own stamp: every other
         file is as it was when git last looked at it. None when git could not say, its index
         changed meanwhile or a stamp is too recent to vouch for itself."""
-        asked, self.asked = self.asked, None
-        if not self.before or asked is None or self.index is None:
-            return None
-        try:
-            code, out, _ = asked.wait_bytes()
-        except git.GitError:
-            return None
-        if code != 0 or stamp(self.index) != self.before:
+        odd = self._odd()
+        if not self.before or odd is None or self.index is None or stamp(self.index) != self.before:
             return None
         parts = [repr(self.before).encode()]
-        if out.count(b"\0") != (b"\0" + out).count(b"\0H "):  # not every entry tracked and as held
-            where = os.fspath(self.root) + os.sep
-            for entry in sorted(e for e in out.split(b"\0") if e and not e.startswith(b"H ")):
-                st = stamp(where + os.fsdecode(entry[2:]))
-                if st == []:
-                    return None
-                parts.append(entry + b"\0" + repr(st).encode())
+        where = os.fspath(self.root) + os.sep
+        for entry in odd:
+            st = stamp(where + os.fsdecode(entry[2:]))
+            if st == []:
+                return None
+            parts.append(entry + b"\0" + repr(st).encode())
         return parts
 
 
@@ -260,9 +278,10 @@ class _Judged:
     index and what git says differs from it under `.ai/repo/` (`Worktree`), the record folders'
     and the sessions folder's stamps (a name added, removed or renamed, a pipe git does not list),
     the AGENTS.md block, the screen's identity, the ledger (the same file, grown or not) and the
-    cited commits and files, asked again. While none of them changed, the findings are the kept
-    ones: no record file, session record or answer is looked at, no reference resolved. A
-    judgement that needed `git log` (a commit or a file this tree does not hold) is not kept."""
+    cited commits and the cited files only history holds, asked again (the index holds the rest).
+    While none of them changed, the findings are the kept ones: no record file, session record or
+    answer is looked at, no reference resolved. A judgement that found a commit or a file this
+    clone does not hold is not kept."""
 
     __slots__ = ("key", "ledger", "kept")
 
@@ -282,7 +301,7 @@ class _Judged:
         parts = worktree.key()
         if parts is None:
             return None
-        parts.insert(0, version.encode("utf-8"))
+        parts.insert(0, f"{version}:{__version__}".encode("utf-8"))  # another release may judge otherwise
         for folder in (ws.candidates, ws.curated, ws.sessions):
             try:
                 fsio.confined(folder, folder=True)
@@ -325,11 +344,14 @@ class _Judged:
         if any(r.ref.startswith(("commit:", "file:")) for r, _ in unresolved):
             return  # judged with `git log`: asked again each time
         refs = {ref for c in cites for _, ref in c.refs}
+        files = {r[5:] for r in refs if r.startswith("file:")}
+        files -= resolver.in_tree(files)  # git's index, which the key names, holds these: asked again only
+        # those history holds
         # lines appended may resolve a reference, or open an episode that vouched for a task
         exact = resolver.doubted or bool(resolver.facts is not None and resolver.facts.tail.lines)
         value = {"key": self.key, "ledger": self.ledger, "exact": exact,
                  "commits": sorted(r[7:] for r in refs if r.startswith("commit:")),
-                 "files": sorted(r[5:] for r in refs if r.startswith("file:")),
+                 "files": sorted(files),
                  "found": [[f.file, f.field, f.what, f.fix, f.blocking] for f in found]}
         try:
             fsio.atomic_write(ws.state / JUDGED, json.dumps(value, separators=(",", ":"), ensure_ascii=False)

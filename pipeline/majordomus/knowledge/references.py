@@ -198,15 +198,21 @@ class Resolver:
                 found.add(sha)
         return found
 
-    def _files(self, paths: set[str]) -> set[str]:
-        """The paths in the tree (one `git ls-files`) or, failing that, in history (one `git log`)."""
-        self.file_refs = len(paths)
+    def in_tree(self, paths: set[str]) -> set[str]:
+        """Those of `paths` git's index holds (a file, or a folder above one): git's listing."""
         if not paths:
             return set()
         if self.listing is None:
             self.git_processes += 1
             self.listing = git.Listing(self.ws.root)
-        found = _in_tree(paths, self.listing.files() or [])
+        return _in_tree(paths, self.listing.files() or [])
+
+    def _files(self, paths: set[str]) -> set[str]:
+        """The paths in the tree (one `git ls-files`) or, failing that, in history (one `git log`)."""
+        self.file_refs = len(paths)
+        if not paths:
+            return set()
+        found = self.in_tree(paths)
         missing = paths - found
         if missing:
             log = self._git("log", "-z", "--all", "--format=", "--name-only")

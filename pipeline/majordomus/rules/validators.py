@@ -66,10 +66,12 @@ class Context:
         knowledge index is held for the run (`Index.hold`): a folder checked file by file once is
         not checked again by a later rule."""
         index.of(self.ws).hold()
+        if "knowledge_integrity" in validators and self.trusted:  # git's index stamped before any git reads it
+            self._worktree = integrity.Worktree(self.ws.root)
         if validators & {"knowledge_accumulation", "knowledge_integrity"}:
             self.listing().start()
-        if "knowledge_integrity" in validators and self.trusted:
-            self._worktree = integrity.Worktree(self.ws.root).start()
+        if self._worktree is not None:
+            self._worktree.start()
         if "knowledge_accumulation" in validators:
             try:
                 self._acts = acc.acts_asked(self.ws)
@@ -91,6 +93,12 @@ class Context:
             self._listing.end()
         if self._worktree is not None:
             self._worktree.end()
+
+    def untracked(self, folder: str) -> set[str] | None:
+        """The names of the files right in `folder` git's index does not hold, from git's word on
+        the files under `.ai/repo/` that doctor asks ahead (`integrity.Worktree`); None when it was
+        not asked or could not say."""
+        return self._worktree.untracked(folder) if self._worktree is not None else None
 
     def listing(self) -> git.Listing:
         """git's listing of the tracked files, asked once a run (the queue's rule and the integrity
@@ -238,25 +246,30 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
             f"review it: `majordomus knowledge promote {path.stem}` or "
             f"`majordomus knowledge reject {path.stem} --reason …`",
             file=ws.rel(path), reproduce=f"majordomus knowledge record {path.stem}"))
-    held = acc.tracked(ws, ctx.listing())
-    where = ws.rel(ws.candidates) + "/"  # one relative path made, not one a record
-    for name in ctx.records(ws.candidates):
-        if where + name not in held:
-            path = ws.candidates / name
-            verdict.findings.append(rule.finding(
-                "git does not track this candidate: a record git does not hold is discovered by "
-                "nothing and reviewed by nobody",
-                f"git add {ws.rel(path)} && git commit (beside its session record)",
-                file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.candidates)}/"))
-    where = ws.rel(ws.sessions) + "/"
-    for name in acc.session_records(ws, ctx.sessions):
-        if where + name not in held:
-            path = ws.sessions / name
-            verdict.findings.append(rule.finding(
-                "git does not track this session record: the episode it closes is placed on its "
-                "branch by no other checkout, and its candidates are unattributed there",
-                f"git add {ws.rel(path)} && git commit (beside the episode's candidates)",
-                file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.sessions)}/"))
+    candidates, sessions = ctx.untracked(ws.rel(ws.candidates)), ctx.untracked(ws.rel(ws.sessions))
+    if candidates is None or sessions is None:  # git's word on the files not asked (or not given): its listing
+        held = acc.tracked(ws, ctx.listing())
+        where = ws.rel(ws.candidates) + "/"  # one relative path made, not one a record
+        loose = [name for name in ctx.records(ws.candidates) if where + name not in held]
+        where = ws.rel(ws.sessions) + "/"
+        unheld = [name for name in acc.session_records(ws, ctx.sessions) if where + name not in held]
+    else:  # none, nearly always: neither folder listed nor its names compared
+        loose = [name for name in ctx.records(ws.candidates) if name in candidates] if candidates else []
+        unheld = [name for name in acc.session_records(ws, ctx.sessions) if name in sessions] if sessions else []
+    for name in loose:
+        path = ws.candidates / name
+        verdict.findings.append(rule.finding(
+            "git does not track this candidate: a record git does not hold is discovered by "
+            "nothing and reviewed by nobody",
+            f"git add {ws.rel(path)} && git commit (beside its session record)",
+            file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.candidates)}/"))
+    for name in unheld:
+        path = ws.sessions / name
+        verdict.findings.append(rule.finding(
+            "git does not track this session record: the episode it closes is placed on its "
+            "branch by no other checkout, and its candidates are unattributed there",
+            f"git add {ws.rel(path)} && git commit (beside the episode's candidates)",
+            file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.sessions)}/"))
     staged, loose = acc.uncommitted_acts(ws, ctx.acts())
     curated = ws.rel(ws.curated) + "/"
     if staged:  # a person's review acts, staged by the acts themselves: say so, with the one command

@@ -366,22 +366,6 @@ class Index:
             self._lost()
             return None
 
-    def stamps(self, folder: Path) -> list[tuple[str, bytes | str | None]] | None:
-        """(name, stamp) of every record file of `folder`, sorted by name, each file's stamp
-        checked whatever its folder's says (as `view(each=True)`, which a held run then does not
-        check again): what a reader keeps a judgement of the folder's files by. A stamp is None for
-        a file too recent to vouch for itself. None when the index cannot be used."""
-        rel = self._rel(folder)
-        db = self.db()
-        if db is None or rel is None:
-            return None
-        try:
-            self._check(db, folder, rel, force=True)
-            return db.execute("SELECT name, stamp FROM files WHERE folder = ? ORDER BY name", (rel,)).fetchall()
-        except (sqlite3.Error, UnicodeError):  # a file name that is not UTF-8: read the files
-            self._lost()
-            return None
-
     def view(self, folder: Path, view: str, version: int | str, read: Reader,
              only: Iterable[str] | None = None, each: bool = False, keys: Keys | None = None,
              match: tuple[str, Sequence[Any]] | None = None) -> list[tuple[str, Any]]:
