@@ -196,7 +196,7 @@ def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]
         queue = queue + [c for c in staged if c.id not in listed]
     queue = candidates.by_time(queue, newest_first=True)
     own = [c for c in queue if compacted and c.episode == episode]
-    shown = [c for c in queue if c not in own]
+    shown = [c for c in queue if not (compacted and c.episode == episode)] if own else queue
     placed = [c for c in shown if c.branch is not None]
     unplaced = [c for c in shown if c.branch is None]
     where = branch or "this detached head"
