@@ -176,14 +176,7 @@ def test_a_local_folder_that_is_a_submodule_is_another_checkout_s(tmp_path: Path
         subprocess.run(["git", *argv], cwd=local, check=True)
     repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", "--force", str(local), ".ai/local")
     repo.commit("local state as a submodule")
-    repo.git("push", "-q", "origin", "main")
-    subprocess.run(["git", "-c", "protocol.file.allow=always", "clone", "-q", "--recurse-submodules",
-                    str(tmp_path / "remote.git"), str(tmp_path / "clone")], check=True)
-    victim = Repo(tmp_path / "clone")
-    assert (victim.root / ".ai/local/ledger.jsonl").is_file()
-    start = victim.hook("session-start", {"session_id": "v1", "source": "startup"})
-    assert start.returncode == 0
-    assert b"## Local state not read" in start.stdout and b"deploy key" not in start.stdout, start.stdout
+    victim, start = _cloned_with_submodules(repo, tmp_path)
     assert b"production" not in start.stdout
     questions = victim.mj("question", "list")
     assert questions.returncode == 4 and "production" not in questions.stdout, questions
@@ -207,6 +200,14 @@ def test_a_store_folder_that_is_a_submodule_tracking_its_local_state(tmp_path: P
         subprocess.run(["git", *argv], cwd=store, check=True)
     repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", "--force", str(store), ".ai")
     repo.commit("the store as a submodule")
+    victim, _ = _cloned_with_submodules(repo, tmp_path)
+    history = victim.mj("history")
+    assert history.returncode == 4 and "deploy key" not in history.stdout, history
+
+
+def _cloned_with_submodules(repo: Repo, tmp_path: Path) -> tuple[Repo, subprocess.CompletedProcess[bytes]]:
+    """`repo` pushed and cloned with `--recurse-submodules`; the clone's first start, which does
+    not offer the local state the submodule brought (its handover) as the clone's own."""
     repo.git("push", "-q", "origin", "main")
     subprocess.run(["git", "-c", "protocol.file.allow=always", "clone", "-q", "--recurse-submodules",
                     str(tmp_path / "remote.git"), str(tmp_path / "clone")], check=True)
@@ -215,5 +216,4 @@ def test_a_store_folder_that_is_a_submodule_tracking_its_local_state(tmp_path: P
     start = victim.hook("session-start", {"session_id": "v1", "source": "startup"})
     assert start.returncode == 0
     assert b"## Local state not read" in start.stdout and b"deploy key" not in start.stdout, start.stdout
-    history = victim.mj("history")
-    assert history.returncode == 4 and "deploy key" not in history.stdout, history
+    return victim, start
