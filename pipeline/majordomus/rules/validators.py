@@ -256,20 +256,16 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
     else:  # none, nearly always: neither folder listed nor its names compared
         loose = [name for name in ctx.records(ws.candidates) if name in candidates] if candidates else []
         unheld = [name for name in acc.session_records(ws, ctx.sessions) if name in sessions] if sessions else []
-    for name in loose:
-        path = ws.candidates / name
-        verdict.findings.append(rule.finding(
-            "git does not track this candidate: a record git does not hold is discovered by "
-            "nothing and reviewed by nobody",
-            f"git add {ws.rel(path)} && git commit (beside its session record)",
-            file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.candidates)}/"))
-    for name in unheld:
-        path = ws.sessions / name
-        verdict.findings.append(rule.finding(
-            "git does not track this session record: the episode it closes is placed on its "
-            "branch by no other checkout, and its candidates are unattributed there",
-            f"git add {ws.rel(path)} && git commit (beside the episode's candidates)",
-            file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(ws.sessions)}/"))
+    for names, folder, what, beside in (
+            (loose, ws.candidates, "git does not track this candidate: a record git does not hold is "
+             "discovered by nothing and reviewed by nobody", "its session record"),
+            (unheld, ws.sessions, "git does not track this session record: the episode it closes is placed "
+             "on its branch by no other checkout, and its candidates are unattributed there", "the episode's candidates")):
+        for name in names:
+            path = folder / name
+            verdict.findings.append(rule.finding(
+                what, f"git add {ws.rel(path)} && git commit (beside {beside})",
+                file=ws.rel(path), reproduce=f"git status --short -- {ws.rel(folder)}/"))
     staged, loose = acc.uncommitted_acts(ws, ctx.acts())
     curated = ws.rel(ws.curated) + "/"
     if staged:  # a person's review acts, staged by the acts themselves: say so, with the one command
