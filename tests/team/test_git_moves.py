@@ -31,14 +31,7 @@ def test_a_shallow_clone_deepened_judges_its_records_again(tmp_path: Path) -> No
     repo.commit("b", {"src/b.py": "b = 1\n"})
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo.root}", str(tmp_path / "clone")], check=True)
     clone = Repo(tmp_path / "clone")
-    said(clone)
-    time.sleep(0.1)  # past one tick of the file system's clock
-    assert "this clone does not have" in said(clone)[1][2]
-    clone.git("fetch", "-q", "--unshallow")
-    through = said(clone)
-    (clone.root / ".ai/local/state/currency.cache.json").unlink()
-    fresh = said(clone)
-    assert through == fresh
+    fresh = _fetched(clone, "--unshallow")
     assert "kb-a: may be stale: src/a.py modified" in fresh[0][1]
 
 
@@ -55,12 +48,19 @@ def test_a_fetch_bringing_a_verification_commit_judges_its_record_again(tmp_path
     anchored(clone, "kb-a", ("src/a.py",), elsewhere, title="Module a keeps its state in one place")
     clone.git("add", "-A")
     clone.commit("kb-a")
+    fresh = _fetched(clone, "origin")
+    assert "this clone does not have" not in fresh[1][2]
+
+
+def _fetched(clone: Repo, *fetch: str) -> list[tuple[int, str, str]]:
+    """What the readers say after `git fetch -q *fetch`, once their kept walks said the clone lacks
+    the verification commit: the same through `currency.cache.json` as with it deleted."""
     said(clone)
-    time.sleep(0.1)
+    time.sleep(0.1)  # past one tick of the file system's clock
     assert "this clone does not have" in said(clone)[1][2]
-    clone.git("fetch", "-q", "origin")
+    clone.git("fetch", "-q", *fetch)
     through = said(clone)
     (clone.root / ".ai/local/state/currency.cache.json").unlink()
     fresh = said(clone)
     assert through == fresh
-    assert "this clone does not have" not in fresh[1][2]
+    return fresh
