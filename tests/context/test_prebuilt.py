@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -297,6 +298,29 @@ def test_the_own_cache_is_recomputed_when_head_or_the_trunk_moves(store: Repo, m
     assert prebuilt.own(store.root) == frozenset() and len(asked) == 2
     store.git("pack-refs", "--all")  # the same refs, packed: the same key
     assert prebuilt.own(store.root) == frozenset() and len(asked) == 2
+
+
+def test_a_remote_whose_name_holds_a_slash_is_no_trunk_so_its_moves_leave_the_own_cache_true(
+        store: Repo, tmp_path: Path) -> None:
+    """`git.own_key` lists the remotes one folder deep (`refs/remotes/<name>/HEAD`); git's log
+    would take `refs/remotes/team/alice/HEAD` as a trunk too (`--glob`'s `*` crosses `/`), so a
+    fetch that moved it changed the answer under an unchanged key. Such a remote is no trunk for
+    either: the kept answer stays git's."""
+    from majordomus.base import git
+
+    alice = tmp_path / "alice.git"
+    subprocess.run(["git", "clone", "-q", "--bare", store.git("remote", "get-url", "origin").strip(), str(alice)],
+                   check=True, capture_output=True)
+    store.git("remote", "add", "team/alice", str(alice))
+    store.git("fetch", "-q", "team/alice")
+    store.git("remote", "set-head", "team/alice", "main")
+    store.git("switch", "-q", "-c", "feature")
+    (store.root / "src/a.py").write_text("a = 2\n", encoding="utf-8")
+    store.git("commit", "-q", "-am", "a changes")
+    assert prebuilt.own(store.root) == {"src/a.py"} == git.worktree_own(store.root)
+    store.git("push", "-q", "team/alice", "feature:main")  # alice's main now holds the commit
+    store.git("fetch", "-q", "team/alice")
+    assert prebuilt.own(store.root) == git.worktree_own(store.root) == {"src/a.py"}
 
 
 def _settle() -> None:

@@ -620,9 +620,13 @@ BRANCH_COMMITS = 200  # how far back `changed_paths` reads a branch's own commit
 # the index changed (untracked folders named with their `/`), without counting commits against
 # an upstream.
 STATUS = ("status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--untracked-files=normal")
+# A trunk is a remote's default branch, `refs/remotes/<name>/HEAD` with a name of one folder: what
+# for-each-ref's pattern matches (its `*` stops at `/`) and `own_key` lists. `--glob`'s `*` crosses
+# `/`, so the log excludes the deeper ones (a remote named `team/alice`): else a fetch of that
+# remote would change the answer under an unchanged key.
 _TRUNKS = ("for-each-ref", "--format=%(refname)", "refs/remotes/*/HEAD")
 _BRANCH_LOG = ("log", "--format=", "--name-only", "-z", f"-n{BRANCH_COMMITS}", "HEAD", "--not",
-               "--glob=refs/remotes/*/HEAD")
+               "--exclude=refs/remotes/*/*/HEAD", "--glob=refs/remotes/*/HEAD")
 
 
 class Status(NamedTuple):
