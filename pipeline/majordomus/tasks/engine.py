@@ -118,7 +118,9 @@ def checker_class() -> type:
     """doit's MD5 check, with each file's digest computed once a run. doit saves a task's file
     states after it ran, hashing every `file_dep` of every task: 500 renders over the same
     evidence file and record writer hashed both 500 times. A digest is kept for the file's
-    (inode, mtime, size), which doit itself trusts more loosely (mtime alone). The class keeps
+    (inode, mtime, size), which doit itself trusts more loosely (mtime alone); a state is trusted
+    by its mtime and size only when it was saved after the file's clock had ticked past its last
+    change (`filecache.settled`), else the next run compares the digest. The class keeps
     doit's name on purpose: doit stores the checker's class name with each task and starts every
     task over when it changes."""
     global _CHECKER
@@ -133,10 +135,12 @@ def checker_class() -> type:
                 digest = _DIGESTS[key] = dependency.get_file_md5(path)
             return digest
 
+        from majordomus.store.filecache import settled
+
         class MD5Checker(dependency.MD5Checker):  # type: ignore[misc]
             def check_modified(self, file_path: str, file_stat: os.stat_result, state: Any) -> bool:
                 timestamp, size, digest = state
-                if file_stat.st_mtime == timestamp:
+                if file_stat.st_mtime == timestamp and file_stat.st_size == size:
                     return False
                 return bool(file_stat.st_size != size or digest != file_md5(file_path))
 
@@ -144,7 +148,9 @@ def checker_class() -> type:
                 st = os.stat(dep)
                 if current_state and current_state[0] == st.st_mtime:
                     return None
-                return st.st_mtime, st.st_size, file_md5(dep)
+                # A file still within its clock's tick may change again under this mtime: kept
+                # without it (None equals no mtime), so the next run compares its digest.
+                return st.st_mtime if settled(st) else None, st.st_size, file_md5(dep)
 
         _CHECKER = MD5Checker
     return _CHECKER
