@@ -67,11 +67,13 @@ class Context:
         not checked again by a later rule."""
         index.of(self.ws).hold()
         if "knowledge_integrity" in validators and self.trusted:  # git's index stamped before any git reads it
-            self._worktree = integrity.Worktree(self.ws.root)
-        if validators & {"knowledge_accumulation", "knowledge_integrity"}:
-            self.listing().start()
+            self._worktree = integrity.Worktree(self.ws.root, self.ws.state)
         if self._worktree is not None:
             self._worktree.start()
+        if validators & {"knowledge_accumulation", "knowledge_integrity"} and (
+                self._worktree is None or self._worktree.held is None):  # else nothing changed since git's
+            # word was last asked whole: the kept judgement and git's word answer, the listing is asked if read
+            self.listing().start()
         if "knowledge_accumulation" in validators:
             try:
                 self._acts = acc.acts_asked(self.ws)
