@@ -518,6 +518,16 @@ def as_held(root: Path, *paths: str) -> Running:
                  "--literal-pathspecs", "ls-files", "-v", "-c", "-m", "-o", "-z", "--", *paths)
 
 
+def changed_held(root: Path, *paths: str) -> Running:
+    """`as_held`'s "C " (and, for a file flagged assume-unchanged that is gone, "c ") entries alone,
+    started: `git ls-files -v -m` under the same trust switches, each file git's index holds
+    stat'ed, no file the index does not hold listed. The other entries of `as_held` are the index's
+    own (its tags) and the folders' (the untracked files): a caller that kept them while the index
+    file and every folder kept their stamps asks git for these alone."""
+    return spawn(root, "-c", "core.fsmonitor=false", "-c", "core.trustctime=true", "-c", "core.checkstat=default",
+                 "--literal-pathspecs", "ls-files", "-v", "-m", "-z", "--", *paths)
+
+
 def git_dir(root: Path) -> Path | None:
     """This checkout's git folder, found without running git: `.git`, or, when `.git` is a file (a
     linked worktree, a submodule), the folder its `gitdir:` names; None when neither is there."""

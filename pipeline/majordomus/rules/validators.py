@@ -16,7 +16,7 @@ from majordomus.base import git
 from majordomus.base.findings import Finding
 from majordomus.evidence import episodes
 from majordomus.knowledge import accumulation as acc
-from majordomus.knowledge import currency, freshness, integrity
+from majordomus.knowledge import currency, freshness, integrity, queue
 from majordomus.knowledge.freshness import read_events
 from majordomus.knowledge.verdict import fix
 from majordomus.rules import wiring
@@ -67,11 +67,13 @@ class Context:
         not checked again by a later rule."""
         index.of(self.ws).hold()
         if "knowledge_integrity" in validators and self.trusted:  # git's index stamped before any git reads it
-            self._worktree = integrity.Worktree(self.ws.root)
-        if validators & {"knowledge_accumulation", "knowledge_integrity"}:
-            self.listing().start()
+            self._worktree = integrity.Worktree(self.ws.root, self.ws.state)
         if self._worktree is not None:
             self._worktree.start()
+        if validators & {"knowledge_accumulation", "knowledge_integrity"} and (
+                self._worktree is None or self._worktree.held is None):  # else nothing changed since git's
+            # word was last asked whole: the kept judgement and git's word answer, the listing is asked if read
+            self.listing().start()
         if "knowledge_accumulation" in validators:
             try:
                 self._acts = acc.acts_asked(self.ws)
@@ -217,21 +219,22 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
             "declare them under `knowledge:` in .ai/repo/policy.yaml (`majordomus init` shows the skeleton's)",
             file=ws.rel(ws.policy_path), field=", ".join(undeclared),
             reproduce=f"grep -n -A3 '^knowledge:' {ws.rel(ws.policy_path)}"))
-    waiting = acc.waiting(ws)
+    names, sinces, details = _waiting(ctx)
     cap, max_age = policy["knowledge.candidates_max_files"], policy["knowledge.candidate_max_age_minutes"]
     review = "review them: `majordomus knowledge promote <id>` or `majordomus knowledge reject <id> --reason …`"
-    if len(waiting) > cap:
-        ids = [os.path.splitext(os.path.basename(p))[0] for p in waiting[:10]]  # the ten named: not 8,000
-        named = ", ".join(ids) + (f" and {len(waiting) - 10} more" if len(waiting) > 10 else "")
+    if len(names) > cap:
+        ids = [os.path.splitext(name)[0] for name in names[:10]]  # the ten named: not 8,000
+        named = ", ".join(ids) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
         verdict.findings.append(rule.finding(
-            f"{len(waiting)} candidates await review, more than knowledge.candidates_max_files "
+            f"{len(names)} candidates await review, more than knowledge.candidates_max_files "
             f"({cap}): {named}", review, reproduce="majordomus knowledge candidates"))
-    ages = acc.review_ages(ws, waiting, found=ctx.facts())
-    overdue = [(ctx.now - age.since, path, age.detail) for path in waiting
-               if (age := ages.get(path)) is not None and (ctx.now - age.since) / 60.0 > max_age]
-    if len(overdue) >= OVERDUE_AS_ONE:  # one finding for them all, the oldest named
-        waited, oldest, detail = max(overdue, key=lambda o: (o[0], os.path.basename(o[1])))
-        path = Path(oldest)
+    now = ctx.now
+    overdue = [(now - since, name, detail) for name, since, detail in zip(names, sinces, details)
+               if since is not None and (now - since) / 60.0 > max_age]
+    where = os.fspath(ws.candidates) + os.sep
+    if len(overdue) >= OVERDUE_AS_ONE:  # one finding for them all, the oldest named (names differ: no tie)
+        waited, oldest, detail = max(overdue)
+        path = Path(where + oldest)
         verdict.findings.append(rule.finding(
             f"{len(overdue)} candidates have waited longer than knowledge.candidate_max_age_minutes "
             f"({max_age}) for review; the oldest, {path.stem}, {acc.minutes(waited)} (measured from {detail})",
@@ -239,7 +242,7 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
             reproduce="majordomus knowledge candidates"))
         overdue = []
     for waited, one, detail in overdue:
-        path = Path(one)
+        path = Path(where + one)
         verdict.findings.append(rule.finding(
             f"candidate {path.stem} has waited {acc.minutes(waited)} for review, more than "
             f"knowledge.candidate_max_age_minutes ({max_age}); measured from {detail}",
@@ -280,9 +283,63 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
             "edit)", f"git add {curated} && git commit -m \"knowledge: review\"", file=curated,
             reproduce=f"git status --short -- {curated}"))
     if not verdict.findings:
-        verdict.detail = (f"{len(waiting)} candidate(s) await review, none overdue; candidates and "
+        verdict.detail = (f"{len(names)} candidate(s) await review, none overdue; candidates and "
                           "session records all tracked")
     return verdict
+
+
+_WAITING = "doctor.waiting"  # the queue rule's waiting candidates and their ages, kept beside the index
+_WAITING_VERSION = 1  # of what `_waiting` keeps: raise it when that changes
+
+
+def _waiting(ctx: Context) -> tuple[list[str], list[float | None], list[str | None]]:
+    """The file names of the candidates waiting for review (`accumulation.waiting`), and each one's
+    review age (`accumulation.review_ages`) as the date it waits from and what says so (None, None:
+    undated). Kept beside the index (`Index.keep`) while the index is in the state it was read from
+    once the queue's rows and the ledger's facts are brought up to date, with the same tail of the
+    ledger (`_waiting_key`), when the ledger dated every entry: the dates are kept, the minutes
+    waited are counted now."""
+    ws = ctx.ws
+    key = _waiting_key(ctx)
+    store = index.of(ws)
+    if key is not None:
+        kept = _kept_waiting(store.kept(_WAITING, key))
+        if kept is not None:
+            return kept
+    where = os.fspath(ws.candidates) + os.sep
+    waiting = acc.waiting(ws)
+    ages = acc.review_ages(ws, waiting, found=ctx.facts())
+    dated = [ages.get(p) for p in waiting]
+    names = [p[len(where):] for p in waiting]
+    sinces = [a.since if a is not None else None for a in dated]
+    details = [a.detail if a is not None else None for a in dated]
+    if key is not None and all(a is not None and a.source == "ledger" for a in dated) \
+            and _waiting_key(ctx) == key:  # all the ledger's, and nothing wrote to the index meanwhile
+        store.keep(_WAITING, key, [names, sinces, details])
+    return names, sinces, details
+
+
+def _waiting_key(ctx: Context) -> list[object] | None:
+    """What `_waiting` depends on when the ledger dates every entry: the index's state once the
+    queue's rows (the records' statuses) and the ledger's facts are brought up to date, and the
+    facts' tail (the last line, in no table yet). None when the index cannot say."""
+    found = ctx.facts()
+    if found.db is None or not queue.brought_up(ctx.ws, sessions=False):
+        return None
+    written = index.of(ctx.ws).written()
+    return None if written is None else [_WAITING_VERSION, written, sorted(found.tail.derived.items())]
+
+
+def _kept_waiting(kept: object) -> tuple[list[str], list[float | None], list[str | None]] | None:
+    """`_waiting`'s answer from what it kept ([names], [dates], [details], every entry dated by the
+    ledger); None when `kept` is not of that shape."""
+    if not (isinstance(kept, list) and len(kept) == 3 and all(type(part) is list for part in kept)):
+        return None
+    names, sinces, details = kept
+    if not (len(names) == len(sinces) == len(details) and set(map(type, names)) <= {str}
+            and set(map(type, sinces)) <= {int, float} and set(map(type, details)) <= {str}):
+        return None
+    return names, sinces, details
 
 
 @validator("knowledge_currency")
