@@ -125,3 +125,29 @@ def test_a_quoted_sha_or_uuid_does_not_wake_the_detectors(text: str) -> None:
     """Lowercase hex, dashes and backslashes are 18 characters: 4.17 bits at most, under the
     entropy plugin's 4.5, so a session record's quoted shas and ids pass the pre-test untouched."""
     assert not credentials._may_hold().search(text)
+
+
+# the pieces `_MAY_HOLD`'s alternatives begin with, as a word of lowercase letters, `-` and `_` can
+# spell them: drawn among letters, each must either be matched or stop `_plain` from passing the word
+_PIECES = ["aws", "xox", "sk-ant-", "github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "rk_live_",
+           "sk_live_", "pypi-", "glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-",
+           "glagent-", "gloas-", "key", "pass", "pw", "secret", "token", "credential", "contras", "-us"]
+
+
+@settings(max_examples=200 * SCALE)
+@given(parts=st.lists(st.one_of(st.text("abcdefghijklmnopqrstuvwxyz-_", max_size=8), st.sampled_from(_PIECES)),
+                      max_size=6))
+def test_a_plain_word_is_one_the_pre_test_never_matches(parts: list[str]) -> None:
+    """`_plain` passes a word (a close reason, a source, a branch) without compiling the pre-test:
+    only where the pre-test could not match it."""
+    text = "".join(parts)
+    if credentials._plain(text):
+        assert not credentials._may_hold().search(text), text
+
+
+def test_the_words_a_hook_screens_are_plain_and_the_literals_are_not() -> None:
+    for word in ("other", "startup", "resume", "clear", "compact", "fork", "late-end", "logout", "main",
+                 "prompt_input_exit", "bypass_permissions_disabled"):
+        assert credentials._plain(word) and credentials.credential_in(word) is None, word
+    for word in [*_PIECES[:22], "Other", "trunk2", "fix/x", "a b", "-_"]:
+        assert not credentials._plain(word), word

@@ -127,3 +127,33 @@ def test_an_unchanged_file_is_not_read_again(repo: Repo, monkeypatch: pytest.Mon
     _write(ws.curated, "k2", status="superseded", title="T 2")
     assert [r.id for r in known.verified(ws.curated, ws)] == ["k0", "k1", "k3", "k4"]
     assert read == [ws.curated / "k2.md"]
+
+
+def test_the_verified_list_is_read_from_its_own_index(repo: Repo, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """The verified list's kept values are read from the index `files_known_text` (folder, name,
+    stamp and the list's value), not from the rows, which hold every view's JSON; an index kept by
+    the version before it (schema 11, without it) is rebuilt, and answers the same."""
+    import sqlite3
+
+    ws = Workspace(repo.root)
+    for n in range(5):
+        _write(ws.curated, f"k{n}", title=f"T {n}", status="superseded" if n == 3 else "verified")
+    monkeypatch.setattr(filecache, "RACY_NS", 0)
+    expected = known.verified(ws.curated)
+    assert known.verified(ws.curated, ws) == expected and len(expected) == 4
+    store_index.of(ws).close()
+    store_index._OPEN.clear()
+    with sqlite3.connect(ws.state / store_index.FILE) as db:
+        db.execute("DROP INDEX files_known_text")
+        db.execute("UPDATE meta SET value = '11' WHERE key = 'schema'")
+    db.close()
+    assert known.verified(ws.curated, ws) == expected
+    assert "was of another version: rebuilt it" in capsys.readouterr().err
+    db = store_index.of(ws).db()
+    assert db is not None
+    statements: list[str] = []
+    db.set_trace_callback(statements.append)
+    assert known.verified(ws.curated, ws) == expected
+    reads = [s for s in statements if s.startswith("SELECT name, stamp, known")]
+    assert reads and all("INDEXED BY files_known_text" in s for s in reads)

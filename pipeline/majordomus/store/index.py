@@ -58,7 +58,7 @@ else:  # `sqlite3` is `_sqlite3` and `dbapi2`'s adapters of dates, which import 
 
 FILE = "index.sqlite3"
 KEPT = "index.kept"  # the folder of the answers `rows` keeps (`_answered`)
-SCHEMA = 11  # of the tables: raise it when they change (a view's own version is kept per view)
+SCHEMA = 12  # of the tables: raise it when they change (a view's own version is kept per view)
 VIEWS = ("queue", "known", "summary", "search", "integrity", "branch")
 # The columns a view's reader also keeps of a file, beside its JSON, for a query to filter, join
 # and order the rows by without decoding them (`rows`): the queue's, whether a file waits for
@@ -66,7 +66,10 @@ VIEWS = ("queue", "known", "summary", "search", "integrity", "branch")
 # `majordomus context` and doctor count); a session record's,
 # whether it states a branch (1) and which (knowledge/queue.py); a record's summary, whether it
 # could be read (1), its status and its class (store/listing.py).
-SCANNED = ("search",)  # the views whose kept text a query scans (`listed_view`), each with its own index
+# the views whose kept text is read for a whole folder, each from its own covering index: the
+# search's scanned by a query (`listed_view`), the verified list's read by `view` (every start's
+# and close's briefing: 4,000 curated records at 1M)
+SCANNED = ("search", "known")
 KEYED = {"queue": ("q_live", "q_episode", "q_when", "q_status"), "branch": ("b_named", "b_branch"),
          "summary": ("s_ok", "s_status", "s_class")}
 if TYPE_CHECKING:  # annotations' names alone: `typing` is not imported on the hooks' path
@@ -98,8 +101,8 @@ _TABLES = (
     "CREATE INDEX files_stamp ON files (folder, name, stamp)",
     # a query's rows (`rows`) find the files a view must read again among these few, not every row
     *(f"CREATE INDEX files_{view}_stale ON files (folder, name) WHERE {_stale(view)}" for view in KEYED),
-    # a scan of a view's kept text (`listed_view`: the search's `GLOB`s) reads this index alone, a
-    # quarter of the rows' pages, which hold every view's JSON
+    # a scan of a view's kept text (`listed_view`: the search's `GLOB`s; `view`: the verified list)
+    # reads this index alone, a quarter of the rows' pages, which hold every view's JSON
     *(f"CREATE INDEX files_{view}_text ON files (folder, name, stamp, {view})" for view in SCANNED),
 )
 _MADE = frozenset(_TABLES)  # `_wrong`
@@ -399,7 +402,8 @@ class Index:
         # a few names (a search's verified hits among thousands of records) looked up, not every row fetched
         few = sorted(wanted) if wanted is not None and len(wanted) <= FEW else None
         narrow = f" AND name IN ({','.join('?' * len(few))})" if few is not None else ""
-        rows = db.execute(f"SELECT name, stamp, {view} FROM files WHERE folder = ? AND "
+        indexed = f" INDEXED BY files_{view}_text" if view in SCANNED else ""  # its kept text alone
+        rows = db.execute(f"SELECT name, stamp, {view} FROM files{indexed} WHERE folder = ? AND "
                           f"({view} IS NULL OR stamp IS NULL OR ({cond})){narrow} ORDER BY name",
                           (rel, *params, *(few or ()))).fetchall()
         where = os.fspath(folder) + os.sep
