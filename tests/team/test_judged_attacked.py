@@ -74,3 +74,32 @@ def test_an_untracked_record_git_folds_into_a_tracked_name_is_judged_again(repo:
     assert upper.parent == folder
     _judged_then_edited(repo, upper)
 
+
+def test_a_record_folder_that_is_another_repository_is_judged_again(repo: Repo) -> None:
+    """A candidates folder holding a `.git` (made a repository of its own): git lists the folder as
+    one untracked entry, and a record edited in place in it leaves the folder's stamp."""
+    append_line(repo, "session.opened", OLD, "e1")
+    path = write_candidate(repo, "e1-000000000001")
+    subprocess.run(["git", "init", "-q", str(path.parent)], check=True)
+    _judged_then_edited(repo, path)
+
+
+def test_a_record_folder_that_is_a_submodule_is_judged_again(repo: Repo, tmp_path: Path) -> None:
+    """The candidates folder kept as a submodule (shared between projects): git's index holds one
+    entry for it, as its commit, and says nothing of a file changed inside it."""
+    append_line(repo, "session.opened", OLD, "e1")
+    path = write_candidate(repo, "e1-000000000001")
+    shared = Repo(tmp_path / "shared")
+    shared.root.mkdir()
+    shared.git("init", "-q", "-b", "main")
+    shutil.copy(path, shared.root / path.name)
+    shared.commit("a record", {})
+    shared.git("add", "-A")
+    shared.commit("a record")
+    folder = path.parent
+    shutil.rmtree(folder)
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(shared.root),
+             folder.relative_to(repo.root).as_posix())
+    repo.commit("the candidates from the shared store")
+    assert (folder / path.name).is_file()
+    _judged_then_edited(repo, path)
