@@ -513,8 +513,11 @@ def as_held(root: Path, *paths: str) -> Running:
     index holds ("H ", or another tag: assume-unchanged in lower case, skip-worktree, unmerged),
     again each whose file differs from the index by its stat or, racily clean, its content ("C ":
     changed or gone), and every file the index does not hold ("? "). git's trust switches are set
-    to look at every file and every field of its stat (no file system monitor, ctime trusted)."""
+    to look at every file and every field of its stat (no file system monitor, ctime trusted), and
+    to tell names apart by case (with `core.ignorecase` it lists no untracked file whose name a
+    tracked one holds in another case)."""
     return spawn(root, "-c", "core.fsmonitor=false", "-c", "core.trustctime=true", "-c", "core.checkstat=default",
+                 "-c", "core.ignorecase=false",
                  "--literal-pathspecs", "ls-files", "-v", "-c", "-m", "-o", "-z", "--", *paths)
 
 
