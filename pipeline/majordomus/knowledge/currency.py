@@ -167,6 +167,20 @@ def one(ws: Workspace, path: Path) -> Currency | None:
     return of(ws, [rec], save=False)[rec.id] if rec is not None else None
 
 
+def history(ws: Workspace) -> list[Any] | None:
+    """What the currencies of the verified records depend on besides the records and the ledger's
+    disputes: the versions of what reads and judges them, HEAD (each is judged from git's history
+    up to it) and the stamp of a shallow clone's cut (`_shallow`). None when git cannot say or the
+    cut changed too recently to vouch for itself."""
+    try:
+        head = ws.refs().head.sha
+    except (OSError, git.GitError):
+        return None
+    shallow = _shallow(ws)
+    cut = stamp(shallow) if shallow is not None else None
+    return None if head is None or cut == [] else [known._VERSION, _VERSION, head, cut]
+
+
 def attention(ws: Workspace) -> list[tuple[Known, Currency]]:
     """The verified records that may be stale or are disputed, by id: what `knowledge stale`, the
     rule `knowledge-stale` and the review's second queue name."""

@@ -348,18 +348,57 @@ def knowledge_currency(ctx: Context, rule: Rule) -> Verdict:
     what changed and the command that re-verifies it (docs/CURRENCY.md)."""
 
     ws, verdict = ctx.ws, Verdict()
-    found, states = currency.verified(ws)
-    for rec in found:
-        state = states[rec.id]
-        if state.stale or state.dispute is not None:
-            verdict.findings.append(rule.finding(
-                f"{rec.id} ({rec.cls}: {rec.title}) {state.reason}", fix(rec.id),
-                file=ws.rel(ws.curated / f"{rec.id}.md"), reproduce=f"majordomus knowledge record {rec.id}"))
+    verified, unknown, listed = _attention(ctx)
+    for rid, what in listed:
+        verdict.findings.append(rule.finding(
+            what, fix(rid), file=ws.rel(ws.curated / f"{rid}.md"), reproduce=f"majordomus knowledge record {rid}"))
     if not verdict.findings:
-        unknown = sum(1 for s in states.values() if s.state == "unknown")
-        verdict.detail = (f"{len(found)} verified record(s), none may be stale or is disputed"
+        verdict.detail = (f"{verified} verified record(s), none may be stale or is disputed"
                           + (f" ({unknown} unknown on this clone: `majordomus knowledge status`)" if unknown else ""))
     return verdict
+
+
+_ATTENTION = "doctor.attention"  # the currency rule's answer, kept beside the index
+_ATTENTION_VERSION = 1  # of what `_attention` keeps: raise it when that changes
+
+
+def _attention(ctx: Context) -> tuple[int, int, list[list[str]]]:
+    """(how many verified records, how many of them unknown on this clone, [id, what is said] of each
+    that may be stale or is disputed, by id): kept beside the index (`Index.keep`) while what it
+    was judged from holds (`_attention_key`)."""
+    ws = ctx.ws
+    key = _attention_key(ctx)
+    store = index.of(ws)
+    if key is not None:
+        kept = store.kept(_ATTENTION, key)
+        if (isinstance(kept, list) and len(kept) == 3 and type(kept[0]) is int and type(kept[1]) is int
+                and type(kept[2]) is list and all(type(e) is list and len(e) == 2 and type(e[0]) is str
+                                                  and type(e[1]) is str for e in kept[2])):
+            return kept[0], kept[1], kept[2]
+    found, states = currency.verified(ws)
+    listed = [[rec.id, f"{rec.id} ({rec.cls}: {rec.title}) {states[rec.id].reason}"] for rec in found
+              if states[rec.id].stale or states[rec.id].dispute is not None]
+    unknown = sum(1 for s in states.values() if s.state == "unknown")
+    if key is not None and _attention_key(ctx) == key:  # nothing wrote to the index while it was read
+        store.keep(_ATTENTION, key, [len(found), unknown, listed])
+    return len(found), unknown, listed
+
+
+def _attention_key(ctx: Context) -> list[object] | None:
+    """What `_attention` depends on: the index's state once the ledger's facts and the curated
+    folder's rows are brought up to date (the verified records' fields, the disputes the facts
+    keep), the facts' tail's disputes, and git's history as the currencies read it
+    (`currency.history`: HEAD, a shallow clone's cut). None when the index or git cannot say."""
+    found = ctx.facts()
+    if found.db is None:
+        return None
+    history = currency.history(ctx.ws)
+    store = index.of(ctx.ws)
+    store.check(ctx.ws.curated)  # a file too recent to vouch for itself is written again each check
+    written = store.written()
+    if history is None or written is None:
+        return None
+    return [_ATTENTION_VERSION, written, history, [list(d) for d in found.tail.disputes]]
 
 
 @validator("agent_hooks_fired")
