@@ -12,7 +12,6 @@ import errno
 import json
 import os
 import re
-import sqlite3
 import stat
 from pathlib import Path
 
@@ -24,9 +23,12 @@ from majordomus.store import records
 from majordomus.store.workspace import Workspace
 
 if TYPE_CHECKING:  # `typing` is not imported on a reader's path (base/lean.py)
+    import sqlite3
     from collections.abc import Iterator, Sequence
     from typing import Any, NamedTuple
 else:
+    import _sqlite3 as sqlite3  # its errors alone: the `sqlite3` package's `dbapi2` imports `datetime` (store/index.py)
+
     from majordomus.base.lean import NamedTuple
 
 SOURCES = "sources.yaml"
