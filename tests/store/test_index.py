@@ -585,7 +585,7 @@ def test_an_answer_kept_beside_the_index_is_answered_while_nothing_writes_to_it(
     assert "forged.md" not in {name for name, _ in ask()}  # built again: another nonce
     with open(path, "rb") as handle:
         counter = int.from_bytes(handle.read(28)[24:], "big")
-    queries, (nonce, _) = json.loads(key)
+    queries, (nonce, *_) = json.loads(key)
     kept.write_text(json.dumps([json.dumps([queries, [nonce, counter]], separators=(",", ":")),
                                 [[["forged.md", "x"], *answers[0]]]]))
     assert "forged.md" not in {name for name, _ in ask()}

@@ -103,3 +103,24 @@ def test_a_record_folder_that_is_a_submodule_is_judged_again(repo: Repo, tmp_pat
     repo.commit("the candidates from the shared store")
     assert (folder / path.name).is_file()
     _judged_then_edited(repo, path)
+
+
+def test_a_store_that_is_a_submodule_is_judged_again(repo: Repo, tmp_path: Path) -> None:
+    """`.ai` kept as a submodule (the store shared between projects, the local state beside it
+    untracked): git asked of `.ai/repo/` in the project names nothing at all."""
+    append_line(repo, "session.opened", OLD, "e1")
+    path = write_candidate(repo, "e1-000000000001")
+    shared = Repo(tmp_path / "shared")
+    shutil.copytree(repo.root / ".ai", shared.root, ignore=shutil.ignore_patterns("local"))
+    shared.git("init", "-q", "-b", "main")
+    shared.git("add", "-A")
+    shared.commit("the store")
+    local = tmp_path / "local"
+    os.rename(repo.root / ".ai/local", local)
+    repo.git("rm", "-r", "-q", "--cached", ".ai")
+    shutil.rmtree(repo.root / ".ai")
+    repo.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(shared.root), ".ai")
+    repo.commit("the store from the shared one")
+    os.rename(local, repo.root / ".ai/local")
+    assert path.is_file()
+    _judged_then_edited(repo, path)

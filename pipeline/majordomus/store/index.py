@@ -493,9 +493,12 @@ class Index:
     def _state(self, db: sqlite3.Connection) -> list[Any] | None:
         """[the index's nonce (`meta`), SQLite's file change counter (the database header's four bytes
         at offset 24, raised whenever the file is unlocked after a transaction wrote to it, in a
-        rollback journal's mode: SQLite's file format)], read in the caller's transaction under the
-        read lock its first read takes, which keeps every writer out. None without a nonce (written
-        here, once: the next reader's state) or a counter."""
+        rollback journal's mode: SQLite's file format), the file's device and inode], read in the
+        caller's transaction under the read lock its first read takes, which keeps every writer out.
+        None without a nonce (written here, once: the next reader's state) or a counter. The nonce
+        and the counter are in the file: a repository that commits its index (and answers kept
+        under the state a clone's first reader brings it to) names them; the inode git's checkout
+        gives the file, no commit can."""
         row = db.execute("SELECT value FROM meta WHERE key = 'nonce'").fetchone()  # takes the lock
         if row is None:
             db.execute("COMMIT")
@@ -503,7 +506,7 @@ class Index:
             db.execute("BEGIN")
             return None
         counter = self._counter()
-        return None if counter is None else [row[0], counter]
+        return None if counter is None else [row[0], *counter]
 
     def kept(self, name: str, key: Any) -> Any:
         """What `keep` kept as `name` for `key` (JSON: lists for tuples), else None."""
@@ -549,20 +552,23 @@ class Index:
         except (OSError, TypeError, ValueError, UnicodeError, FatalError):  # as `keep`
             pass
 
-    def _counter(self) -> int | None:
-        """SQLite's file change counter of the index, as of the read lock the caller holds; None in a
-        journal mode that does not keep it (WAL: the header's read and write versions, bytes 18 and
-        19, are 2), read from the header each time: another process may switch the file to WAL
-        under a process that answers many calls (the MCP server)."""
+    def _counter(self) -> list[int] | None:
+        """[SQLite's file change counter of the index, as of the read lock the caller holds, the file's
+        device and inode]; None in a journal mode that does not keep it (WAL: the header's read and
+        write versions, bytes 18 and 19, are 2), read from the header each time: another process may
+        switch the file to WAL under a process that answers many calls (the MCP server)."""
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             return None
         try:
             head = os.pread(fd, 10, 18)
+            st = os.fstat(fd)
         finally:
             os.close(fd)
-        return int.from_bytes(head[6:], "big") if len(head) == 10 and head[:2] == b"\x01\x01" else None
+        if len(head) != 10 or head[:2] != b"\x01\x01":
+            return None
+        return [int.from_bytes(head[6:], "big"), st.st_dev, st.st_ino]
 
     def values(self, folder: Path, view: str, names: Iterable[str]) -> dict[str, Any] | None:
         """What `view` keeps of the files `names` of `folder`, as `rows` just left it (decoded: the
