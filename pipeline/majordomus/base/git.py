@@ -631,9 +631,11 @@ def commits_since(root: Path, sha: str | None) -> int | None:
 BRANCH_COMMITS = 200  # how far back `changed_paths` reads a branch's own commits
 # The one question a start asks git: HEAD's commit and branch, and every path the working tree or
 # the index changed (untracked folders named with their `/`), without counting commits against
-# an upstream. Every field of a file's stat compared (ctime trusted, the default checkStat), whatever
-# this checkout's configuration says: the prebuilt briefing takes a file git does not name as unchanged.
-STATUS = ("-c", "core.trustctime=true", "-c", "core.checkstat=default",
+# an upstream. Every field of a file's stat compared (ctime trusted, the default checkStat) and names
+# told apart by case (with `core.ignorecase` an untracked file whose name a tracked one holds in
+# another case is not named), whatever this checkout's configuration says: the prebuilt briefing
+# takes a file git does not name as unchanged.
+STATUS = ("-c", "core.trustctime=true", "-c", "core.checkstat=default", "-c", "core.ignorecase=false",
           "status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--untracked-files=normal")
 # A trunk is a remote's default branch, `refs/remotes/<name>/HEAD` with a name of one folder: what
 # for-each-ref's pattern matches (its `*` stops at `/`) and `own_key` lists. `--glob`'s `*` crosses
