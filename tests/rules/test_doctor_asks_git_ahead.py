@@ -155,3 +155,28 @@ def test_doctor_s_command_asks_git_s_word_before_the_rules_load(repo: Repo, monk
     ahead, none = seen
     assert none is None and ahead is not None and ahead.root == repo.root
     assert ahead.asked is None and ahead.odd is not None  # asked ahead, and read by the rules
+
+
+def test_git_s_word_asked_ahead_is_stopped_when_the_run_fails_first(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import time
+
+    from majordomus.base.errors import FatalError
+    from majordomus.cli.commands import doctor
+    from majordomus.store import filecache
+
+    seen: list[Any] = []
+
+    def fails(ws: Any, command: str, **ahead: Any) -> rules_dispatch.Report:
+        seen.append(ahead.get("worktree"))
+        raise FatalError("the index is locked")
+
+    monkeypatch.setattr(rules_dispatch, "run", fails)
+    monkeypatch.setenv("MAJORDOMUS_ROOT", str(repo.root))
+    st = os.stat(repo.root / ".git/index")
+    time.sleep(max(0.0, (max(st.st_ctime_ns, st.st_mtime_ns) + filecache.RACY_NS - time.time_ns()) / 1e9 + 0.01))
+    with pytest.raises(FatalError):
+        doctor.doctor()
+    (ahead,) = seen
+    assert ahead is not None and ahead.asked is not None
+    assert ahead.asked.pid == 0 and ahead.asked.fds == []  # killed or ended, reaped, its pipes closed

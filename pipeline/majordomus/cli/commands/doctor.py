@@ -46,10 +46,14 @@ def dispatch(command: str, as_json: bool) -> int:
     from majordomus.rules import dispatch as rules_dispatch
     from majordomus.store.workspace import open_workspace
 
-    ws = open_workspace()
-    ws.warn = False  # the policy's problems are findings here, each with its fix
-    with _no_cycle_collection():
-        report = rules_dispatch.run(ws, command, worktree=ahead)
+    try:
+        ws = open_workspace()
+        ws.warn = False  # the policy's problems are findings here, each with its fix
+        with _no_cycle_collection():
+            report = rules_dispatch.run(ws, command, worktree=ahead)
+    finally:
+        if ahead is not None:
+            ahead.end()  # a run that stopped before its rules read git's word (idempotent)
     text, talk = rules_dispatch.render_text(report)
     if as_json:
         emit_json(rules_dispatch.as_data(report))
