@@ -33,8 +33,8 @@ def test_what_no_rule_read_is_stopped_and_reaped(repo: Repo, monkeypatch: pytest
     started: list[validators.Context] = []
     start = validators.Context.start
 
-    def kept(self: validators.Context, names: set[str]) -> None:
-        start(self, names)
+    def kept(self: validators.Context, names: set[str], *ahead: Any) -> None:
+        start(self, names, *ahead)
         started.append(self)
 
     def fails(ctx: validators.Context, rule: Any) -> validators.Verdict:
@@ -128,3 +128,55 @@ def test_doctor_at_rest_compiles_no_pattern_that_only_a_record_read_needs(repo: 
     read = subprocess.run([sys.executable, "-c", _AT_REST], cwd=repo.root, capture_output=True, text=True)
     assert "transcript._MARKER" in read.stderr.strip().splitlines()[-1], read.stderr
     assert "transcript" in read.stdout, read.stdout  # the marker found: the record refused as a quotation
+
+
+def test_doctor_s_command_asks_git_s_word_before_the_rules_load(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`majordomus doctor` asks git's word on `.ai/repo/` first thing (`cli.commands.doctor`), and the
+    integrity rule and the queue rule read that very answer; `check` asks none."""
+    import os
+    import time
+
+    from majordomus.cli.commands import doctor
+    from majordomus.store import filecache
+
+    seen: list[Any] = []
+    run = rules_dispatch.run
+
+    def observed(ws: Any, command: str, **ahead: Any) -> rules_dispatch.Report:
+        seen.append(ahead.get("worktree"))
+        return run(ws, command, **ahead)
+
+    monkeypatch.setattr(rules_dispatch, "run", observed)
+    monkeypatch.setenv("MAJORDOMUS_ROOT", str(repo.root))
+    st = os.stat(repo.root / ".git/index")  # git's index two seconds old: its word can key the judgement
+    time.sleep(max(0.0, (max(st.st_ctime_ns, st.st_mtime_ns) + filecache.RACY_NS - time.time_ns()) / 1e9 + 0.01))
+    doctor.doctor()
+    doctor.check()
+    ahead, none = seen
+    assert none is None and ahead is not None and ahead.root == repo.root
+    assert ahead.asked is None and ahead.odd is not None  # asked ahead, and read by the rules
+
+
+def test_git_s_word_asked_ahead_is_stopped_when_the_run_fails_first(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import time
+
+    from majordomus.base.errors import FatalError
+    from majordomus.cli.commands import doctor
+    from majordomus.store import filecache
+
+    seen: list[Any] = []
+
+    def fails(ws: Any, command: str, **ahead: Any) -> rules_dispatch.Report:
+        seen.append(ahead.get("worktree"))
+        raise FatalError("the index is locked")
+
+    monkeypatch.setattr(rules_dispatch, "run", fails)
+    monkeypatch.setenv("MAJORDOMUS_ROOT", str(repo.root))
+    st = os.stat(repo.root / ".git/index")
+    time.sleep(max(0.0, (max(st.st_ctime_ns, st.st_mtime_ns) + filecache.RACY_NS - time.time_ns()) / 1e9 + 0.01))
+    with pytest.raises(FatalError):
+        doctor.doctor()
+    (ahead,) = seen
+    assert ahead is not None and ahead.asked is not None
+    assert ahead.asked.pid == 0 and ahead.asked.fds == []  # killed or ended, reaped, its pipes closed

@@ -1,5 +1,5 @@
 """Doctor keeps the part of git's word on `.ai/repo/` that is the index's own and the folders'
-(`integrity.Worktree`, `.ai/local/state/integrity.worktree.json`) and asks git for the files that
+(`worktree.Worktree`, `.ai/local/state/integrity.worktree.json`) and asks git for the files that
 differ from its index alone while the index file and every folder under `.ai/repo/` keep their
 stamps: a file added to a folder, deep or not, staged, flagged not to be looked at, each give the
 key and the untracked files that git's whole answer gives."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from conftest import Repo
 from rules_helpers import append_line, rel, run_json, stamp, write_candidate
-from majordomus.knowledge import integrity
+from majordomus.knowledge import worktree
 from majordomus.store import filecache
 
 REVIEWED = "majordomus.candidates-reviewed"
@@ -31,10 +31,10 @@ def _word(repo: Repo) -> tuple[bool, list[bytes] | None, set[str] | None]:
     _settle(repo)
     state = repo.root / ".ai/local/state"
     state.mkdir(parents=True, exist_ok=True)
-    kept = integrity.Worktree(repo.root, state).start()
+    kept = worktree.Worktree(repo.root, state).start()
     held = kept.held is not None
     found = kept.key(), kept.untracked(".ai/repo/knowledge/candidates")
-    whole = integrity.Worktree(repo.root).start()
+    whole = worktree.Worktree(repo.root).start()
     assert whole.held is None
     assert (whole.key(), whole.untracked(".ai/repo/knowledge/candidates")) == found
     assert found[0] is not None
@@ -76,7 +76,7 @@ def test_a_candidate_added_at_rest_is_named_untracked(repo: Repo) -> None:
         _settle(repo)
         code, data = run_json(repo, "doctor")
         assert not any("git does not track" in f["what"] for f in data["findings"])
-    assert (repo.root / ".ai/local/state" / integrity.WORKTREE).exists()
+    assert (repo.root / ".ai/local/state" / worktree.WORKTREE).exists()
     path = write_candidate(repo, "e1-000000000002")
     _settle(repo)
     code, data = run_json(repo, "doctor")
@@ -87,6 +87,6 @@ def test_a_candidate_added_at_rest_is_named_untracked(repo: Repo) -> None:
 def test_a_worktree_without_state_asks_git_whole(repo: Repo, tmp_path: Path) -> None:
     write_candidate(repo, "e1-000000000001")
     _settle(repo)
-    asked = integrity.Worktree(repo.root).start()
+    asked = worktree.Worktree(repo.root).start()
     assert asked.held is None and asked.key() is not None
     assert subprocess.run(["git", "status"], cwd=repo.root, capture_output=True).returncode == 0

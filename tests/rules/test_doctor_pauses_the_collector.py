@@ -19,9 +19,9 @@ def test_the_collector_is_paused_for_the_run_of_the_rules_only(repo: Repo, monke
     seen: list[bool] = []
     run = rules_dispatch.run
 
-    def observed(ws: Any, command: str) -> rules_dispatch.Report:
+    def observed(ws: Any, command: str, **ahead: Any) -> rules_dispatch.Report:
         seen.append(gc.isenabled())
-        return run(ws, command)
+        return run(ws, command, **ahead)
 
     monkeypatch.setattr(rules_dispatch, "run", observed)
     monkeypatch.setenv("MAJORDOMUS_ROOT", str(repo.root))
@@ -30,7 +30,7 @@ def test_the_collector_is_paused_for_the_run_of_the_rules_only(repo: Repo, monke
     assert seen == [False, False] and gc.isenabled()
     assert "doctor: 5 rule(s), 0 blocking" in capsys.readouterr().err
 
-    def fails(ws: Any, command: str) -> rules_dispatch.Report:
+    def fails(ws: Any, command: str, **ahead: Any) -> rules_dispatch.Report:
         raise FatalError("the index is locked")
 
     monkeypatch.setattr(rules_dispatch, "run", fails)

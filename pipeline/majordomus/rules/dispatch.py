@@ -23,6 +23,7 @@ from majordomus.rules import ruleset as rules
 from majordomus.rules import vendor
 from majordomus.rules.ruleset import MACHINERY, Rule, RuleSet
 from majordomus.rules.validators import REGISTRY, Context, Verdict
+from majordomus.knowledge.worktree import Worktree
 from majordomus.store.workspace import Workspace
 from majordomus.base.lean import pattern
 
@@ -150,8 +151,9 @@ def _notes(ws: Workspace, ctx: Context) -> list[Finding]:
     return notes
 
 
-def run(ws: Workspace, command: str, now: float | None = None) -> Report:
-    """Run `command`'s rules of the effective set, timing each."""
+def run(ws: Workspace, command: str, now: float | None = None, worktree: Worktree | None = None) -> Report:
+    """Run `command`'s rules of the effective set, timing each; `worktree`: git's word on the files
+    under `.ai/repo/`, when the caller asked it ahead (doctor's command, before its imports)."""
 
     started = time.perf_counter()
     doctor = command == "doctor"
@@ -159,7 +161,7 @@ def run(ws: Workspace, command: str, now: float | None = None) -> Report:
     report = Report(command)
     ruleset = rules.load(ws)
     chosen = ruleset.for_command(command)
-    ctx.start({rule.validator for rule in chosen if rule.validator in REGISTRY})  # git works meanwhile
+    ctx.start({rule.validator for rule in chosen if rule.validator in REGISTRY}, worktree)  # git works meanwhile
     try:
         report.problems = _policy(ws) + ruleset.problems + _machinery(ws, ruleset, command, doctor)
         foreign = ws.foreign_local() if doctor else None

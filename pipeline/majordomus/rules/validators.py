@@ -19,6 +19,7 @@ from majordomus.knowledge import accumulation as acc
 from majordomus.knowledge import currency, freshness, integrity, queue
 from majordomus.knowledge.freshness import read_events
 from majordomus.knowledge.verdict import fix
+from majordomus.knowledge.worktree import Worktree
 from majordomus.rules import wiring
 from majordomus.rules.ruleset import Rule
 from majordomus.store import agents, index, records
@@ -58,16 +59,21 @@ class Context:
         self._listing = _listing
         self._acts: git.Running | None = None
         self._sessions: list[os.DirEntry[str]] | OSError | None = None
-        self._worktree: integrity.Worktree | None = None
+        self._worktree: Worktree | None = None
 
-    def start(self, validators: set[str]) -> None:
+    def start(self, validators: set[str], worktree: Worktree | None = None) -> None:
         """Start the git processes the rules of `validators` will read (git's listing, the review
         acts' status, under doctor git's word on the files under `.ai/repo/`), so that git works while the run does: each is read where it was read. The
         knowledge index is held for the run (`Index.hold`): a folder checked file by file once is
-        not checked again by a later rule."""
+        not checked again by a later rule. `worktree`: git's word asked ahead by the caller (used
+        under doctor's integrity rule, else stopped)."""
         index.of(self.ws).hold()
+        if worktree is not None and not (worktree.root == self.ws.root and worktree.state == self.ws.state
+                                         and "knowledge_integrity" in validators and self.trusted):
+            worktree.end()
+            worktree = None
         if "knowledge_integrity" in validators and self.trusted:  # git's index stamped before any git reads it
-            self._worktree = integrity.Worktree(self.ws.root, self.ws.state)
+            self._worktree = worktree or Worktree(self.ws.root, self.ws.state)
         if self._worktree is not None:
             self._worktree.start()
         if validators & {"knowledge_accumulation", "knowledge_integrity"} and (

@@ -5,10 +5,13 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from majordomus.base.errors import FatalError
+from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.output import emit_json, say, show
 from majordomus.cli.commands import Subparsers
-from majordomus.rules import dispatch as rules_dispatch
-from majordomus.store.workspace import open_workspace
+
+if TYPE_CHECKING:
+    from majordomus.knowledge.worktree import Worktree
 
 NAMES = ("check", "doctor", "watch")
 
@@ -39,10 +42,18 @@ def add_parsers(sub: Subparsers) -> None:
 def dispatch(command: str, as_json: bool) -> int:
     """Run `command`'s rules; print each finding with its reproduce and fix; exit by class."""
 
-    ws = open_workspace()
-    ws.warn = False  # the policy's problems are findings here, each with its fix
-    with _no_cycle_collection():
-        report = rules_dispatch.run(ws, command)
+    ahead = _asked_ahead() if command == "doctor" else None
+    from majordomus.rules import dispatch as rules_dispatch
+    from majordomus.store.workspace import open_workspace
+
+    try:
+        ws = open_workspace()
+        ws.warn = False  # the policy's problems are findings here, each with its fix
+        with _no_cycle_collection():
+            report = rules_dispatch.run(ws, command, worktree=ahead)
+    finally:
+        if ahead is not None:
+            ahead.end()  # a run that stopped before its rules read git's word (idempotent)
     text, talk = rules_dispatch.render_text(report)
     if as_json:
         emit_json(rules_dispatch.as_data(report))
@@ -51,6 +62,20 @@ def dispatch(command: str, as_json: bool) -> int:
     for line in talk:
         say(line)
     return report.exit_code
+
+
+def _asked_ahead() -> Worktree | None:
+    """git's word on the files under `.ai/repo/` (what doctor's kept judgement is keyed by), asked
+    first thing, before the rules and what they read are imported: git stats the files while
+    they load. None outside an initialised checkout (opening the workspace then says why)."""
+    from majordomus.knowledge.worktree import Worktree
+    from majordomus.store.root import checkout
+
+    try:
+        root = checkout()
+    except FatalError:
+        return None
+    return Worktree(root, root / ".ai" / "local" / "state").start()
 
 
 @contextmanager
