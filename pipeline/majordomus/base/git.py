@@ -508,16 +508,20 @@ class Listing:
         return [p for p in found if p.startswith(prefixes) or p in folders]
 
 
+# What a question whose answer is trusted for the files git does not name tells git, whatever the
+# checkout's configuration says: compare every field of a file's stat (ctime trusted, the default
+# checkStat) and tell names apart by case (with `core.ignorecase` an untracked file whose name a
+# tracked one holds in another case is neither listed nor named).
+EVERY_STAT = ("-c", "core.trustctime=true", "-c", "core.checkstat=default", "-c", "core.ignorecase=false")
+
+
 def as_held(root: Path, *paths: str) -> Running:
     """`git ls-files` of `paths`, each entry tagged (`-v`), NUL-separated, started: every file git's
     index holds ("H ", or another tag: assume-unchanged in lower case, skip-worktree, unmerged),
     again each whose file differs from the index by its stat or, racily clean, its content ("C ":
-    changed or gone), and every file the index does not hold ("? "). git's trust switches are set
-    to look at every file and every field of its stat (no file system monitor, ctime trusted), and
-    to tell names apart by case (with `core.ignorecase` it lists no untracked file whose name a
-    tracked one holds in another case)."""
-    return spawn(root, "-c", "core.fsmonitor=false", "-c", "core.trustctime=true", "-c", "core.checkstat=default",
-                 "-c", "core.ignorecase=false",
+    changed or gone), and every file the index does not hold ("? "). git looks at every file (no
+    file system monitor) under `EVERY_STAT`."""
+    return spawn(root, "-c", "core.fsmonitor=false", *EVERY_STAT,
                  "--literal-pathspecs", "ls-files", "-v", "-c", "-m", "-o", "-z", "--", *paths)
 
 
@@ -527,7 +531,7 @@ def changed_held(root: Path, *paths: str) -> Running:
     stat'ed, no file the index does not hold listed. The other entries of `as_held` are the index's
     own (its tags) and the folders' (the untracked files): a caller that kept them while the index
     file and every folder kept their stamps asks git for these alone."""
-    return spawn(root, "-c", "core.fsmonitor=false", "-c", "core.trustctime=true", "-c", "core.checkstat=default",
+    return spawn(root, "-c", "core.fsmonitor=false", *EVERY_STAT,
                  "--literal-pathspecs", "ls-files", "-v", "-m", "-z", "--", *paths)
 
 
@@ -631,12 +635,8 @@ def commits_since(root: Path, sha: str | None) -> int | None:
 BRANCH_COMMITS = 200  # how far back `changed_paths` reads a branch's own commits
 # The one question a start asks git: HEAD's commit and branch, and every path the working tree or
 # the index changed (untracked folders named with their `/`), without counting commits against
-# an upstream. Every field of a file's stat compared (ctime trusted, the default checkStat) and names
-# told apart by case (with `core.ignorecase` an untracked file whose name a tracked one holds in
-# another case is not named), whatever this checkout's configuration says: the prebuilt briefing
-# takes a file git does not name as unchanged.
-STATUS = ("-c", "core.trustctime=true", "-c", "core.checkstat=default", "-c", "core.ignorecase=false",
-          "status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--untracked-files=normal")
+# an upstream, under `EVERY_STAT`: the prebuilt briefing takes a file git does not name as unchanged.
+STATUS = (*EVERY_STAT, "status", "--porcelain=v2", "--branch", "--no-ahead-behind", "-z", "--untracked-files=normal")
 # A trunk is a remote's default branch, `refs/remotes/<name>/HEAD` with a name of one folder: what
 # for-each-ref's pattern matches (its `*` stops at `/`) and `own_key` lists. `--glob`'s `*` crosses
 # `/`, so the log excludes the deeper ones (a remote named `team/alice`): else a fetch of that
