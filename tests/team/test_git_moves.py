@@ -2,6 +2,7 @@
 derived files under `.ai/local/state/` are deleted."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -54,13 +55,18 @@ def test_a_fetch_bringing_a_verification_commit_judges_its_record_again(tmp_path
 
 def _fetched(clone: Repo, *fetch: str) -> list[tuple[int, str, str]]:
     """What the readers say after `git fetch -q *fetch`, once their kept walks said the clone lacks
-    the verification commit: the same through `currency.cache.json` as with it deleted."""
+    the verification commit: the same through what they kept (`currency.cache.json`, `knowledge
+    status`' kept currencies beside the index) as with the derived files deleted."""
     said(clone)
     time.sleep(0.1)  # past one tick of the file system's clock
-    assert "this clone does not have" in said(clone)[1][2]
+    before = said(clone)
+    assert "this clone does not have" in before[1][2]
     clone.git("fetch", "-q", *fetch)
     through = said(clone)
-    (clone.root / ".ai/local/state/currency.cache.json").unlink()
+    state = clone.root / ".ai/local/state"
+    for path in list(state.iterdir()):
+        if path.name.startswith(("index.", "integrity.", "ledger.index")) or path.name.endswith(".cache.json"):
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
     fresh = said(clone)
-    assert through == fresh
+    assert fresh != before and through == fresh
     return fresh
