@@ -55,6 +55,12 @@ HOOK_PATHS_LAZY = {
     ("context/briefing.py", "majordomus.knowledge"),  # currency, only when a record is verified
     ("session/start.py", "majordomus.context"),  # the briefing's readers, only when the prebuilt text is stale
     ("context/prebuilt.py", "majordomus.context"),  # the same, only at a boundary's build
+    # issue 31, doctor: git's word on `.ai/repo/` is asked first thing, while the rules, the
+    # workspace and what they read are imported
+    ("cli/commands/doctor.py", "majordomus.knowledge.worktree"),
+    ("cli/commands/doctor.py", "majordomus.store.root"),
+    ("cli/commands/doctor.py", "majordomus.rules"),
+    ("cli/commands/doctor.py", "majordomus.store.workspace"),
     # not a hook path: `generate --check` compares files and reads no repository
     ("cli/commands/generate.py", "majordomus.store.workspace"),
     # the MCP server's first answers import nothing a tool call needs; each reader imports its own

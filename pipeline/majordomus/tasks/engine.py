@@ -16,6 +16,7 @@ from pathlib import Path
 from majordomus.base.lean import TYPE_CHECKING
 from majordomus.base.errors import FatalError, refused
 from majordomus.base.fsio import locked, open_folder
+from majordomus.store.filecache import settled
 
 if TYPE_CHECKING:
     from typing import Any, TextIO
@@ -134,8 +135,6 @@ def checker_class() -> type:
             if digest is None:
                 digest = _DIGESTS[key] = dependency.get_file_md5(path)
             return digest
-
-        from majordomus.store.filecache import settled
 
         class MD5Checker(dependency.MD5Checker):  # type: ignore[misc]
             def check_modified(self, file_path: str, file_stat: os.stat_result, state: Any) -> bool:
