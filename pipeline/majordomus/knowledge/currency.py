@@ -31,7 +31,7 @@ from majordomus.base import fsio, git
 from majordomus.knowledge import known
 from majordomus.knowledge.anchored import Walk
 from majordomus.knowledge.known import Known
-from majordomus.knowledge.verdict import Currency, Walked, disputes, fix, walked
+from majordomus.knowledge.verdict import Currency, Walked, disputes, fix, lacked, walked
 from majordomus.store.filecache import home, stamp, unchanged
 from majordomus.store.workspace import Workspace
 
@@ -165,6 +165,19 @@ def one(ws: Workspace, path: Path) -> Currency | None:
     among all of them; None when it is not a verified record."""
     rec = known.one(path)
     return of(ws, [rec], save=False)[rec.id] if rec is not None else None
+
+
+def lacking(found: list[Known], states: dict[str, Currency]) -> list[str]:
+    """The verification commits the currencies `states` of `found` were judged without, this clone
+    not having them (`verdict.lacked`): an answer kept under `history` holds while `arrived` is
+    False for them."""
+    return sorted({c for rec in found for c in lacked(rec, states[rec.id])})
+
+
+def arrived(ws: Workspace, commits: list[str]) -> bool:
+    """Whether this clone has any of `commits` (`lacking`) now: a fetch brought a verification
+    commit, HEAD unmoved (one git call, only while one is lacking)."""
+    return bool(commits) and bool(git.present(ws.root, commits))
 
 
 def history(ws: Workspace) -> list[Any] | None:

@@ -116,6 +116,19 @@ def _missing(commit: str) -> Currency:
                                     "(rebased away or a shallow clone)")
 
 
+def lacked(rec: Known, state: Currency) -> tuple[str, ...]:
+    """The verification commits of `rec` its currency `state` was judged without, this clone not
+    having them (those newer than its anchor; all of them when it has none): a fetch that brings
+    one changes the currency, HEAD unmoved."""
+    if not rec.anchors or not rec.verified_at:
+        return ()
+    if state.state == "unknown" and state.note == _missing(rec.verified_at[0]).note:
+        return rec.verified_at
+    if state.anchor_commit in rec.verified_at:
+        return rec.verified_at[:rec.verified_at.index(state.anchor_commit)]
+    return ()
+
+
 def _away(commit: str) -> Currency:
     return Currency.unknown(commit, f"verified at {short(commit)}, which is not in the history of HEAD "
                                     "(another branch)")

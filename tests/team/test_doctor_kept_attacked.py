@@ -1,0 +1,67 @@
+"""Doctor's kept answers of the ninth step (`doctor.waiting.json`, `doctor.attention.json`,
+`integrity.worktree.json`) under git's moves and the ledger's changes that alter what they were
+judged from: after each, doctor prints what it prints with `.ai/local/state/` deleted."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import Repo
+from kbstore import anchored
+from rules_helpers import append_line, stamp
+from majordomus.store import filecache
+
+
+def _settle(repo: Repo) -> None:
+    """Past one tick of the file system's clock, and two seconds past git's last index write."""
+    time.sleep(0.06)
+    st = os.stat(repo.root / ".git/index")
+    time.sleep(max(0.0, (max(st.st_ctime_ns, st.st_mtime_ns) + filecache.RACY_NS - time.time_ns()) / 1e9 + 0.01))
+
+
+def _doctor(repo: Repo) -> tuple[int, str, str, str]:
+    _settle(repo)
+    text = repo.mj("doctor")
+    proc = repo.mj("doctor", "--json")
+    data = json.loads(proc.stdout)
+    for entry in data.get("rules", ()):
+        entry.pop("ms", None)
+    data.pop("timings", None)
+    masked = re.sub(r"\d+ ms", "N ms", text.stdout)
+    return proc.returncode, json.dumps(data.get("findings"), sort_keys=True), masked, \
+        re.sub(r"\d+ ms of", "ms of", proc.stderr)
+
+
+def _truth(repo: Repo) -> tuple[int, str, str, str]:
+    """Doctor's output with the derived state deleted."""
+    shutil.rmtree(repo.root / ".ai/local/state")
+    return _doctor(repo)
+
+
+def test_a_fetch_bringing_a_newer_verification_commit_is_judged(repo: Repo, tmp_path: Path) -> None:
+    """A record reverified at a commit this clone lacks is judged from its older verification; a
+    fetch brings the newer one, made after the anchored file changed (may be stale -> current), HEAD
+    and the record unmoved. The currency cache re-asks the commits it lacked (eighth step)."""
+    at = repo.commit("code", {"src/a.py": "a = 1\n"})
+    repo.commit("a is two", {"src/a.py": "a = 2\n"})
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", f"file://{repo.root}", str(other)], check=True)
+    Repo(other).git("checkout", "-q", "-b", "side")
+    newer = Repo(other).commit("side work", {"src/b.py": "b = 1\n"})
+    anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
+             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0, "digest": "0a1b2c3d4e5f"},))
+    append_line(repo, "session.opened", stamp(60), "e1")
+    repo.git("add", "-A", "--", ".ai/repo")
+    repo.commit("record")
+    first = _doctor(repo)
+    assert _doctor(repo) == first
+    repo.git("fetch", "-q", str(other), "side:refs/remotes/other/side")
+    through = _doctor(repo)
+    truth = _truth(repo)
+    assert truth != first
+    assert through == truth
