@@ -65,3 +65,34 @@ def test_a_fetch_bringing_a_newer_verification_commit_is_judged(repo: Repo, tmp_
     truth = _truth(repo)
     assert truth != first
     assert through == truth
+
+
+def _status(repo: Repo) -> list[tuple[int, str, str]]:
+    _settle(repo)
+    return [(p.returncode, p.stdout, p.stderr) for p in (repo.mj("knowledge", "status", "--json"),
+                                                         repo.mj("knowledge", "status"))]
+
+
+def test_knowledge_status_after_a_fetch_bringing_a_newer_verification_commit(repo: Repo, tmp_path: Path) -> None:
+    """The same move under `knowledge status`'s kept count of the verified records by currency
+    (`status.currencies`, `index.kept/currencies.json`)."""
+    at = repo.commit("code", {"src/a.py": "a = 1\n"})
+    repo.commit("a is two", {"src/a.py": "a = 2\n"})
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", f"file://{repo.root}", str(other)], check=True)
+    Repo(other).git("checkout", "-q", "-b", "side")
+    newer = Repo(other).commit("side work", {"src/b.py": "b = 1\n"})
+    anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
+             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0,
+                    "digest": "0a1b2c3d4e5f"},))
+    append_line(repo, "session.opened", stamp(60), "e1")
+    repo.git("add", "-A", "--", ".ai/repo")
+    repo.commit("record")
+    first = _status(repo)
+    assert _status(repo) == first
+    repo.git("fetch", "-q", str(other), "side:refs/remotes/other/side")
+    through = _status(repo)
+    shutil.rmtree(repo.root / ".ai/local/state")
+    truth = _status(repo)
+    assert truth != first
+    assert through == truth
