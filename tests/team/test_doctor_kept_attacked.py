@@ -96,3 +96,61 @@ def test_knowledge_status_after_a_fetch_bringing_a_newer_verification_commit(rep
     truth = _status(repo)
     assert truth != first
     assert through == truth
+
+
+def test_a_verification_commit_pruned_away_is_judged(repo: Repo, tmp_path: Path) -> None:
+    """A record reverified on a branch since deleted (a squash merge's): its newest verification
+    commit is here but not in HEAD's history (unknown); `git gc --prune=now` removes it, and the
+    record is judged from its older verification in HEAD's history, HEAD and the record unmoved."""
+    at = repo.commit("code", {"src/a.py": "a = 1\n"})
+    repo.commit("a is two", {"src/a.py": "a = 2\n"})
+    repo.git("checkout", "-q", "-b", "side")
+    newer = repo.commit("side work", {"src/b.py": "b = 1\n"})
+    repo.git("checkout", "-q", "-")
+    anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
+             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0,
+                    "digest": "0a1b2c3d4e5f"},))
+    append_line(repo, "session.opened", stamp(60), "e1")
+    repo.git("add", "-A", "--", ".ai/repo")
+    repo.commit("record")
+    first = _doctor(repo)
+    assert _doctor(repo) == first
+    repo.git("branch", "-q", "-D", "side")
+    repo.git("reflog", "expire", "--expire=now", "--all")
+    repo.git("gc", "-q", "--prune=now")
+    assert repo.git("cat-file", "-t", newer, check=False).strip() != "commit"
+    through = _doctor(repo)
+    truth = _truth(repo)
+    assert truth != first
+    assert through == truth
+
+
+def test_knowledge_stale_and_status_after_a_verification_commit_pruned_away(repo: Repo) -> None:
+    """The same prune under `knowledge stale` (the currency cache alone, `currency.cache.json`) and
+    `knowledge status`'s kept count."""
+    at = repo.commit("code", {"src/a.py": "a = 1\n"})
+    repo.commit("a is two", {"src/a.py": "a = 2\n"})
+    repo.git("checkout", "-q", "-b", "side")
+    newer = repo.commit("side work", {"src/b.py": "b = 1\n"})
+    repo.git("checkout", "-q", "-")
+    anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
+             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0,
+                    "digest": "0a1b2c3d4e5f"},))
+    append_line(repo, "session.opened", stamp(60), "e1")
+    repo.git("add", "-A", "--", ".ai/repo")
+    repo.commit("record")
+
+    def said() -> list[tuple[int, str, str]]:
+        _settle(repo)
+        return [(p.returncode, p.stdout, p.stderr) for p in (repo.mj("knowledge", "stale"),
+                                                             repo.mj("knowledge", "status", "--json"))]
+    first = said()
+    assert said() == first
+    repo.git("branch", "-q", "-D", "side")
+    repo.git("reflog", "expire", "--expire=now", "--all")
+    repo.git("gc", "-q", "--prune=now")
+    through = said()
+    shutil.rmtree(repo.root / ".ai/local/state")
+    truth = said()
+    assert truth != first
+    assert through == truth
