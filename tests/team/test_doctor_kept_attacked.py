@@ -13,7 +13,7 @@ from pathlib import Path
 
 from conftest import Repo
 from kbstore import anchored
-from rules_helpers import append_line, stamp
+from rules_helpers import append_line, rel, set_policy, stamp, write_candidate
 from majordomus.store import filecache
 
 
@@ -154,3 +154,65 @@ def test_knowledge_stale_and_status_after_a_verification_commit_pruned_away(repo
     truth = said()
     assert truth != first
     assert through == truth
+
+
+def _queued(repo: Repo, count: int = 3, ago: int = 3600) -> list[Path]:
+    """`count` candidates, tracked and committed, dated by one `knowledge.derived` line `ago`
+    seconds back (the queue's rule keeps its answer: every entry dated by the ledger)."""
+    set_policy(repo, "candidate_max_age_minutes: 10080", "candidate_max_age_minutes: 30")
+    paths = [write_candidate(repo, f"e1-00000000000{k}") for k in range(count)]
+    append_line(repo, "knowledge.derived", stamp(ago), "e1", episode="e1", written=count, unchanged=0,
+                paths=[rel(p, repo) for p in paths])
+    append_line(repo, "session.opened", stamp(60), "e2")
+    repo.git("add", "-A", "--", ".ai/repo")
+    repo.commit("candidates")
+    return paths
+
+
+def test_guard_an_untracked_candidate_stashed_and_popped(repo: Repo) -> None:
+    """Guard (no defect found): `git stash -u` takes an untracked candidate away and `stash pop`
+    brings it back; git's word on `.ai/repo/` kept (integrity.worktree.json) follows each."""
+    _queued(repo)
+    write_candidate(repo, "e3-000000000001")
+    first = _doctor(repo)
+    assert _doctor(repo) == first and "git does not track this candidate" in first[2]
+    repo.git("stash", "-q", "-u")
+    through = _doctor(repo)
+    assert through == _truth(repo) != first
+    assert _doctor(repo) == through
+    repo.git("stash", "pop", "-q")
+    through = _doctor(repo)
+    assert through == _truth(repo)
+    assert "git does not track this candidate" in through[2]
+
+
+def test_guard_a_candidate_rejected_in_another_clone_and_pulled(repo: Repo, tmp_path: Path) -> None:
+    """Guard (no defect found): a review act made in another clone arrives by `git pull`: the
+    queue's kept answer (doctor.waiting.json) follows the candidate out of the queue."""
+    _queued(repo)
+    other = Repo(tmp_path / "other")
+    subprocess.run(["git", "clone", "-q", f"file://{repo.root}", str(other.root)], check=True)
+    first = _doctor(repo)
+    assert _doctor(repo) == first and "3 candidates have waited" in first[2]
+    other.mj("knowledge", "reject", "e1-000000000001", "--reason", "not a decision", check=True)
+    other.git("add", "-A", "--", ".ai/repo")
+    other.git("commit", "-q", "-m", "reject")
+    repo.git("pull", "-q", "--no-rebase", str(other.root), "HEAD")
+    through = _doctor(repo)
+    assert through == _truth(repo) != first
+
+
+def test_guard_the_queue_s_ages_under_another_timezone_and_a_clock_set_back(repo: Repo) -> None:
+    """Guard (no defect found): the dates kept are the ledger's (UTC); the minutes are counted at
+    each run, so TZ changed between runs and a clock set back (a candidate dated in the future)
+    print what doctor prints with its state deleted."""
+    _queued(repo, ago=-7200)  # dated two hours ahead: a clock set back since
+    first = _doctor(repo)
+    env = {**os.environ, "TZ": "Pacific/Kiritimati"}
+    _settle(repo)
+    kept = [(p.returncode, p.stdout) for p in (repo.mj("doctor", env=env),)]
+    shutil.rmtree(repo.root / ".ai/local/state")
+    fresh = [(p.returncode, p.stdout) for p in (repo.mj("doctor", env=env),)]
+    mask = lambda said: [(c, re.sub(r"\d+ ms", "N ms", o)) for c, o in said]  # noqa: E731
+    assert mask(kept) == mask(fresh)
+    assert _doctor(repo) == first
