@@ -216,3 +216,23 @@ def test_guard_the_queue_s_ages_under_another_timezone_and_a_clock_set_back(repo
     assert (kept.returncode, re.sub(r"\d+ ms", "N ms", kept.stdout)) == \
         (fresh.returncode, re.sub(r"\d+ ms", "N ms", fresh.stdout))
     assert _doctor(repo) == first
+
+
+def test_guard_the_ledger_trimmed_under_the_kept_queue(repo: Repo) -> None:
+    """Guard (no defect found): the ledger replaced by a trim (a new file without its oldest lines,
+    as `Ledger.trim` writes it) dates the candidates from a later line, at another line number:
+    the kept queue (keyed by the index's state, which the facts' rebuild moves) is not given."""
+    paths = _queued(repo, ago=7200)
+    append_line(repo, "knowledge.derived", stamp(600), "e2", episode="e2", written=len(paths), unchanged=0,
+                paths=[rel(p, repo) for p in paths])
+    first = _doctor(repo)
+    assert _doctor(repo) == first and "3 candidates have waited" in first[2]
+    ledger = repo.root / ".ai/local/ledger.jsonl"
+    lines = ledger.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if '"e1"' not in line]
+    assert len(kept) < len(lines)
+    trimmed = ledger.with_name("ledger.jsonl.tmp")
+    trimmed.write_text("".join(kept), encoding="utf-8")
+    os.replace(trimmed, ledger)
+    through = _doctor(repo)
+    assert through == _truth(repo) != first
