@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 CACHE = "currency.cache.json"
-_VERSION = 4
+_VERSION = 5
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
@@ -62,8 +62,9 @@ def _load(ws: Workspace, head: str) -> tuple[Walked, bool] | None:
         was = str(data["head"])
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
-    if cached.gone and git.present(ws.root, sorted(cached.gone)):
-        return None  # a commit it did not have is here now: judged from it
+    if (cached.gone or cached.away) and git.present(ws.root, sorted(cached.gone | cached.away)).keys() != cached.away:
+        return None  # a commit it did not have is here now, or one it had outside HEAD's history is gone (a
+        # branch deleted and pruned): judged afresh
     if was == head:
         return cached, False
     if not walks or not _SHA.fullmatch(was):
@@ -101,13 +102,17 @@ def of(ws: Workspace, found: Iterable[Known], save: bool = True) -> dict[str, Cu
     """Every record of `found` (verified records) with its currency, by id. `save`: False when
     `found` is not every verified record, so the cache of their walks is read, never cut to
     those of `found`."""
-    found = list(found)
-    states = _judge(ws, found, save)
+    return _of(ws, list(found), save)[0]
+
+
+def _of(ws: Workspace, found: list[Known], save: bool) -> tuple[dict[str, Currency], Walked | None]:
+    """`of`'s answer, and the walks it was judged from (None: none was needed or git could not say)."""
+    states, by = _judge(ws, found, save)
     marks = disputes(ws, {r.id: r.reviewed_at for r in found}) if found else {}
-    return {rid: state.disputed(*marks[rid]) if rid in marks else state for rid, state in states.items()}
+    return {rid: state.disputed(*marks[rid]) if rid in marks else state for rid, state in states.items()}, by
 
 
-def _judge(ws: Workspace, found: list[Known], save: bool) -> dict[str, Currency]:
+def _judge(ws: Workspace, found: list[Known], save: bool) -> tuple[dict[str, Currency], Walked | None]:
     out: dict[str, Currency] = {}
     anchored = []
     for rec in found:
@@ -118,13 +123,13 @@ def _judge(ws: Workspace, found: list[Known], save: bool) -> dict[str, Currency]
         else:
             anchored.append(rec)
     if not anchored:
-        return out
+        return out, None
     try:
         head = ws.refs().head.sha
     except (OSError, git.GitError) as exc:
-        return {**out, **{r.id: Currency.unknown(None, f"git could not be asked ({exc})") for r in anchored}}
+        return {**out, **{r.id: Currency.unknown(None, f"git could not be asked ({exc})") for r in anchored}}, None
     if head is None:
-        return {**out, **{r.id: Currency.unknown(None, "this repository has no commit") for r in anchored}}
+        return {**out, **{r.id: Currency.unknown(None, "this repository has no commit") for r in anchored}}, None
     loaded = _load(ws, head)
     if loaded is not None:
         cached, extended = loaded
@@ -138,20 +143,29 @@ def _judge(ws: Workspace, found: list[Known], save: bool) -> dict[str, Currency]
         else:
             if extended and save:
                 _save(ws, head, cached, anchored)
-            return out
+            return out, cached
     walked_now = walked(ws.root, head, anchored)
     if save:
         _save(ws, head, walked_now, anchored)
     for rec in anchored:
         state = walked_now.judge(rec)
         out[rec.id] = state if state is not None else Currency.unknown(None, "git could not place its commit")
-    return out
+    return out, walked_now
 
 
 def verified(ws: Workspace) -> tuple[list[Known], dict[str, Currency]]:
     """The verified records (as `known.verified` reads them) and the currency of each."""
+    found, states, _ = judged(ws)
+    return found, states
+
+
+def judged(ws: Workspace) -> tuple[list[Known], dict[str, Currency], list[list[str]]]:
+    """`verified`'s answer, and the commits it was judged by besides HEAD's history: [those of the
+    verification commits this clone does not have, those it has outside HEAD's history]: an answer
+    kept under `history` holds while `arrived` says these are as they were."""
     found = known.verified(ws.curated, ws)
-    return found, of(ws, found)
+    states, by = _of(ws, found, True)
+    return found, states, [sorted(by.gone), sorted(by.away)] if by is not None else [[], []]
 
 
 def among(ws: Workspace, ids: Iterable[str]) -> dict[str, Currency]:
@@ -165,6 +179,15 @@ def one(ws: Workspace, path: Path) -> Currency | None:
     among all of them; None when it is not a verified record."""
     rec = known.one(path)
     return of(ws, [rec], save=False)[rec.id] if rec is not None else None
+
+
+def arrived(ws: Workspace, by: list[list[str]]) -> bool:
+    """Whether this clone's commits are no longer those a judgement (`judged`) was made `by`
+    ([the verification commits it did not have, those it had outside HEAD's history]): a fetch
+    brought one of the first, a prune took one of the second, HEAD unmoved (one git call, only
+    while there is one of either)."""
+    gone, away = by
+    return bool(gone or away) and git.present(ws.root, gone + away).keys() != set(away)
 
 
 def history(ws: Workspace) -> list[Any] | None:

@@ -124,7 +124,8 @@ def _away(commit: str) -> Currency:
 class Walked(NamedTuple):
     """What a currency read knows from git: the walks (usually one), the anchored paths they follow,
     the verification commits this clone does not have (`gone`) and those it has outside HEAD's
-    history since the walks' bases (`away`)."""
+    history (`away`: those since the walks' bases, and a base itself that HEAD's history does not
+    hold, which a prune may take)."""
 
     walks: list[Walk]
     paths: frozenset[str]
@@ -158,6 +159,7 @@ def walked(root: Path, head: str, anchored: list[Known]) -> Walked:
     paths = frozenset(p for r in anchored for p in r.anchors)
     pending = {c for c in (next((c for c in r.verified_at if c in times), None) for r in anchored) if c is not None}
     walks: list[Walk] = []
+    outside: set[str] = set()  # bases not in HEAD's history: a prune may take them
     for _ in range(ROUNDS):
         if not pending:
             break
@@ -170,5 +172,7 @@ def walked(root: Path, head: str, anchored: list[Known]) -> Walked:
         walk.head = head
         walk.ancestry.setdefault(head, (1 << len(walk.log)) - 1)
         walks.append(walk)
+        if base != head and not any(base in c.parents for c in logged):
+            outside.add(base)
         pending = {c for c in pending if not walk.holds(c)}
-    return Walked(walks, paths, frozenset(commits - times.keys()), frozenset(pending))
+    return Walked(walks, paths, frozenset(commits - times.keys()), frozenset(pending | outside))

@@ -106,19 +106,20 @@ def currencies(ws: Workspace) -> dict[str, Any]:
     key = _judged(ws)
     if key is not None:
         kept: dict[str, Any] = store_index.of(ws).kept(_KEPT, key)
-        if _counts_fit(kept):
-            return kept
-    found, states = currency.verified(ws)
+        if _counts_fit(kept) and not currency.arrived(ws, kept["by"]):  # a fetch brought none of the
+            # verification commits it was judged without, a prune removed none it had (HEAD unmoved)
+            return {name: kept[name] for name in (*_STATES, "attention")}
+    found, states, by = currency.judged(ws)
     counts = Counter("disputed" if s.dispute is not None else s.state for s in states.values())
     answer = {**{name: counts.get(name, 0) for name in _STATES},
               "attention": [r.id for r in found if states[r.id].stale or states[r.id].dispute is not None]}
     if key is not None and _judged(ws) == key:  # nothing wrote to the index while it was read
-        store_index.of(ws).keep(_KEPT, key, answer)
+        store_index.of(ws).keep(_KEPT, key, {**answer, "by": by})
     return answer
 
 
 _KEPT = "currencies"  # `currencies`' answer, kept beside the index (`Index.keep`)
-_JUDGED = 1  # of what `_judged` keys and `currencies` keeps: raise it when they change
+_JUDGED = 3  # of what `_judged` keys and `currencies` keeps: raise it when they change
 _STATES = ("current", "may_be_stale", "unknown", "disputed")
 
 
@@ -145,9 +146,10 @@ def _judged(ws: Workspace) -> list[Any] | None:
 
 def _counts_fit(kept: Any) -> bool:
     """Whether `kept` is an answer of `currencies` (a kept file not of that shape: judged again)."""
-    return type(kept) is dict and list(kept) == [*_STATES, "attention"] and all(
-        type(kept[name]) is int for name in _STATES) and type(kept["attention"]) is list and all(
-        type(rid) is str for rid in kept["attention"])
+    return type(kept) is dict and list(kept) == [*_STATES, "attention", "by"] and all(
+        type(kept[name]) is int for name in _STATES) and type(kept["attention"]) is list and set(
+        map(type, kept["attention"])) <= {str} and type(kept["by"]) is list and len(kept["by"]) == 2 and all(
+        type(e) is list and set(map(type, e)) <= {str} for e in kept["by"])
 
 
 def _count(value: Any) -> int:

@@ -365,28 +365,33 @@ def knowledge_currency(ctx: Context, rule: Rule) -> Verdict:
 
 
 _ATTENTION = "doctor.attention"  # the currency rule's answer, kept beside the index
-_ATTENTION_VERSION = 1  # of what `_attention` keeps: raise it when that changes
+_ATTENTION_VERSION = 3  # of what `_attention` keeps: raise it when that changes
 
 
 def _attention(ctx: Context) -> tuple[int, int, list[list[str]]]:
     """(how many verified records, how many of them unknown on this clone, [id, what is said] of each
     that may be stale or is disputed, by id): kept beside the index (`Index.keep`) while what it
-    was judged from holds (`_attention_key`)."""
+    was judged from holds (`_attention_key`) and this clone has the verification commits it was
+    judged by as it had them (`currency.judged`: a fetch brings them, a prune removes them, HEAD
+    unmoved)."""
     ws = ctx.ws
     key = _attention_key(ctx)
     store = index.of(ws)
     if key is not None:
         kept = store.kept(_ATTENTION, key)
-        if (isinstance(kept, list) and len(kept) == 3 and type(kept[0]) is int and type(kept[1]) is int
+        if (isinstance(kept, list) and len(kept) == 4 and type(kept[0]) is int and type(kept[1]) is int
                 and type(kept[2]) is list and all(type(e) is list and len(e) == 2 and type(e[0]) is str
-                                                  and type(e[1]) is str for e in kept[2])):
+                                                  and type(e[1]) is str for e in kept[2])
+                and type(kept[3]) is list and len(kept[3]) == 2
+                and all(type(e) is list and set(map(type, e)) <= {str} for e in kept[3])
+                and not currency.arrived(ws, kept[3])):
             return kept[0], kept[1], kept[2]
-    found, states = currency.verified(ws)
+    found, states, by = currency.judged(ws)
     listed = [[rec.id, f"{rec.id} ({rec.cls}: {rec.title}) {states[rec.id].reason}"] for rec in found
               if states[rec.id].stale or states[rec.id].dispute is not None]
     unknown = sum(1 for s in states.values() if s.state == "unknown")
     if key is not None and _attention_key(ctx) == key:  # nothing wrote to the index while it was read
-        store.keep(_ATTENTION, key, [len(found), unknown, listed])
+        store.keep(_ATTENTION, key, [len(found), unknown, listed, by])
     return len(found), unknown, listed
 
 

@@ -1,0 +1,238 @@
+"""Doctor's kept answers of the ninth step (`doctor.waiting.json`, `doctor.attention.json`,
+`integrity.worktree.json`) under git's moves and the ledger's changes that alter what they were
+judged from: after each, doctor prints what it prints with `.ai/local/state/` deleted."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import Repo
+from kbstore import anchored
+from rules_helpers import append_line, rel, set_policy, stamp, write_candidate
+from majordomus.store import filecache
+
+
+def _settle(repo: Repo) -> None:
+    """Past one tick of the file system's clock, and two seconds past git's last index write."""
+    time.sleep(0.06)
+    st = os.stat(repo.root / ".git/index")
+    time.sleep(max(0.0, (max(st.st_ctime_ns, st.st_mtime_ns) + filecache.RACY_NS - time.time_ns()) / 1e9 + 0.01))
+
+
+def _doctor(repo: Repo) -> tuple[int, str, str, str]:
+    _settle(repo)
+    text = repo.mj("doctor")
+    proc = repo.mj("doctor", "--json")
+    data = json.loads(proc.stdout)
+    for entry in data.get("rules", ()):
+        entry.pop("ms", None)
+    data.pop("timings", None)
+    masked = re.sub(r"\d+ ms", "N ms", text.stdout)
+    return proc.returncode, json.dumps(data.get("findings"), sort_keys=True), masked, \
+        re.sub(r"\d+ ms of", "ms of", proc.stderr)
+
+
+def _truth(repo: Repo) -> tuple[int, str, str, str]:
+    """Doctor's output with the derived state deleted."""
+    shutil.rmtree(repo.root / ".ai/local/state")
+    return _doctor(repo)
+
+
+def test_a_fetch_bringing_a_newer_verification_commit_is_judged(repo: Repo, tmp_path: Path) -> None:
+    """A record reverified at a commit this clone lacks is judged from its older verification; a
+    fetch brings the newer one, made after the anchored file changed (may be stale -> current), HEAD
+    and the record unmoved. The currency cache re-asks the commits it lacked (eighth step)."""
+    at = repo.commit("code", {"src/a.py": "a = 1\n"})
+    repo.commit("a is two", {"src/a.py": "a = 2\n"})
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", f"file://{repo.root}", str(other)], check=True)
+    Repo(other).git("checkout", "-q", "-b", "side")
+    newer = Repo(other).commit("side work", {"src/b.py": "b = 1\n"})
+    anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
+             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0, "digest": "0a1b2c3d4e5f"},))
+    append_line(repo, "session.opened", stamp(60), "e1")
+    repo.git("add", "-A", "--", ".ai/repo")
+    repo.commit("record")
+    first = _doctor(repo)
+    assert _doctor(repo) == first
+    repo.git("fetch", "-q", str(other), "side:refs/remotes/other/side")
+    through = _doctor(repo)
+    truth = _truth(repo)
+    assert truth != first
+    assert through == truth
+
+
+def _status(repo: Repo) -> list[tuple[int, str, str]]:
+    _settle(repo)
+    return [(p.returncode, p.stdout, p.stderr) for p in (repo.mj("knowledge", "status", "--json"),
+                                                         repo.mj("knowledge", "status"))]
+
+
+def test_knowledge_status_after_a_fetch_bringing_a_newer_verification_commit(repo: Repo, tmp_path: Path) -> None:
+    """The same move under `knowledge status`'s kept count of the verified records by currency
+    (`status.currencies`, `index.kept/currencies.json`)."""
+    at = repo.commit("code", {"src/a.py": "a = 1\n"})
+    repo.commit("a is two", {"src/a.py": "a = 2\n"})
+    other = tmp_path / "other"
+    subprocess.run(["git", "clone", "-q", f"file://{repo.root}", str(other)], check=True)
+    Repo(other).git("checkout", "-q", "-b", "side")
+    newer = Repo(other).commit("side work", {"src/b.py": "b = 1\n"})
+    anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
+             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0,
+                    "digest": "0a1b2c3d4e5f"},))
+    append_line(repo, "session.opened", stamp(60), "e1")
+    repo.git("add", "-A", "--", ".ai/repo")
+    repo.commit("record")
+    first = _status(repo)
+    assert _status(repo) == first
+    repo.git("fetch", "-q", str(other), "side:refs/remotes/other/side")
+    through = _status(repo)
+    shutil.rmtree(repo.root / ".ai/local/state")
+    truth = _status(repo)
+    assert truth != first
+    assert through == truth
+
+
+def test_a_verification_commit_pruned_away_is_judged(repo: Repo, tmp_path: Path) -> None:
+    """A record reverified on a branch since deleted (a squash merge's): its newest verification
+    commit is here but not in HEAD's history (unknown); `git gc --prune=now` removes it, and the
+    record is judged from its older verification in HEAD's history, HEAD and the record unmoved."""
+    at = repo.commit("code", {"src/a.py": "a = 1\n"})
+    repo.commit("a is two", {"src/a.py": "a = 2\n"})
+    repo.git("checkout", "-q", "-b", "side")
+    newer = repo.commit("side work", {"src/b.py": "b = 1\n"})
+    repo.git("checkout", "-q", "-")
+    anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
+             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0,
+                    "digest": "0a1b2c3d4e5f"},))
+    append_line(repo, "session.opened", stamp(60), "e1")
+    repo.git("add", "-A", "--", ".ai/repo")
+    repo.commit("record")
+    first = _doctor(repo)
+    assert _doctor(repo) == first
+    repo.git("branch", "-q", "-D", "side")
+    repo.git("reflog", "expire", "--expire=now", "--all")
+    repo.git("gc", "-q", "--prune=now")
+    assert repo.git("cat-file", "-t", newer, check=False).strip() != "commit"
+    through = _doctor(repo)
+    truth = _truth(repo)
+    assert truth != first
+    assert through == truth
+
+
+def test_knowledge_stale_and_status_after_a_verification_commit_pruned_away(repo: Repo) -> None:
+    """The same prune under `knowledge stale` (the currency cache alone, `currency.cache.json`) and
+    `knowledge status`'s kept count."""
+    at = repo.commit("code", {"src/a.py": "a = 1\n"})
+    repo.commit("a is two", {"src/a.py": "a = 2\n"})
+    repo.git("checkout", "-q", "-b", "side")
+    newer = repo.commit("side work", {"src/b.py": "b = 1\n"})
+    repo.git("checkout", "-q", "-")
+    anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
+             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0,
+                    "digest": "0a1b2c3d4e5f"},))
+    append_line(repo, "session.opened", stamp(60), "e1")
+    repo.git("add", "-A", "--", ".ai/repo")
+    repo.commit("record")
+
+    def said() -> list[tuple[int, str, str]]:
+        _settle(repo)
+        return [(p.returncode, p.stdout, p.stderr) for p in (repo.mj("knowledge", "stale"),
+                                                             repo.mj("knowledge", "status", "--json"))]
+    first = said()
+    assert said() == first
+    repo.git("branch", "-q", "-D", "side")
+    repo.git("reflog", "expire", "--expire=now", "--all")
+    repo.git("gc", "-q", "--prune=now")
+    through = said()
+    shutil.rmtree(repo.root / ".ai/local/state")
+    truth = said()
+    assert truth != first
+    assert through == truth
+
+
+def _queued(repo: Repo, count: int = 3, ago: int = 3600) -> list[Path]:
+    """`count` candidates, tracked and committed, dated by one `knowledge.derived` line `ago`
+    seconds back (the queue's rule keeps its answer: every entry dated by the ledger)."""
+    set_policy(repo, "candidate_max_age_minutes: 10080", "candidate_max_age_minutes: 30")
+    paths = [write_candidate(repo, f"e1-00000000000{k}") for k in range(count)]
+    append_line(repo, "knowledge.derived", stamp(ago), "e1", episode="e1", written=count, unchanged=0,
+                paths=[rel(p, repo) for p in paths])
+    append_line(repo, "session.opened", stamp(60), "e2")
+    repo.git("add", "-A", "--", ".ai/repo")
+    repo.commit("candidates")
+    return paths
+
+
+def test_guard_an_untracked_candidate_stashed_and_popped(repo: Repo) -> None:
+    """Guard (no defect found): `git stash -u` takes an untracked candidate away and `stash pop`
+    brings it back; git's word on `.ai/repo/` kept (integrity.worktree.json) follows each."""
+    _queued(repo)
+    write_candidate(repo, "e3-000000000001")
+    first = _doctor(repo)
+    assert _doctor(repo) == first and "git does not track this candidate" in first[2]
+    repo.git("stash", "-q", "-u")
+    through = _doctor(repo)
+    assert through == _truth(repo) != first
+    assert _doctor(repo) == through
+    repo.git("stash", "pop", "-q")
+    through = _doctor(repo)
+    assert through == _truth(repo)
+    assert "git does not track this candidate" in through[2]
+
+
+def test_guard_a_candidate_rejected_in_another_clone_and_pulled(repo: Repo, tmp_path: Path) -> None:
+    """Guard (no defect found): a review act made in another clone arrives by `git pull`: the
+    queue's kept answer (doctor.waiting.json) follows the candidate out of the queue."""
+    _queued(repo)
+    other = Repo(tmp_path / "other")
+    subprocess.run(["git", "clone", "-q", f"file://{repo.root}", str(other.root)], check=True)
+    first = _doctor(repo)
+    assert _doctor(repo) == first and "3 candidates have waited" in first[2]
+    other.mj("knowledge", "reject", "e1-000000000001", "--reason", "not a decision", check=True)
+    other.git("add", "-A", "--", ".ai/repo")
+    other.git("commit", "-q", "-m", "reject")
+    repo.git("pull", "-q", "--no-rebase", str(other.root), "HEAD")
+    through = _doctor(repo)
+    assert through == _truth(repo) != first
+
+
+def test_guard_the_queue_s_ages_under_another_timezone_and_a_clock_set_back(repo: Repo) -> None:
+    """Guard (no defect found): the dates kept are the ledger's (UTC); the minutes are counted at
+    each run, so TZ changed between runs and a clock set back (a candidate dated in the future)
+    print what doctor prints with its state deleted."""
+    _queued(repo, ago=-7200)  # dated two hours ahead: a clock set back since
+    first = _doctor(repo)
+    env = {**os.environ, "TZ": "Pacific/Kiritimati"}
+    _settle(repo)
+    kept = repo.mj("doctor", env=env)
+    shutil.rmtree(repo.root / ".ai/local/state")
+    fresh = repo.mj("doctor", env=env)
+    assert (kept.returncode, re.sub(r"\d+ ms", "N ms", kept.stdout)) == \
+        (fresh.returncode, re.sub(r"\d+ ms", "N ms", fresh.stdout))
+    assert _doctor(repo) == first
+
+
+def test_guard_the_ledger_trimmed_under_the_kept_queue(repo: Repo) -> None:
+    """Guard (no defect found): the ledger replaced by a trim (a new file without its oldest lines,
+    as `Ledger.trim` writes it) dates the candidates from a later line, at another line number:
+    the kept queue (keyed by the index's state, which the facts' rebuild moves) is not given."""
+    paths = _queued(repo, ago=7200)
+    append_line(repo, "knowledge.derived", stamp(600), "e2", episode="e2", written=len(paths), unchanged=0,
+                paths=[rel(p, repo) for p in paths])
+    first = _doctor(repo)
+    assert _doctor(repo) == first and "3 candidates have waited" in first[2]
+    ledger = repo.root / ".ai/local/ledger.jsonl"
+    lines = ledger.read_text(encoding="utf-8").splitlines(keepends=True)
+    kept = [line for line in lines if '"e1"' not in line]
+    assert len(kept) < len(lines)
+    trimmed = ledger.with_name("ledger.jsonl.tmp")
+    trimmed.write_text("".join(kept), encoding="utf-8")
+    os.replace(trimmed, ledger)
+    through = _doctor(repo)
+    assert through == _truth(repo) != first
