@@ -260,3 +260,12 @@ def test_a_replace_ref_under_the_kept_currencies(repo: Repo) -> None:
     truth = _truth(repo)
     assert truth != first
     assert through == truth
+
+
+def test_the_candidates_waiting_none_overdue_are_counted(repo: Repo) -> None:
+    """With candidates waiting, none overdue and every record tracked, doctor's queue rule says how
+    many wait, from the kept answer and without it (6559c46 let the loop over the untracked
+    records rebind the waiting names: '0 candidate(s) await review')."""
+    _queued(repo, ago=600)
+    said = [_doctor(repo)[2], _doctor(repo)[2], _truth(repo)[2]]
+    assert all("3 candidate(s) await review, none overdue" in text for text in said)
