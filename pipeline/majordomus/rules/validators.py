@@ -265,12 +265,12 @@ def knowledge_accumulation(ctx: Context, rule: Rule) -> Verdict:
     else:  # none, nearly always: neither folder listed nor its names compared
         loose = [name for name in ctx.records(ws.candidates) if name in candidates] if candidates else []
         unheld = [name for name in acc.session_records(ws, ctx.sessions) if name in sessions] if sessions else []
-    for names, folder, what, beside in (
+    for found, folder, what, beside in (
             (loose, ws.candidates, "git does not track this candidate: a record git does not hold is "
              "discovered by nothing and reviewed by nobody", "its session record"),
             (unheld, ws.sessions, "git does not track this session record: the episode it closes is placed "
              "on its branch by no other checkout, and its candidates are unattributed there", "the episode's candidates")):
-        for name in names:
+        for name in found:
             path = folder / name
             verdict.findings.append(rule.finding(
                 what, f"git add {ws.rel(path)} && git commit (beside {beside})",
