@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,28 +46,14 @@ def _truth(repo: Repo) -> tuple[int, str, str, str]:
     return _doctor(repo)
 
 
-def test_a_fetch_bringing_a_newer_verification_commit_is_judged(repo: Repo, tmp_path: Path) -> None:
-    """A record reverified at a commit this clone lacks is judged from its older verification; a
-    fetch brings the newer one, made after the anchored file changed (may be stale -> current), HEAD
-    and the record unmoved. The currency cache re-asks the commits it lacked (eighth step)."""
-    at = repo.commit("code", {"src/a.py": "a = 1\n"})
-    repo.commit("a is two", {"src/a.py": "a = 2\n"})
-    other = tmp_path / "other"
-    subprocess.run(["git", "clone", "-q", f"file://{repo.root}", str(other)], check=True)
-    Repo(other).git("checkout", "-q", "-b", "side")
-    newer = Repo(other).commit("side work", {"src/b.py": "b = 1\n"})
+def _record(repo: Repo, at: str, newer: str) -> None:
+    """The record `r-one`, anchored to `src/a.py` at `at` and reverified at `newer`, committed."""
     anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
-             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0, "digest": "0a1b2c3d4e5f"},))
+             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0,
+                    "digest": "0a1b2c3d4e5f"},))
     append_line(repo, "session.opened", stamp(60), "e1")
     repo.git("add", "-A", "--", ".ai/repo")
     repo.commit("record")
-    first = _doctor(repo)
-    assert _doctor(repo) == first
-    repo.git("fetch", "-q", str(other), "side:refs/remotes/other/side")
-    through = _doctor(repo)
-    truth = _truth(repo)
-    assert truth != first
-    assert through == truth
 
 
 def _status(repo: Repo) -> list[tuple[int, str, str]]:
@@ -75,51 +62,58 @@ def _status(repo: Repo) -> list[tuple[int, str, str]]:
                                                          repo.mj("knowledge", "status"))]
 
 
-def test_knowledge_status_after_a_fetch_bringing_a_newer_verification_commit(repo: Repo, tmp_path: Path) -> None:
-    """The same move under `knowledge status`'s kept count of the verified records by currency
-    (`status.currencies`, `index.kept/currencies.json`)."""
+@pytest.mark.parametrize("reader", [_doctor, _status], ids=["doctor", "knowledge status"])
+def test_a_fetch_bringing_a_newer_verification_commit_is_judged(
+        repo: Repo, tmp_path: Path, reader: Callable[[Repo], object]) -> None:
+    """A record reverified at a commit this clone lacks is judged from its older verification; a
+    fetch brings the newer one, made after the anchored file changed (may be stale -> current), HEAD
+    and the record unmoved. The currency cache re-asks the commits it lacked (eighth step); doctor's
+    kept answer (`doctor.attention.json`) and `knowledge status`'s kept count of the verified records
+    by currency (`status.currencies`, `index.kept/currencies.json`) must too."""
     at = repo.commit("code", {"src/a.py": "a = 1\n"})
     repo.commit("a is two", {"src/a.py": "a = 2\n"})
     other = tmp_path / "other"
     subprocess.run(["git", "clone", "-q", f"file://{repo.root}", str(other)], check=True)
     Repo(other).git("checkout", "-q", "-b", "side")
     newer = Repo(other).commit("side work", {"src/b.py": "b = 1\n"})
-    anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
-             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0,
-                    "digest": "0a1b2c3d4e5f"},))
-    append_line(repo, "session.opened", stamp(60), "e1")
-    repo.git("add", "-A", "--", ".ai/repo")
-    repo.commit("record")
-    first = _status(repo)
-    assert _status(repo) == first
+    _record(repo, at, newer)
+    first = reader(repo)
+    assert reader(repo) == first
     repo.git("fetch", "-q", str(other), "side:refs/remotes/other/side")
-    through = _status(repo)
+    through = reader(repo)
     shutil.rmtree(repo.root / ".ai/local/state")
-    truth = _status(repo)
+    truth = reader(repo)
     assert truth != first
     assert through == truth
+
+
+def _reverified_on_a_side_branch(repo: Repo) -> str:
+    """A record anchored at a commit in HEAD's history (its file changed since) and reverified at
+    a commit of a side branch HEAD does not hold, committed; the side branch's commit."""
+    at = repo.commit("code", {"src/a.py": "a = 1\n"})
+    repo.commit("a is two", {"src/a.py": "a = 2\n"})
+    repo.git("checkout", "-q", "-b", "side")
+    newer = repo.commit("side work", {"src/b.py": "b = 1\n"})
+    repo.git("checkout", "-q", "-")
+    _record(repo, at, newer)
+    return newer
+
+
+def _prune_the_side_branch(repo: Repo) -> None:
+    """The side branch deleted and its commits pruned away (a squash merge's aftermath)."""
+    repo.git("branch", "-q", "-D", "side")
+    repo.git("reflog", "expire", "--expire=now", "--all")
+    repo.git("gc", "-q", "--prune=now")
 
 
 def test_a_verification_commit_pruned_away_is_judged(repo: Repo, tmp_path: Path) -> None:
     """A record reverified on a branch since deleted (a squash merge's): its newest verification
     commit is here but not in HEAD's history (unknown); `git gc --prune=now` removes it, and the
     record is judged from its older verification in HEAD's history, HEAD and the record unmoved."""
-    at = repo.commit("code", {"src/a.py": "a = 1\n"})
-    repo.commit("a is two", {"src/a.py": "a = 2\n"})
-    repo.git("checkout", "-q", "-b", "side")
-    newer = repo.commit("side work", {"src/b.py": "b = 1\n"})
-    repo.git("checkout", "-q", "-")
-    anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
-             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0,
-                    "digest": "0a1b2c3d4e5f"},))
-    append_line(repo, "session.opened", stamp(60), "e1")
-    repo.git("add", "-A", "--", ".ai/repo")
-    repo.commit("record")
+    newer = _reverified_on_a_side_branch(repo)
     first = _doctor(repo)
     assert _doctor(repo) == first
-    repo.git("branch", "-q", "-D", "side")
-    repo.git("reflog", "expire", "--expire=now", "--all")
-    repo.git("gc", "-q", "--prune=now")
+    _prune_the_side_branch(repo)
     assert repo.git("cat-file", "-t", newer, check=False).strip() != "commit"
     through = _doctor(repo)
     truth = _truth(repo)
@@ -130,17 +124,7 @@ def test_a_verification_commit_pruned_away_is_judged(repo: Repo, tmp_path: Path)
 def test_knowledge_stale_and_status_after_a_verification_commit_pruned_away(repo: Repo) -> None:
     """The same prune under `knowledge stale` (the currency cache alone, `currency.cache.json`) and
     `knowledge status`'s kept count."""
-    at = repo.commit("code", {"src/a.py": "a = 1\n"})
-    repo.commit("a is two", {"src/a.py": "a = 2\n"})
-    repo.git("checkout", "-q", "-b", "side")
-    newer = repo.commit("side work", {"src/b.py": "b = 1\n"})
-    repo.git("checkout", "-q", "-")
-    anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
-             more=({"act": "reverified", "at": "2026-01-03T10:00:00Z", "by": "Bo", "commit": newer, "seen": 0,
-                    "digest": "0a1b2c3d4e5f"},))
-    append_line(repo, "session.opened", stamp(60), "e1")
-    repo.git("add", "-A", "--", ".ai/repo")
-    repo.commit("record")
+    _reverified_on_a_side_branch(repo)
 
     def said() -> list[tuple[int, str, str]]:
         _settle(repo)
@@ -148,9 +132,7 @@ def test_knowledge_stale_and_status_after_a_verification_commit_pruned_away(repo
                                                              repo.mj("knowledge", "status", "--json"))]
     first = said()
     assert said() == first
-    repo.git("branch", "-q", "-D", "side")
-    repo.git("reflog", "expire", "--expire=now", "--all")
-    repo.git("gc", "-q", "--prune=now")
+    _prune_the_side_branch(repo)
     through = said()
     shutil.rmtree(repo.root / ".ai/local/state")
     truth = said()
