@@ -114,10 +114,9 @@ def ages(ws: Workspace) -> list[tuple[str, Age | None]] | None:
         return None
     key = _aged(ws)
     index = store_index.of(ws)
-    if key is not None:
-        kept = _kept_ages(index.kept(_AGES, key))
-        if kept is not None:
-            return kept
+    kept: list[tuple[str, Age | None]] | None = index.kept(_AGES, key, _kept_ages)
+    if kept is not None:
+        return kept
     rows = queue.dated_rows(ws, aged=True)
     if rows is None:
         return None

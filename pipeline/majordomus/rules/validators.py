@@ -308,10 +308,9 @@ def _waiting(ctx: Context) -> tuple[list[str], list[float | None], list[str | No
     ws = ctx.ws
     key = _waiting_key(ctx)
     store = index.of(ws)
-    if key is not None:
-        kept = _kept_waiting(store.kept(_WAITING, key))
-        if kept is not None:
-            return kept
+    kept: tuple[list[str], list[float | None], list[str | None]] | None = store.kept(_WAITING, key, _kept_waiting)
+    if kept is not None:
+        return kept
     where = os.fspath(ws.candidates) + os.sep
     waiting = acc.waiting(ws)
     ages = acc.review_ages(ws, waiting, found=ctx.facts())

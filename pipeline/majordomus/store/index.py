@@ -508,14 +508,20 @@ class Index:
         counter = self._counter()
         return None if counter is None else [row[0], *counter]
 
-    def kept(self, name: str, key: Any) -> Any:
-        """What `keep` kept as `name` for `key` (JSON: lists for tuples), else None."""
+    def kept(self, name: str, key: Any, fit: Callable[[Any], Any] | None = None) -> Any:
+        """What `keep` kept as `name` for `key` (JSON: lists for tuples), as `fit` makes it when one
+        is named (None for a value not of the shape it keeps), else None; None for a `key` of None
+        (what the answer depends on could not be said: nothing kept is believed)."""
+        if key is None:
+            return None
         try:
             found = json.loads(fsio.read_regular(self.state / KEPT / f"{name}.json"))
         except (OSError, ValueError):
             return None
         text = json.dumps(key, separators=(",", ":"), ensure_ascii=False)
-        return found[1] if isinstance(found, list) and len(found) == 2 and found[0] == text else None
+        if not (isinstance(found, list) and len(found) == 2 and found[0] == text):
+            return None
+        return found[1] if fit is None else fit(found[1])
 
     def keep(self, name: str, key: Any, value: Any) -> None:
         """Keep `value` as `name` (a file of KEPT) for `key`, which says the index's state it was read
