@@ -566,6 +566,32 @@ def common_dir(root: Path) -> Path | None:
     return Path(common) if Path(common).is_absolute() else where / common
 
 
+def history_files(root: Path) -> list[Path] | None:
+    """The files whose stat moves when the history git walks from an unmoved HEAD changes, read
+    without running git: the shallow clone's cut (`shallow`, which a deepening fetch rewrites), the
+    old grafts file (`info/grafts`) and, only in a repository that has replace refs (`git replace`:
+    a `refs/replace/` folder, or `packed-refs` naming one, found by one search of its bytes), that
+    folder and `packed-refs`. None when the git folder is not found."""
+    common = common_dir(root)
+    if common is None:
+        return None
+    found = [common / "shallow", common / "info" / "grafts"]
+    replace, packed = common / "refs" / "replace", common / "packed-refs"
+    if os.path.lexists(replace) or _holds(packed, b" refs/replace/"):
+        found += [replace, packed]
+    return found
+
+
+def _holds(path: Path, needle: bytes) -> bool:
+    """Whether the regular file at `path` holds `needle` (False when it is not there or empty)."""
+    try:
+        with open(path, "rb") as handle:
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return data.find(needle) >= 0
+    except (OSError, ValueError):  # absent, or empty (mmap refuses a file of no bytes)
+        return False
+
+
 def index_file(root: Path) -> Path | None:
     """This checkout's index file, found without running git (`git_dir`'s `index`)."""
     where = git_dir(root)

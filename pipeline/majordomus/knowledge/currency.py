@@ -32,14 +32,14 @@ from majordomus.knowledge import known
 from majordomus.knowledge.anchored import Walk
 from majordomus.knowledge.known import Known
 from majordomus.knowledge.verdict import Currency, Walked, disputes, fix, walked
-from majordomus.store.filecache import home, stamp, unchanged
+from majordomus.store.filecache import home, stamp
 from majordomus.store.workspace import Workspace
 
 if TYPE_CHECKING:
     from typing import Any
 
 CACHE = "currency.cache.json"
-_VERSION = 5
+_VERSION = 6
 _SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
@@ -53,8 +53,7 @@ def _load(ws: Workspace, head: str) -> tuple[Walked, bool] | None:
         data = json.loads(fsio.read_regular(ws.state / CACHE, 1 << 28))
         if not isinstance(data, dict) or data.get("v") != _VERSION or data.get("home") != home(ws.state):
             return None
-        shallow = _shallow(ws)
-        if not (unchanged(data.get("shallow"), shallow) if shallow is not None else data.get("shallow") is None):
+        if data.get("cut") != _cut(ws):
             return None
         walks = [Walk.from_kept(w) for w in data["walks"]]
         cached = Walked(walks, frozenset(map(str, data["paths"])), frozenset(map(str, data["gone"])),
@@ -79,17 +78,22 @@ def _load(ws: Workspace, head: str) -> tuple[Walked, bool] | None:
     return cached, True
 
 
-def _shallow(ws: Workspace) -> Path | None:
-    """git's list of the commits where a shallow clone's history is cut (`shallow` in the common git
-    folder), whose stamp moves when the clone is deepened; None when the git folder is not found."""
-    common = git.common_dir(ws.root)
-    return common / "shallow" if common is not None else None
+def _cut(ws: Workspace) -> list[Any] | None:
+    """The stamps of what the history git walks from HEAD depends on besides its commits
+    (`git.history_files`: a shallow clone's cut, grafts, replace refs): a deepening fetch or a `git
+    replace` moves one, HEAD unmoved. None when the git folder is not found or a stamp is too
+    recent to vouch for itself (then nothing kept under it holds)."""
+    files = git.history_files(ws.root)
+    stamps = [stamp(f) for f in files] if files is not None else None
+    return None if stamps is None or [] in stamps else stamps
 
 
 def _save(ws: Workspace, head: str, found: Walked, records: list[Known]) -> None:
     keep = {c for r in records for c in r.verified_at}
-    shallow = _shallow(ws)
-    data = {"v": _VERSION, "home": home(ws.state), "shallow": stamp(shallow) if shallow is not None else None,
+    cut = _cut(ws)
+    if cut is None:
+        return  # what the walks saw cannot be vouched for: not kept
+    data = {"v": _VERSION, "home": home(ws.state), "cut": cut,
             "head": head, "paths": sorted(found.paths), "gone": sorted(found.gone),
             "away": sorted(found.away), "walks": [w.kept(keep) for w in found.walks]}
     try:
@@ -193,15 +197,15 @@ def arrived(ws: Workspace, by: list[list[str]]) -> bool:
 def history(ws: Workspace) -> list[Any] | None:
     """What the currencies of the verified records depend on besides the records and the ledger's
     disputes: the versions of what reads and judges them, HEAD (each is judged from git's history
-    up to it) and the stamp of a shallow clone's cut (`_shallow`). None when git cannot say or the
-    cut changed too recently to vouch for itself."""
+    up to it) and the stamps of what that history depends on besides its commits (`_cut`: a shallow
+    clone's cut, grafts, replace refs). None when git cannot say or a stamp is too recent to vouch
+    for itself."""
     try:
         head = ws.refs().head.sha
     except (OSError, git.GitError):
         return None
-    shallow = _shallow(ws)
-    cut = stamp(shallow) if shallow is not None else None
-    return None if head is None or cut == [] else [known._VERSION, _VERSION, head, cut]
+    cut = _cut(ws)
+    return None if head is None or cut is None else [known._VERSION, _VERSION, head, cut]
 
 
 def attention(ws: Workspace) -> list[tuple[Known, Currency]]:
