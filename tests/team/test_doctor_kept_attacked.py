@@ -222,10 +222,12 @@ def test_guard_the_ledger_trimmed_under_the_kept_queue(repo: Repo) -> None:
     assert through == _truth(repo) != first
 
 
+@pytest.mark.parametrize("reader", [_doctor, _status], ids=["doctor", "knowledge status"])
 @pytest.mark.parametrize("packed", [False, True], ids=["loose", "packed"])
-def test_a_replace_ref_under_the_kept_currencies(repo: Repo, packed: bool) -> None:
-    """`git replace` of the commit that changed an anchored file by one that did not: git's log
-    (and so a fresh read) then says a later commit changed it, HEAD unmoved. The currency cache and
+def test_a_replace_ref_under_the_kept_currencies(repo: Repo, packed: bool, reader: Callable[[Repo], object]) -> None:
+    """`git replace` of a record's verification commit by one whose file is as HEAD has it: git's
+    log (and so a fresh read) then finds the file unchanged since, HEAD unmoved (may be stale ->
+    current). The currency cache and
     the kept answers are keyed by the replace refs' folder and, while it names one, `packed-refs`
     (`git.history_files`), loose or packed."""
     at = repo.commit("code", {"src/a.py": "a = 1\n"})
@@ -234,18 +236,20 @@ def test_a_replace_ref_under_the_kept_currencies(repo: Repo, packed: bool) -> No
     append_line(repo, "session.opened", stamp(60), "e1")
     repo.git("add", "-A", "--", ".ai/repo")
     repo.commit("record")
-    first = _doctor(repo)
-    assert _doctor(repo) == first
-    tree = repo.git("rev-parse", f"{at}^{{tree}}").strip()
-    repo.git("replace", "-f", two, repo.git("commit-tree", tree, "-p", at, "-m", "a is two").strip())
+    first = reader(repo)
+    assert reader(repo) == first
+    tree = repo.git("rev-parse", f"{two}^{{tree}}").strip()  # the verification commit replaced by one
+    # whose file is already as HEAD has it: the record is current now, as a fresh read says
+    repo.git("replace", "-f", at, repo.git("commit-tree", tree, "-p", f"{at}^", "-m", "code").strip())
     if packed:
         repo.git("pack-refs", "--all")
         folder = repo.root / ".git/refs/replace"
         if folder.exists():  # left empty by this git; a clone's fetched replace refs are packed alone
             folder.rmdir()
-        assert f" refs/replace/{two}" in (repo.root / ".git/packed-refs").read_text(encoding="ascii")
-    through = _doctor(repo)
-    truth = _truth(repo)
+        assert f" refs/replace/{at}" in (repo.root / ".git/packed-refs").read_text(encoding="ascii")
+    through = reader(repo)
+    shutil.rmtree(repo.root / ".ai/local/state")
+    truth = reader(repo)
     assert truth != first
     assert through == truth
 

@@ -12,9 +12,8 @@ import os
 import time
 from collections import Counter
 
-from majordomus.base import git
 from majordomus.base.lean import TYPE_CHECKING
-from majordomus.knowledge import accumulation, agenda, currency, freshness, known
+from majordomus.knowledge import accumulation, agenda, currency, freshness
 from majordomus.knowledge import queue as candidates
 from majordomus.store import index as store_index
 from majordomus.store import listing as kstore
@@ -119,7 +118,7 @@ def currencies(ws: Workspace) -> dict[str, Any]:
 
 
 _KEPT = "currencies"  # `currencies`' answer, kept beside the index (`Index.keep`)
-_JUDGED = 3  # of what `_judged` keys and `currencies` keeps: raise it when they change
+_JUDGED = 4  # of what `_judged` keys and `currencies` keeps: raise it when they change
 _STATES = ("current", "may_be_stale", "unknown", "disputed")
 
 
@@ -127,21 +126,19 @@ def _judged(ws: Workspace) -> list[Any] | None:
     """What `currencies` depends on: the index's state once the ledger's facts and the curated
     folder's rows are brought up to date (the verified records' fields, the disputes the facts
     keep; a value the view has yet to keep is a write, after which the state differs), the facts'
-    tail's disputes, HEAD (each record's currency is judged from git's history up to it) and the
-    versions of what reads them. None when the index or git cannot tell."""
+    tail's disputes, and git's history as the currencies read it (`currency.history`: the versions
+    of what reads them, HEAD, the shallow cut, grafts and replace refs). None when the index or git
+    cannot tell."""
     found = accumulation.facts(ws)  # first: brings the ledger's facts in the index up to date
     if found.db is None:
         return None
     index = store_index.of(ws)
     index.check(ws.curated)  # a file too recent to vouch for itself is written again each check: no state holds
     written = index.written()
-    try:
-        head = ws.refs().head.sha
-    except (OSError, git.GitError):
+    history = currency.history(ws)
+    if written is None or history is None:
         return None
-    if written is None:
-        return None
-    return [_JUDGED, known._VERSION, currency._VERSION, written, head, [list(d) for d in found.tail.disputes]]
+    return [_JUDGED, written, history, [list(d) for d in found.tail.disputes]]
 
 
 def _counts_fit(kept: Any) -> bool:
