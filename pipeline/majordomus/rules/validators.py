@@ -376,15 +376,9 @@ def _attention(ctx: Context) -> tuple[int, int, list[list[str]]]:
     ws = ctx.ws
     key = _attention_key(ctx)
     store = index.of(ws)
-    if key is not None:
-        kept = store.kept(_ATTENTION, key)
-        if (isinstance(kept, list) and len(kept) == 4 and type(kept[0]) is int and type(kept[1]) is int
-                and type(kept[2]) is list and all(type(e) is list and len(e) == 2 and type(e[0]) is str
-                                                  and type(e[1]) is str for e in kept[2])
-                and type(kept[3]) is list and len(kept[3]) == 2
-                and all(type(e) is list and set(map(type, e)) <= {str} for e in kept[3])
-                and not currency.arrived(ws, kept[3])):
-            return kept[0], kept[1], kept[2]
+    kept: tuple[int, int, list[list[str]], list[list[str]]] | None = store.kept(_ATTENTION, key, _kept_attention)
+    if kept is not None and not currency.arrived(ws, kept[3]):
+        return kept[0], kept[1], kept[2]
     found, states, by = currency.judged(ws)
     listed = [[rec.id, f"{rec.id} ({rec.cls}: {rec.title}) {states[rec.id].reason}"] for rec in found
               if states[rec.id].stale or states[rec.id].dispute is not None]
@@ -392,6 +386,18 @@ def _attention(ctx: Context) -> tuple[int, int, list[list[str]]]:
     if key is not None and _attention_key(ctx) == key:  # nothing wrote to the index while it was read
         store.keep(_ATTENTION, key, [len(found), unknown, listed, by])
     return len(found), unknown, listed
+
+
+def _kept_attention(kept: object) -> tuple[int, int, list[list[str]], list[list[str]]] | None:
+    """What `_attention` kept ([verified, unknown, [[id, what is said]], [the commits it lacked,
+    those outside HEAD's history]]); None when `kept` is not of that shape."""
+    if (isinstance(kept, list) and len(kept) == 4 and type(kept[0]) is int and type(kept[1]) is int
+            and type(kept[2]) is list and all(type(e) is list and len(e) == 2 and type(e[0]) is str
+                                              and type(e[1]) is str for e in kept[2])
+            and type(kept[3]) is list and len(kept[3]) == 2
+            and all(type(e) is list and set(map(type, e)) <= {str} for e in kept[3])):
+        return kept[0], kept[1], kept[2], kept[3]
+    return None
 
 
 def _attention_key(ctx: Context) -> list[object] | None:
