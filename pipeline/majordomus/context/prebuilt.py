@@ -92,8 +92,7 @@ def _sources(ws: Workspace, repo_paths: list[str]) -> list[Path] | None:
     stamp (an untracked `.ai/repo/` of thousands of files: its starts compose) or git's status does
     not name each file changed (a folder of the store that holds a `.git`: a submodule, named as
     one path whatever changed in it again)."""
-    if any(os.path.lexists(os.path.join(folder, ".git")) for folder in (ws.ai, ws.repo, ws.knowledge, ws.candidates,
-                                                                        ws.curated, ws.sessions)):
+    if ws.holds_a_repository():
         return None
     found = [ws.policy_path, ws.state / "task.json", ws.state / "questions.json", ws.curated,
              ws.candidates, ws.sessions, ws.outbox / "candidates", ws.outbox / "sessions"]

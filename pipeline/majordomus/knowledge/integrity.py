@@ -229,9 +229,8 @@ class _Judged:
         if parts is None:
             return None
         parts.insert(0, f"{version}:{__version__}".encode("utf-8"))  # another release may judge otherwise
-        if any(os.path.lexists(os.path.join(folder, ".git")) for folder in (ws.ai, ws.repo, ws.knowledge,
-                                                                             ws.candidates, ws.curated, ws.sessions)):
-            return None  # another repository's files (a submodule, a `git init` there): git's word is on the folder
+        if ws.holds_a_repository():
+            return None  # another repository's files: git's word is on the folder
         for folder in (ws.candidates, ws.curated, ws.sessions):
             try:
                 fsio.confined(folder, folder=True)

@@ -79,6 +79,14 @@ class Workspace:
     def __repr__(self) -> str:
         return f"Workspace({self.root!r})"
 
+    def holds_a_repository(self) -> bool:
+        """Whether a folder of the store (`.ai`, `.ai/repo`, `knowledge/`, a record folder) holds a
+        `.git`: a submodule, or a `git init` there. git names such a folder as one entry (one `H` in
+        its index, one path in its status) whatever changes in it again, so nothing vouched for by
+        git's word is kept (doctor's judgement, the prebuilt briefing). Six `lstat`s."""
+        return any(os.path.lexists(os.path.join(folder, ".git")) for folder in (
+            self.ai, self.repo, self.knowledge, self.candidates, self.curated, self.sessions))
+
     def foreign_local(self) -> str | None:
         """Why `.ai/local/` is not this checkout's own, or None: git tracks files under it (a
         careless `git add -A` upstream, a hostile repository), so its ledger, open task and
