@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 FILE = "briefing.prebuilt.json"
 OWN_CACHE = "own.cache.json"  # the branch's own paths (`own`), by the refs they were computed from
-VERSION = 1
+VERSION = 2
 LIMIT = 1 << 24  # bytes the prebuilt file may hold
 TAIL_LIMIT = 1 << 18  # ledger bytes appended since the build a check reads, at most
 WALK_LIMIT = 5_000  # files of an untracked folder under .ai/repo stamped, at most
@@ -88,13 +88,15 @@ def relevant(paths: frozenset[str], targets: list[str] | set[str]) -> list[str]:
 
 
 def _sources(ws: Workspace, repo_paths: list[str]) -> list[Path] | None:
-    """Every file and folder whose stamp the check compares; None when there are too many to
+    """Every file and folder whose stamp the check compares, git's index file first (`_compared`);
+    None when there are too many to
     stamp (an untracked `.ai/repo/` of thousands of files: its starts compose) or git's status does
     not name each file changed (a folder of the store that holds a `.git`: a submodule, named as
     one path whatever changed in it again)."""
-    if ws.holds_a_repository():
+    index = git.index_file(ws.root)
+    if ws.holds_a_repository() or index is None:
         return None
-    found = [ws.policy_path, ws.state / "task.json", ws.state / "questions.json", ws.curated,
+    found = [index, ws.policy_path, ws.state / "task.json", ws.state / "questions.json", ws.curated,
              ws.candidates, ws.sessions, ws.outbox / "candidates", ws.outbox / "sessions"]
     for folder in (ws.outbox / "candidates", ws.outbox / "sessions"):
         try:
@@ -216,7 +218,29 @@ def prepare(ws: Workspace, status: git.Status | None = None,
     sources = _sources(ws, sorted(p for p in status.paths if _in_repo(p)))
     if ledger is None or sources is None:
         return None
-    return Prepared(ws.root, status, None, sources, [filecache.vouch(p) for p in sources], ledger)
+    stamps = [filecache.vouch(p) for p in sources]
+    if not _compared(ws, sources[0], stamps[0]):
+        return None
+    return Prepared(ws.root, status, None, sources, stamps, ledger)
+
+
+def _compared(ws: Workspace, index: Path, kept: Any) -> bool:
+    """Whether git's status compares every file under `.ai/repo/` with git's index (`index`, stamped
+    `kept` before this asks): no entry there is flagged assume-unchanged or skip-worktree, whose
+    edits no status names and whose folder keeps its stamp (`git.flagged`). A flag set later
+    rewrites the index, which the check compares. The last build's answer while the index keeps
+    the stamp it was kept with; else one git process."""
+    if type(kept) is list and len(kept) == 5:
+        try:
+            last = json.loads(fsio.read_regular(path(ws), LIMIT))
+            if last.get("v") == VERSION and last["sources"][0] == _named(ws, index) and last["stamps"][0] == kept:
+                return True
+        except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
+            pass
+    try:
+        return git.flagged(ws.root, ".ai/repo") is False
+    except (OSError, git.GitError):
+        return False
 
 
 def _settled(path: Path, kept: Any) -> Any:

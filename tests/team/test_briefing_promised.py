@@ -1,0 +1,40 @@
+"""The start's prebuilt briefing after an edit of a record git was told to trust unchanged
+(`git update-index --assume-unchanged` or `--skip-worktree`, `core.ignoreStat`): git's status
+does not name it, the record's folder keeps its stamp."""
+from __future__ import annotations
+
+
+import pytest
+
+from conftest import Repo
+from test_briefing_attacked import _start
+from kbstore import KB, build
+
+
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+@pytest.mark.parametrize("flagged_after_a_build", [False, True])
+def test_a_record_git_was_told_to_trust_is_briefed_as_it_is(repo: Repo, flag: str,
+                                                            flagged_after_a_build: bool) -> None:
+    """Flagged before the first start (the build asks git) or after a briefing was prebuilt (the
+    flag rewrote git's index, which the start's check compares)."""
+    build(repo)
+    repo.git("add", "-A")
+    repo.commit("the store")
+    record = repo.root / KB / "curated/c-tabs.md"
+    if not flagged_after_a_build:
+        repo.git("update-index", flag, record.relative_to(repo.root).as_posix())
+    first = _start(repo, "e7")
+    assert "Tabs are refused by the parser" in first
+    assert _start(repo, "e8").replace("e8", "e7") == first
+    if flagged_after_a_build:
+        assert (repo.root / ".ai/local/state/briefing.prebuilt.json").is_file()
+        repo.git("update-index", flag, record.relative_to(repo.root).as_posix())
+    text = record.read_text(encoding="utf-8")
+    with open(record, "r+", encoding="utf-8") as handle:
+        handle.write(text.replace("Tabs are refused by the parser", "Tabs are welcome in the parser"))
+    through = _start(repo, "e9")
+    (repo.root / ".ai/local/state/briefing.prebuilt.json").unlink(missing_ok=True)
+    truth = _start(repo, "e9")
+    assert "Tabs are welcome" in truth
+    assert through == truth
+
