@@ -513,3 +513,77 @@ _PATHS = ["src/a.py", "src/", "src", "srcx/a.py", "src/deep/b.py", "src//c.py", 
     max_size=4))
 def test_the_paths_a_record_relates_to_are_those_its_targets_name(paths: list[str], targets: list[str]) -> None:
     assert prebuilt.relevant(frozenset(paths), targets) == _relevant_by_parts(frozenset(paths), targets)
+
+
+# --- a folder the index trusts to its stamp --------------------------------------------------
+
+def _truth(repo: Repo, episode: str) -> str:
+    """What a start composes without any derived state (the index, its kept answers, the prebuilt
+    text): the records as they are."""
+    import shutil
+
+    state = repo.root / ".ai/local/state"
+    for name in ("index.sqlite3", "index.kept", prebuilt.FILE):
+        where = state / name
+        if where.is_dir():
+            shutil.rmtree(where)
+        elif where.exists():
+            where.unlink()
+    return fresh(repo, episode)
+
+
+@pytest.fixture
+def big(store: Repo) -> Repo:
+    """`store` with a candidates folder the index trusts to its stamp (SCAN_BELOW records), the
+    newest of them shown by the briefing, committed; its end built the prebuilt text."""
+    from majordomus.store import index as store_index
+
+    folder = store.root / ".ai/repo/knowledge/candidates"
+    for n in range(store_index.SCAN_BELOW):
+        (folder / f"e0-c{n:04}.md").write_text(
+            CANDIDATE.format(rid=f"e0-c{n:04}", episode="e0", title=f"Old candidate {n}").replace(
+                '"2026-01-02"', '"2025-06-01"'), encoding="utf-8")
+    candidate(store, "e0-shown", "e0", "The newest candidate")
+    store.git("add", "-A")
+    store.commit("a thousand candidates")
+    start(store, "e1")
+    end(store, "e1")
+    return store
+
+
+def _rewrite_in_place(path: Path, old: str, new: str) -> None:
+    """As an editor that saves in place does: same inode, the folder's entries untouched."""
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    with path.open("r+", encoding="utf-8") as handle:
+        handle.write(text.replace(old, new))
+        handle.truncate()
+
+
+def test_a_record_edited_in_place_in_a_folder_trusted_to_its_stamp_is_never_printed_stale(big: Repo) -> None:
+    """The index trusts a big folder to its stamp, which an edit in place leaves as it was; git's
+    status, which the start asks anyway, names the file, and the composition reads it again."""
+    path = big.root / ".ai/repo/knowledge/candidates/e0-shown.md"
+    folder = path.parent.stat()
+    plant(big)
+    _rewrite_in_place(path, "The newest candidate", "The newest candidate, edited")
+    assert (path.parent.stat().st_mtime_ns, path.parent.stat().st_ino) == (folder.st_mtime_ns, folder.st_ino)
+    text = start(big, "e2")
+    assert MARK not in text and "The newest candidate, edited" in text
+    # restored in place: git names it no more; it was named at the last start, so it is read again
+    _settle()
+    plant(big)
+    _rewrite_in_place(path, "The newest candidate, edited", "The newest candidate")
+    text = start(big, "e3")
+    assert MARK not in text and "The newest candidate, edited" not in text and "The newest candidate" in text
+    assert text.split("\n", 1)[1] == _truth(big, "e3").split("\n", 1)[1]
+
+
+def test_a_record_edited_in_place_is_seen_by_the_boundary_that_builds_the_next_text(big: Repo) -> None:
+    path = big.root / ".ai/repo/knowledge/candidates/e0-shown.md"
+    start(big, "e2")
+    _rewrite_in_place(path, "The newest candidate", "Edited before the end")
+    end(big, "e2")
+    kept = json.loads((big.root / ".ai/local/state" / prebuilt.FILE).read_text(encoding="utf-8"))
+    assert "Edited before the end" in kept["body"]
+    assert "Edited before the end" in start(big, "e3")

@@ -24,8 +24,11 @@ stamp changed are read again. A stamp taken within one tick of the file system's
 vouches for nothing (`filecache.settled`): such a folder is scanned, such a file read, every time
 until it settles. A folder of fewer than SCAN_BELOW records is checked file by file every time
 anyway. An editor that rewrites a record in place keeps its folder's stamp: in a bigger folder the
-rows are caught up by `refresh` (`knowledge check`, which reads every record anyway and runs
-in the pre-commit gate, calls it), and a record's own page reads its file.
+rows are caught up by `recheck` where git's status is at hand (the briefing's composition, at a
+start and at a boundary: each file git names, and each it named the time before, by its own
+stamp), by `refresh` (`knowledge check`, which reads every record anyway and runs in the
+pre-commit gate, calls it), and a record's own page reads its file. The other readers show such a
+record as it was until one of those runs or its folder changes.
 
 When the file is unreadable, of another version, not an index or a symbolic link (it or a
 journal beside it: sqlite would follow one out of the repository), it is removed and built again
@@ -634,12 +637,7 @@ class Index:
             db.execute("SELECT name, stamp FROM files WHERE folder = ?", (rel,)))  # the covering index alone
         changes: list[tuple[str, bytes | str | None]] = []
         for name, st in records.stats(folder):
-            file_stamp: bytes | str | None = None
-            if st is not None and (st.st_ctime_ns <= surely or settled(st, clock)):
-                try:
-                    file_stamp = _STAMP(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-                except struct.error:  # a time outside 64 bits of nanoseconds: kept as text
-                    file_stamp = f"[{st.st_ino},{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns}]"
+            file_stamp = _file_stamp(st, clock, surely)
             # popped whatever it holds: what is left in `rows` afterwards is gone from the folder
             if rows.pop(name, None) != file_stamp or file_stamp is None:
                 changes.append((name, file_stamp))
@@ -655,6 +653,65 @@ class Index:
                     db.execute("DELETE FROM folders WHERE folder = ?", (rel,))
         if self._held is not None:
             self._held.add(rel)
+
+    def recheck(self, named: Iterable[str]) -> None:
+        """Check the record files git's status names (`named`: repository-relative paths, changed
+        or untracked, an untracked folder with its `/`) each by its own stamp, whatever its
+        folder's says, and those it named at the last recheck: a record an editor rewrote in place
+        in a folder trusted to its stamp (SCAN_BELOW) is read again by the composition that
+        follows (the briefing's, which has git's status anyway), and so is one restored in place
+        since (git names it no more). A folder git names whole (untracked: it names no file in it)
+        has the record folders in it checked file by file. A few `lstat`s; a write only for a
+        file whose stamp changed."""
+        db = self.db()
+        if db is None:
+            return
+        try:
+            known = {f for (f,) in db.execute("SELECT folder FROM folders")}
+            row = db.execute("SELECT value FROM meta WHERE key = 'named'").fetchone()
+            before = json.loads(row[0]) if row is not None else []
+            now = sorted({p for p in named if p.rpartition("/")[0] in known
+                          or (p.endswith("/") and any(f"{f}/".startswith(p) for f in known))})
+            clock = time.time_ns()
+            surely = clock - filecache.RACY_NS
+            files: list[tuple[str, str]] = []
+            for p in sorted(set(now) | {str(q) for q in before}):
+                if p.endswith("/"):
+                    for f in sorted(known):
+                        if f"{f}/".startswith(p):
+                            self._check(db, self.root / f, f, force=True)
+                elif p.rpartition("/")[0] in known:
+                    files.append(p.rpartition("/")[::2])
+            changes, gone = self._restamped(db, files, clock, surely)
+            if changes or gone or now != before:
+                with _transaction(db):
+                    db.executemany("DELETE FROM files WHERE folder = ? AND name = ?", gone)
+                    db.executemany("INSERT OR REPLACE INTO files (folder, name, stamp) VALUES (?, ?, ?)", changes)
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('named', ?)",
+                               (json.dumps(now, ensure_ascii=False, separators=(",", ":")),))
+        except (sqlite3.Error, UnicodeError, ValueError):  # a file name that is not UTF-8: read the files
+            self._lost()
+
+    def _restamped(self, db: sqlite3.Connection, files: list[tuple[str, str]], clock: int, surely: int
+                   ) -> tuple[list[tuple[str, str, bytes | str | None]], list[tuple[str, str]]]:
+        """Of `files` (folder, name), those whose stamp differs from the kept one, with the new
+        stamp, and those no longer a record file (a row is kept only for a regular `*.md`)."""
+        changes: list[tuple[str, str, bytes | str | None]] = []
+        gone: list[tuple[str, str]] = []
+        for folder, name in files:
+            kept = db.execute("SELECT stamp FROM files WHERE folder = ? AND name = ?", (folder, name)).fetchone()
+            try:
+                st: os.stat_result | None = os.lstat(os.path.join(self.root, folder, name))
+            except OSError:
+                st = None
+            if st is None or not S_ISREG(st.st_mode) or not records.is_record_name(name):
+                if kept is not None:
+                    gone.append((folder, name))
+                continue
+            file_stamp = _file_stamp(st, clock, surely)
+            if kept is None or kept[0] != file_stamp or file_stamp is None:
+                changes.append((folder, name, file_stamp))
+        return changes, gone
 
     def refresh(self, folders: Iterable[Path]) -> None:
         """Check every file of `folders` by its own stamp, whatever the folder's says: what an
@@ -687,6 +744,18 @@ class Index:
             return Path(path).relative_to(self.root).as_posix()
         except ValueError:
             return None
+
+
+def _file_stamp(st: os.stat_result | None, clock: int, surely: int) -> bytes | str | None:
+    """A record file's stamp as kept (`_STAMP`), None when it vouches for nothing (gone, or changed
+    within the file system's clock's tick of `clock`: `settled`); `surely`: `clock` less the widest
+    window, before which a change is settled without asking."""
+    if st is None or not (st.st_ctime_ns <= surely or settled(st, clock)):
+        return None
+    try:
+        return _STAMP(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    except struct.error:  # a time outside 64 bits of nanoseconds: kept as text
+        return f"[{st.st_ino},{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns}]"
 
 
 class _transaction:

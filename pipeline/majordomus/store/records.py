@@ -203,6 +203,12 @@ def stats(folder: Path) -> list[tuple[str, os.stat_result | None]]:
     return found
 
 
+def is_record_name(name: str) -> bool:
+    """Whether a file so named in a record folder is a record: `*.md`, but a README contract or a
+    `.tmp.` leftover of an atomic write."""
+    return name.endswith(".md") and name != "README.md" and not name.startswith(".tmp.")
+
+
 def _scan(folder: Path, each: Callable[[os.DirEntry[str]], object], strays: list[str] | None) -> None:
     """`each` of every regular `*.md` file of `folder` (never a README contract or a `.tmp.`
     leftover), in the folder's order, while the folder is open (an entry's `stat` asks the
@@ -217,7 +223,7 @@ def _scan(folder: Path, each: Callable[[os.DirEntry[str]], object], strays: list
         with os.scandir(fd) as listing:
             for e in listing:
                 name = e.name
-                if not name.endswith(".md") or name == "README.md" or name.startswith(".tmp."):
+                if not is_record_name(name):
                     continue
                 try:
                     regular = e.is_file(follow_symlinks=False)
@@ -248,7 +254,7 @@ def strays(folder: Path, regular: set[str]) -> list[str]:
     where = os.fspath(folder) + os.sep
     odd = []
     for name in listed:
-        if not name.endswith(".md") or name == "README.md" or name.startswith(".tmp.") or name in regular:
+        if not is_record_name(name) or name in regular:
             continue
         try:
             mode = os.lstat(where + name).st_mode
