@@ -621,3 +621,34 @@ def test_commits_git_cannot_compare_have_every_big_folder_checked_file_by_file(b
     big.git("add", "-A")
     big.commit("the candidate's title")
     assert "Edited, committed, its base gone" in start(big, "e3")
+
+
+def test_a_committed_index_naming_folders_outside_the_store_is_not_followed(big: Repo, tmp_path: Path) -> None:
+    """The folders and the last recheck's paths the index keeps are read, not believed: a folder
+    outside the store, or a path that climbs out of it, is never listed or stat'ed as a record
+    folder, and the briefing is still composed from the records."""
+    import sqlite3 as sql
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for n in range(3):
+        (outside / f"x{n}.md").write_text(CANDIDATE.format(rid=f"x{n}", episode="e0", title=f"Outside {n}"),
+                                          encoding="utf-8")
+    db = sql.connect(big.root / ".ai/local/state/index.sqlite3")
+    db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (str(outside), "[]"))
+    db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (".ai/repo/../../outside", "[]"))
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('named', ?)",
+               (json.dumps({"head": "f" * 40, "named": [f"{outside}/x0.md", ".ai/repo/../../outside/x1.md"]}),))
+    db.commit()
+    db.close()
+    plant(big)
+    _commit(big)
+    text = start(big, "e3")
+    assert MARK not in text and "The newest candidate" in text and "Outside" not in text
+    db = sql.connect(big.root / ".ai/local/state/index.sqlite3")
+    try:
+        assert db.execute("SELECT count(*) FROM files WHERE folder LIKE '%outside%'").fetchone() == (0,)
+        kept = json.loads(db.execute("SELECT value FROM meta WHERE key = 'named'").fetchone()[0])
+        assert kept["head"] == big.git("rev-parse", "HEAD").strip()  # the index was used, not given up
+    finally:
+        db.close()

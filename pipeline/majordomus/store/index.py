@@ -669,7 +669,7 @@ class Index:
         if db is None:
             return
         try:
-            known = {f for (f,) in db.execute("SELECT folder FROM folders")}
+            known = {f for (f,) in db.execute("SELECT folder FROM folders") if _a_store_folder(f)}
             row = db.execute("SELECT value FROM meta WHERE key = 'named'").fetchone()
             kept = json.loads(row[0]) if row is not None else {}
             before = [str(p) for p in kept.get("named", ())] if isinstance(kept, dict) else []
@@ -697,8 +697,8 @@ class Index:
                     db.executemany("INSERT OR REPLACE INTO files (folder, name, stamp) VALUES (?, ?, ?)", changes)
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('named', ?)",
                                (json.dumps({"head": head, "named": now}, ensure_ascii=False, separators=(",", ":")),))
-        except (sqlite3.Error, UnicodeError, ValueError):  # a file name that is not UTF-8: read the files
-            self._lost()
+        except (sqlite3.Error, UnicodeError, ValueError, FatalError):  # a name that is not UTF-8, a folder
+            self._lost()  # reached through a link: read the files
 
     def _restamped(self, db: sqlite3.Connection, files: list[tuple[str, str]], clock: int, surely: int
                    ) -> tuple[list[tuple[str, str, bytes | str | None]], list[tuple[str, str]]]:
@@ -752,6 +752,13 @@ class Index:
             return Path(path).relative_to(self.root).as_posix()
         except ValueError:
             return None
+
+
+def _a_store_folder(rel: object) -> bool:
+    """Whether a folder the index names (`folders`) is one of the store's, as every reader names
+    them: relative, under `.ai/`, no `..`. A committed index is read, not believed: `recheck`
+    takes its folders as paths to check."""
+    return isinstance(rel, str) and rel.startswith(".ai/") and ".." not in rel.split("/") and "\0" not in rel
 
 
 def _file_stamp(st: os.stat_result | None, clock: int, surely: int) -> bytes | str | None:
