@@ -637,7 +637,13 @@ class Index:
             db.execute("SELECT name, stamp FROM files WHERE folder = ?", (rel,)))  # the covering index alone
         changes: list[tuple[str, bytes | str | None]] = []
         for name, st in records.stats(folder):
-            file_stamp = _file_stamp(st, clock, surely)
+            # `_file_stamp`, inline: one call a file fewer, 16,000 a scan at 1M
+            file_stamp: bytes | str | None = None
+            if st is not None and (st.st_ctime_ns <= surely or settled(st, clock)):
+                try:
+                    file_stamp = _STAMP(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                except struct.error:  # a time outside 64 bits of nanoseconds: kept as text
+                    file_stamp = f"[{st.st_ino},{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns}]"
             # popped whatever it holds: what is left in `rows` afterwards is gone from the folder
             if rows.pop(name, None) != file_stamp or file_stamp is None:
                 changes.append((name, file_stamp))
