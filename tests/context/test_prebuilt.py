@@ -587,3 +587,68 @@ def test_a_record_edited_in_place_is_seen_by_the_boundary_that_builds_the_next_t
     kept = json.loads((big.root / ".ai/local/state" / prebuilt.FILE).read_text(encoding="utf-8"))
     assert "Edited before the end" in kept["body"]
     assert "Edited before the end" in start(big, "e3")
+
+
+@pytest.mark.parametrize("how", ["committed", "staged"])
+def test_a_record_edited_in_place_then_committed_is_never_printed_stale(big: Repo, how: str) -> None:
+    """A person edits a record in an editor that saves in place, then commits it, no session in
+    between: git's status names nothing at the next start, but the commits since the last
+    composition name the file."""
+    path = big.root / ".ai/repo/knowledge/candidates/e0-shown.md"
+    start(big, "e2")  # composes (the fixture's end was e1's), and checks what git names
+    plant(big)
+    _rewrite_in_place(path, "The newest candidate", "Edited, then committed")
+    big.git("add", "-A")
+    if how == "committed":
+        big.commit("the candidate's title")
+    text = start(big, "e3")
+    assert MARK not in text and "Edited, then committed" in text
+    assert text.split("\n", 1)[1] == _truth(big, "e3").split("\n", 1)[1]
+
+
+def test_commits_git_cannot_compare_have_every_big_folder_checked_file_by_file(big: Repo) -> None:
+    """The commit the last composition ran at is gone (a rebase, then a gc): git cannot say what
+    changed since, so every folder is checked by each file's stamp."""
+    import sqlite3 as sql
+
+    path = big.root / ".ai/repo/knowledge/candidates/e0-shown.md"
+    start(big, "e2")
+    db = sql.connect(big.root / ".ai/local/state/index.sqlite3")
+    db.execute("UPDATE meta SET value = ? WHERE key = 'named'", (json.dumps({"head": "f" * 40, "named": []}),))
+    db.commit()
+    db.close()
+    _rewrite_in_place(path, "The newest candidate", "Edited, committed, its base gone")
+    big.git("add", "-A")
+    big.commit("the candidate's title")
+    assert "Edited, committed, its base gone" in start(big, "e3")
+
+
+def test_a_committed_index_naming_folders_outside_the_store_is_not_followed(big: Repo, tmp_path: Path) -> None:
+    """The folders and the last recheck's paths the index keeps are read, not believed: a folder
+    outside the store, or a path that climbs out of it, is never listed or stat'ed as a record
+    folder, and the briefing is still composed from the records."""
+    import sqlite3 as sql
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for n in range(3):
+        (outside / f"x{n}.md").write_text(CANDIDATE.format(rid=f"x{n}", episode="e0", title=f"Outside {n}"),
+                                          encoding="utf-8")
+    db = sql.connect(big.root / ".ai/local/state/index.sqlite3")
+    db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (str(outside), "[]"))
+    db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (".ai/repo/../../outside", "[]"))
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('named', ?)",
+               (json.dumps({"head": "f" * 40, "named": [f"{outside}/x0.md", ".ai/repo/../../outside/x1.md"]}),))
+    db.commit()
+    db.close()
+    plant(big)
+    _commit(big)
+    text = start(big, "e3")
+    assert MARK not in text and "The newest candidate" in text and "Outside" not in text
+    db = sql.connect(big.root / ".ai/local/state/index.sqlite3")
+    try:
+        assert db.execute("SELECT count(*) FROM files WHERE folder LIKE '%outside%'").fetchone() == (0,)
+        kept = json.loads(db.execute("SELECT value FROM meta WHERE key = 'named'").fetchone()[0])
+        assert kept["head"] == big.git("rev-parse", "HEAD").strip()  # the index was used, not given up
+    finally:
+        db.close()

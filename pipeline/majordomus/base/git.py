@@ -874,6 +874,15 @@ def changed_since(root: Path, sha: str | None) -> list[str]:
     return sorted({path for _, out in results for path in out.split("\0") if path})
 
 
+def changed_between(root: Path, old: str, new: str, folder: str) -> list[str] | None:
+    """The paths under `folder` whose content differs between commits `old` and `new` (renames as
+    a deletion and an addition), in one git call; None when git cannot say (a commit gone since,
+    after a rebase and a gc, or not a commit)."""
+    code, out, _ = spawn(root, "-c", "core.quotePath=false", "diff-tree", "-r", "--no-renames", "--name-only",
+                         "-z", old, new, "--", folder).wait()
+    return [p for p in out.split("\0") if p] if code == 0 else None
+
+
 def subjects(root: Path, shas: list[str]) -> dict[str, str]:
     """Full sha -> subject of each commit `shas` names (full or abbreviated), in one git call; a
     sha naming no commit here is simply absent from the answer."""

@@ -373,13 +373,13 @@ TRIMMED = ("\n(trimmed to stay under 10,000 characters, the most Claude Code pas
 
 
 def compose(ws: Workspace, episode: str, source: str = "startup", branch: str | None = None,
-            changed: Changed | None = None, seen: Seen | None = None, named: frozenset[str] | None = None) -> str:
-    """The briefing text: never over CEILING characters, whatever the budget. `named`: the paths
-    git's status names, when the caller has it: the record files among them are checked by their
-    own stamps before any is read (`Index.recheck`: an edit in place leaves a big folder's stamp
-    as it was)."""
-    if named is not None:
-        store_index.of(ws).recheck(named)
+            changed: Changed | None = None, seen: Seen | None = None, status: git.Status | None = None) -> str:
+    """The briefing text: never over CEILING characters, whatever the budget. `status`: git's, when
+    the caller has it: the record files it names or the commits since the last one changed are
+    checked by their own stamps before any is read (`Index.recheck`: an edit in place leaves a
+    big folder's stamp as it was)."""
+    if status is not None:
+        store_index.of(ws).recheck(status.paths, status.head.sha)
     budget = int(ws.policy["session.briefing_budget_lines"])
     text, ceiling_cut = fit(sections(ws, episode, source, branch, changed=changed, seen=seen), budget, CEILING)
     if seen is not None:

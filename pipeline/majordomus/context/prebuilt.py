@@ -301,7 +301,7 @@ def refresh(ws: Workspace) -> bool:
 
         seen = briefing.Seen()
         text = briefing.compose(ws, "", "startup", branch=prepared.status.head.branch,
-                                changed=prepared.changed, seen=seen, named=prepared.status.paths)
+                                changed=prepared.changed, seen=seen, status=prepared.status)
         return save(ws, prepared, text, seen)
     except Exception:  # noqa: BLE001 - a boundary never fails for its prebuilt briefing
         _forget(ws)

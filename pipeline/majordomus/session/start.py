@@ -182,14 +182,14 @@ def _composed(ws: Workspace, episode: str, source: str, facts: git.Status | None
     try:
         if prepared is not None:
             text = briefing.compose(ws, episode, source, branch=prepared.status.head.branch,
-                                    changed=prepared.changed, seen=seen, named=prepared.status.paths)
+                                    changed=prepared.changed, seen=seen, status=prepared.status)
             try:
                 prebuilt.save(ws, prepared, text, seen, episode)
             except Exception as exc:  # noqa: BLE001 - kept or not, the text stands
                 _note(errors, "prebuilt briefing", exc)
         else:
             text = briefing.compose(ws, episode, source, branch=facts.head.branch if facts is not None else None,
-                                    named=facts.paths if facts is not None else None)
+                                    status=facts)
     except Exception as exc:  # noqa: BLE001 - the episode is open; say so even without a briefing
         why = _note(errors, "briefing", exc)
         text = (f"# Majordomus briefing: episode {episode} ({source})\n\nThe briefing could not be "

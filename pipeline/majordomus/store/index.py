@@ -48,7 +48,7 @@ from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 
 from majordomus.base.lean import TYPE_CHECKING
-from majordomus.base import fsio
+from majordomus.base import fsio, git
 from majordomus.base.errors import FatalError
 from majordomus.store import filecache, records
 from majordomus.store.filecache import settled, stamp
@@ -637,7 +637,13 @@ class Index:
             db.execute("SELECT name, stamp FROM files WHERE folder = ?", (rel,)))  # the covering index alone
         changes: list[tuple[str, bytes | str | None]] = []
         for name, st in records.stats(folder):
-            file_stamp = _file_stamp(st, clock, surely)
+            # `_file_stamp`, inline: one call a file fewer, 16,000 a scan at 1M
+            file_stamp: bytes | str | None = None
+            if st is not None and (st.st_ctime_ns <= surely or settled(st, clock)):
+                try:
+                    file_stamp = _STAMP(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                except struct.error:  # a time outside 64 bits of nanoseconds: kept as text
+                    file_stamp = f"[{st.st_ino},{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns}]"
             # popped whatever it holds: what is left in `rows` afterwards is gone from the folder
             if rows.pop(name, None) != file_stamp or file_stamp is None:
                 changes.append((name, file_stamp))
@@ -654,43 +660,51 @@ class Index:
         if self._held is not None:
             self._held.add(rel)
 
-    def recheck(self, named: Iterable[str]) -> None:
+    def recheck(self, named: Iterable[str], head: str | None) -> None:
         """Check the record files git's status names (`named`: repository-relative paths, changed
-        or untracked, an untracked folder with its `/`) each by its own stamp, whatever its
-        folder's says, and those it named at the last recheck: a record an editor rewrote in place
-        in a folder trusted to its stamp (SCAN_BELOW) is read again by the composition that
-        follows (the briefing's, which has git's status anyway), and so is one restored in place
-        since (git names it no more). A folder git names whole (untracked: it names no file in it)
-        has the record folders in it checked file by file. A few `lstat`s; a write only for a
-        file whose stamp changed."""
+        or untracked, an untracked folder with its `/`; `head`: the commit it was asked at) each
+        by its own stamp, whatever its folder's says, and those it named at the last recheck, and
+        those committed since (between that recheck's HEAD and `head`): a record an editor rewrote
+        in place in a folder trusted to its stamp (SCAN_BELOW) is read again by the composition
+        that follows (the briefing's, which has git's status anyway), and so is one restored in
+        place since (git names it no more) or committed since (the same). A folder git names
+        whole (untracked: it names no file in it) has the record folders in it checked file by
+        file, and so has every folder when git cannot say what the commits since changed. A few
+        `lstat`s; a write only for a file whose stamp changed."""
         db = self.db()
         if db is None:
             return
         try:
-            known = {f for (f,) in db.execute("SELECT folder FROM folders")}
+            known = {f for (f,) in db.execute("SELECT folder FROM folders") if _a_store_folder(f)}
             row = db.execute("SELECT value FROM meta WHERE key = 'named'").fetchone()
-            before = json.loads(row[0]) if row is not None else []
+            kept = json.loads(row[0]) if row is not None else {}
+            before = [str(p) for p in kept.get("named", ())] if isinstance(kept, dict) else []
+            was = kept.get("head") if isinstance(kept, dict) else None
             now = sorted({p for p in named if p.rpartition("/")[0] in known
                           or (p.endswith("/") and any(f"{f}/".startswith(p) for f in known))})
+            since: list[str] | None = []
+            if isinstance(was, str) and head is not None and was != head:
+                since = git.changed_between(self.root, was, head, ".ai/repo/")
             clock = time.time_ns()
             surely = clock - filecache.RACY_NS
             files: list[tuple[str, str]] = []
-            for p in sorted(set(now) | {str(q) for q in before}):
+            every = since is None or (was is None and head is not None)  # no earlier recheck to go from
+            for p in sorted(set(now) | set(before) | set(since or ())) if not every else ["/"]:
                 if p.endswith("/"):
                     for f in sorted(known):
-                        if f"{f}/".startswith(p):
+                        if f"{f}/".startswith(p.lstrip("/")):
                             self._check(db, self.root / f, f, force=True)
                 elif p.rpartition("/")[0] in known:
                     files.append(p.rpartition("/")[::2])
             changes, gone = self._restamped(db, files, clock, surely)
-            if changes or gone or now != before:
+            if changes or gone or now != before or was != head:
                 with _transaction(db):
                     db.executemany("DELETE FROM files WHERE folder = ? AND name = ?", gone)
                     db.executemany("INSERT OR REPLACE INTO files (folder, name, stamp) VALUES (?, ?, ?)", changes)
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('named', ?)",
-                               (json.dumps(now, ensure_ascii=False, separators=(",", ":")),))
-        except (sqlite3.Error, UnicodeError, ValueError):  # a file name that is not UTF-8: read the files
-            self._lost()
+                               (json.dumps({"head": head, "named": now}, ensure_ascii=False, separators=(",", ":")),))
+        except (sqlite3.Error, UnicodeError, ValueError, FatalError):  # a name that is not UTF-8, a folder
+            self._lost()  # reached through a link: read the files
 
     def _restamped(self, db: sqlite3.Connection, files: list[tuple[str, str]], clock: int, surely: int
                    ) -> tuple[list[tuple[str, str, bytes | str | None]], list[tuple[str, str]]]:
@@ -744,6 +758,13 @@ class Index:
             return Path(path).relative_to(self.root).as_posix()
         except ValueError:
             return None
+
+
+def _a_store_folder(rel: object) -> bool:
+    """Whether a folder the index names (`folders`) is one of the store's, as every reader names
+    them: relative, under `.ai/`, no `..`. A committed index is read, not believed: `recheck`
+    takes its folders as paths to check."""
+    return isinstance(rel, str) and rel.startswith(".ai/") and ".." not in rel.split("/") and "\0" not in rel
 
 
 def _file_stamp(st: os.stat_result | None, clock: int, surely: int) -> bytes | str | None:

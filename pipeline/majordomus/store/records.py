@@ -223,7 +223,8 @@ def _scan(folder: Path, each: Callable[[os.DirEntry[str]], object], strays: list
         with os.scandir(fd) as listing:
             for e in listing:
                 name = e.name
-                if not is_record_name(name):
+                # `is_record_name`, inline: one call an entry fewer, 16,000 a scan at 1M
+                if not name.endswith(".md") or name == "README.md" or name.startswith(".tmp."):
                     continue
                 try:
                     regular = e.is_file(follow_symlinks=False)
