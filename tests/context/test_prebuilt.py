@@ -652,3 +652,44 @@ def test_a_committed_index_naming_folders_outside_the_store_is_not_followed(big:
         assert kept["head"] == big.git("rev-parse", "HEAD").strip()  # the index was used, not given up
     finally:
         db.close()
+
+
+@pytest.mark.parametrize("how", ["amend", "stash"])
+def test_a_record_edited_in_place_and_committed_before_a_start_is_never_printed_stale(big: Repo, how: str) -> None:
+    """Edited in place and committed (or stashed) before any composition: no status names it at
+    the next start, and none named it at the last recheck."""
+    path = big.root / ".ai/repo/knowledge/candidates/e0-shown.md"
+    _settle()
+    _rewrite_in_place(path, "The newest candidate", "The newest candidate, edited")
+    if how == "stash":
+        big.git("stash", "-q")  # the file written again from HEAD: then popped, in place again
+        _settle()
+        _rewrite_in_place(path, "The newest candidate", "The newest candidate, edited")
+        big.git("add", "-A")
+        big.commit("the candidate edited")
+    else:
+        big.git("add", "-A")
+        big.commit("the candidate edited")
+        if how == "amend":
+            big.git("commit", "-q", "--amend", "-m", "the candidate edited, amended")
+    text = start(big, "e2")
+    assert text.split("\n", 1)[1] == _truth(big, "e2").split("\n", 1)[1]
+    assert "The newest candidate, edited" in text
+
+
+def test_a_record_read_again_by_a_check_then_restored_in_place_is_never_printed_stale(big: Repo) -> None:
+    """Edited in place, read again by `knowledge check` (which checks every file by its stamp) and
+    the queue's reader, restored in place: git names it neither now nor at the last start's
+    recheck."""
+    path = big.root / ".ai/repo/knowledge/candidates/e0-shown.md"
+    _settle()
+    _rewrite_in_place(path, "The newest candidate", "The newest candidate, edited")
+    big.mj("knowledge", "check")
+    assert "The newest candidate, edited" in big.mj("knowledge", "candidates", "--all").stdout  # read as it is
+    _settle()
+    _rewrite_in_place(path, "The newest candidate, edited", "The newest candidate")
+    (big.root / ".ai/local/state" / prebuilt.FILE).unlink()  # the start composes (through the index)
+    text = start(big, "e2")
+    assert text.split("\n", 1)[1] == _truth(big, "e2").split("\n", 1)[1]
+    assert "The newest candidate, edited" not in text
+

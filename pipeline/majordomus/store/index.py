@@ -635,6 +635,7 @@ class Index:
         surely = clock - filecache.RACY_NS
         rows: dict[str, bytes | str | None] = dict(
             db.execute("SELECT name, stamp FROM files WHERE folder = ?", (rel,)))  # the covering index alone
+        trusted = len(rows) >= SCAN_BELOW  # a folder `recheck` must hear of each file read again in
         changes: list[tuple[str, bytes | str | None]] = []
         for name, st in records.stats(folder):
             # `_file_stamp`, inline: one call a file fewer, 16,000 a scan at 1M
@@ -653,6 +654,8 @@ class Index:
                 db.executemany("DELETE FROM files WHERE folder = ? AND name = ?", [(rel, n) for n in rows])
                 db.executemany("INSERT OR REPLACE INTO files (folder, name, stamp) VALUES (?, ?, ?)",
                                [(rel, n, s) for n, s in changes])
+                if changes and (trusted or len(changes) >= SCAN_BELOW):
+                    _mark(db, [f"{rel}/{n}" for n, _ in changes] if len(changes) < SCAN_BELOW else [f"{rel}/"])
                 if folder_stamp is not None:
                     db.execute("INSERT OR REPLACE INTO folders VALUES (?, ?)", (rel, folder_stamp))
                 else:
@@ -669,8 +672,11 @@ class Index:
         that follows (the briefing's, which has git's status anyway), and so is one restored in
         place since (git names it no more) or committed since (the same). A folder git names
         whole (untracked: it names no file in it) has the record folders in it checked file by
-        file, and so has every folder when git cannot say what the commits since changed. A few
-        `lstat`s; a write only for a file whose stamp changed."""
+        file, and so has every folder when git cannot say what the commits since changed. Also
+        each file of a trusted folder read again since the last recheck (`_mark`: one that a check,
+        or a scan of its folder, read while it was edited in place, then restored in place: git
+        names it neither then nor now). A few `lstat`s; a write only for a file whose stamp
+        changed."""
         db = self.db()
         if db is None:
             return
@@ -682,6 +688,7 @@ class Index:
             was = kept.get("head") if isinstance(kept, dict) else None
             now = sorted({p for p in named if p.rpartition("/")[0] in known
                           or (p.endswith("/") and any(f"{f}/".startswith(p) for f in known))})
+            marked = _marks(db)
             since: list[str] | None = []
             if isinstance(was, str) and head is not None and was != head:
                 since = git.changed_between(self.root, was, head, ".ai/repo/")
@@ -689,20 +696,23 @@ class Index:
             surely = clock - filecache.RACY_NS
             files: list[tuple[str, str]] = []
             every = since is None or (was is None and head is not None)  # no earlier recheck to go from
-            for p in sorted(set(now) | set(before) | set(since or ())) if not every else ["/"]:
+            for p in sorted(set(now) | set(before) | set(since or ()) | set(marked)) if not every else ["/"]:
                 if p.endswith("/"):
                     for f in sorted(known):
                         if f"{f}/".startswith(p.lstrip("/")):
                             self._check(db, self.root / f, f, force=True)
                 elif p.rpartition("/")[0] in known:
                     files.append(p.rpartition("/")[::2])
+            marked = _marks(db)  # with what the checks above read again: checked now
             changes, gone = self._restamped(db, files, clock, surely)
-            if changes or gone or now != before or was != head:
+            if changes or gone or now != before or was != head or marked:
                 with _transaction(db):
                     db.executemany("DELETE FROM files WHERE folder = ? AND name = ?", gone)
                     db.executemany("INSERT OR REPLACE INTO files (folder, name, stamp) VALUES (?, ?, ?)", changes)
                     db.execute("INSERT OR REPLACE INTO meta VALUES ('named', ?)",
                                (json.dumps({"head": head, "named": now}, ensure_ascii=False, separators=(",", ":")),))
+                    if marked:  # those another process marked meanwhile stay marked
+                        _mark(db, [], drop=set(marked))
         except (sqlite3.Error, UnicodeError, ValueError, FatalError):  # a name that is not UTF-8, a folder
             self._lost()  # reached through a link: read the files
 
@@ -777,6 +787,26 @@ def _file_stamp(st: os.stat_result | None, clock: int, surely: int) -> bytes | s
         return _STAMP(st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     except struct.error:  # a time outside 64 bits of nanoseconds: kept as text
         return f"[{st.st_ino},{st.st_size},{st.st_mtime_ns},{st.st_ctime_ns}]"
+
+
+def _marks(db: sqlite3.Connection) -> list[str]:
+    """The files (and whole folders, with their `/`) `_mark` noted for the next `recheck`."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'marked'").fetchone()
+    found = json.loads(row[0]) if row is not None else []
+    return [str(p) for p in found] if isinstance(found, list) else []
+
+
+def _mark(db: sqlite3.Connection, paths: list[str], drop: set[str] | None = None) -> None:
+    """Note `paths` (repository-relative files of a folder trusted to its stamp, read again, or a
+    whole folder with its `/`) for the next `recheck`, in the caller's transaction; `drop`: those
+    it checked. A file read again while edited in place, then restored in place, would otherwise
+    keep what was read: git names it neither then nor now. Past SCAN_BELOW paths, each folder is
+    noted whole."""
+    found = (set(_marks(db)) - (drop or set())) | set(paths)
+    if len(found) >= SCAN_BELOW:
+        found = {p if p.endswith("/") else p.rpartition("/")[0] + "/" for p in found}
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('marked', ?)",
+               (json.dumps(sorted(found), ensure_ascii=False, separators=(",", ":")),))
 
 
 class _transaction:
