@@ -693,3 +693,17 @@ def test_a_record_read_again_by_a_check_then_restored_in_place_is_never_printed_
     assert text.split("\n", 1)[1] == _truth(big, "e2").split("\n", 1)[1]
     assert "The newest candidate, edited" not in text
 
+
+@pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
+def test_a_record_git_was_told_to_trust_in_a_folder_trusted_to_its_stamp_is_never_printed_stale(
+        big: Repo, flag: str) -> None:
+    """Flagged in git's index, a record edited in place is named by no status: the start composes
+    (no prebuilt text while a file is flagged) and reads it again."""
+    path = big.root / ".ai/repo/knowledge/candidates/e0-shown.md"
+    big.git("update-index", flag, path.relative_to(big.root).as_posix())
+    start(big, "e2")
+    _settle()
+    _rewrite_in_place(path, "The newest candidate", "The newest candidate, edited")
+    text = start(big, "e3")
+    assert text.split("\n", 1)[1] == _truth(big, "e3").split("\n", 1)[1]
+    assert "The newest candidate, edited" in text

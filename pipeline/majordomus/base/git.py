@@ -598,15 +598,17 @@ def index_file(root: Path) -> Path | None:
     return where / "index" if where is not None else None
 
 
-def flagged(root: Path, *paths: str) -> bool | None:
-    """Whether git's index holds an entry under `paths` whose file git's status does not compare
-    with it: flagged assume-unchanged (`update-index --assume-unchanged`, `core.ignoreStat`: a tag
-    in lower case), skip-worktree ("S") or another tag than "H " (`ls-files -v`). An edit of such a
-    file is named by no status. None when git cannot say."""
+def flagged(root: Path, *paths: str) -> list[str] | None:
+    """The entries git's index holds under `paths` whose files git's status does not compare with
+    them: flagged assume-unchanged (`update-index --assume-unchanged`, `core.ignoreStat`: a tag in
+    lower case), skip-worktree ("S") or tagged otherwise than "H " (`ls-files -v`). An edit of such
+    a file is named by no status. None when git cannot say."""
     code, out, _ = spawn(root, "--literal-pathspecs", "ls-files", "-v", "-z", "--", *paths).wait_bytes()
     if code != 0:
         return None
-    return out.count(b"\0") != out.startswith(b"H ") + out.count(b"\0H ")  # each entry "<tag> <path>\0"
+    if out.count(b"\0") == out.startswith(b"H ") + out.count(b"\0H "):  # each entry "<tag> <path>\0"
+        return []
+    return [e[2:].decode("utf-8", "replace") for e in out.split(b"\0") if e and not e.startswith(b"H ")]
 
 
 def trunk_ref_files(root: Path) -> list[Path] | None:

@@ -156,12 +156,18 @@ class Prepared:
     """What a build knows before it composes: git's answers and the stamps, taken before the
     sources are read, so a change while it composes shows at the next check."""
 
-    __slots__ = ("root", "status", "own", "sources", "stamps", "ledger")
+    __slots__ = ("root", "status", "own", "sources", "stamps", "ledger", "flagged")
 
     def __init__(self, root: Path, status: git.Status, own: frozenset[str] | None, sources: list[Path],
-                 stamps: list[Any], ledger: list[Any]) -> None:
+                 stamps: list[Any], ledger: list[Any], flagged: frozenset[str] = frozenset()) -> None:
         self.root, self.status, self.own = root, status, own
         self.sources, self.stamps, self.ledger = sources, stamps, ledger
+        self.flagged = flagged  # files under .ai/repo/ git's status does not compare (`_flagged`)
+
+    def checked(self) -> git.Status:
+        """git's status as the composition's check of the records takes it: the flagged files
+        named too (an edit of one in place leaves its folder's stamp, and no status names it)."""
+        return self.status._replace(paths=self.status.paths | self.flagged) if self.flagged else self.status
 
     def changed(self) -> frozenset[str]:
         """The paths this branch and the working tree changed; the branch's commits are asked
@@ -219,28 +225,31 @@ def prepare(ws: Workspace, status: git.Status | None = None,
     if ledger is None or sources is None:
         return None
     stamps = [filecache.vouch(p) for p in sources]
-    if not _compared(ws, sources[0], stamps[0]):
+    flagged = _flagged(ws, sources[0], stamps[0])
+    if flagged is None:
         return None
-    return Prepared(ws.root, status, None, sources, stamps, ledger)
+    return Prepared(ws.root, status, None, sources, stamps, ledger, flagged)
 
 
-def _compared(ws: Workspace, index: Path, kept: Any) -> bool:
-    """Whether git's status compares every file under `.ai/repo/` with git's index (`index`, stamped
-    `kept` before this asks): no entry there is flagged assume-unchanged or skip-worktree, whose
-    edits no status names and whose folder keeps its stamp (`git.flagged`). A flag set later
-    rewrites the index, which the check compares. The last build's answer while the index keeps
-    the stamp it was kept with; else one git process."""
+def _flagged(ws: Workspace, index: Path, kept: Any) -> frozenset[str] | None:
+    """The files under `.ai/repo/` git's status does not compare with git's index (`index`, stamped
+    `kept` before this asks): flagged assume-unchanged or skip-worktree, whose edits no status
+    names and which leave their folder's stamp (`git.flagged`); a text composed while there are
+    any is not kept (`save`). A flag set later rewrites the index, which the check compares. The
+    last build's answer (none) while the index keeps the stamp it was kept with; else one git
+    process. None when git cannot say."""
     if type(kept) is list and len(kept) == 5:
         try:
             last = json.loads(fsio.read_regular(path(ws), LIMIT))
             if last.get("v") == VERSION and last["sources"][0] == _named(ws, index) and last["stamps"][0] == kept:
-                return True
+                return frozenset()
         except (OSError, ValueError, KeyError, IndexError, TypeError, AttributeError):
             pass
     try:
-        return git.flagged(ws.root, ".ai/repo") is False
+        found = git.flagged(ws.root, ".ai/repo")
     except (OSError, git.GitError):
-        return False
+        return None
+    return None if found is None else frozenset(found)
 
 
 def _settled(path: Path, kept: Any) -> Any:
@@ -257,7 +266,7 @@ def _settled(path: Path, kept: Any) -> Any:
 def save(ws: Workspace, prepared: Prepared, text: str, seen: Seen, episode: str = "") -> bool:
     """Keep `text` (composed for `episode`, "" for none, after `prepare`) for the next start;
     False (and nothing kept) when it could not serve another episode's start."""
-    if seen.foreign or seen.volatile or seen.cut or (episode and episode in seen.episodes):
+    if seen.foreign or seen.volatile or seen.cut or (episode and episode in seen.episodes) or prepared.flagged:
         _forget(ws)
         return False
     first, _, body = text.partition("\n")
@@ -301,7 +310,7 @@ def refresh(ws: Workspace) -> bool:
 
         seen = briefing.Seen()
         text = briefing.compose(ws, "", "startup", branch=prepared.status.head.branch,
-                                changed=prepared.changed, seen=seen, status=prepared.status)
+                                changed=prepared.changed, seen=seen, status=prepared.checked())
         return save(ws, prepared, text, seen)
     except Exception:  # noqa: BLE001 - a boundary never fails for its prebuilt briefing
         _forget(ws)

@@ -182,7 +182,7 @@ def _composed(ws: Workspace, episode: str, source: str, facts: git.Status | None
     try:
         if prepared is not None:
             text = briefing.compose(ws, episode, source, branch=prepared.status.head.branch,
-                                    changed=prepared.changed, seen=seen, status=prepared.status)
+                                    changed=prepared.changed, seen=seen, status=prepared.checked())
             try:
                 prebuilt.save(ws, prepared, text, seen, episode)
             except Exception as exc:  # noqa: BLE001 - kept or not, the text stands
