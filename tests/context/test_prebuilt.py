@@ -707,3 +707,22 @@ def test_a_record_git_was_told_to_trust_in_a_folder_trusted_to_its_stamp_is_neve
     text = start(big, "e3")
     assert text.split("\n", 1)[1] == _truth(big, "e3").split("\n", 1)[1]
     assert "The newest candidate, edited" in text
+
+
+def test_a_committed_index_naming_an_option_as_its_last_head_is_not_handed_to_git(big: Repo, tmp_path: Path) -> None:
+    """The last recheck's HEAD the index keeps is read, not believed: one that reads as an option
+    (`--output=FILE`, which would have git write where the index says) is never on git's command
+    line; the records are checked as when git cannot say what changed."""
+    import sqlite3 as sql
+
+    written = tmp_path / "written-by-git"
+    db = sql.connect(big.root / ".ai/local/state/index.sqlite3")
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('named', ?)",
+               (json.dumps({"head": f"--output={written}", "named": []}),))
+    db.commit()
+    db.close()
+    plant(big)
+    _commit(big)
+    text = start(big, "e3")
+    assert MARK not in text and "The newest candidate" in text
+    assert not written.exists()

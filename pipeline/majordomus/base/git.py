@@ -879,7 +879,10 @@ def changed_since(root: Path, sha: str | None) -> list[str]:
 def changed_between(root: Path, old: str, new: str, folder: str) -> list[str] | None:
     """The paths under `folder` whose content differs between commits `old` and `new` (renames as
     a deletion and an addition), in one git call; None when git cannot say (a commit gone since,
-    after a rebase and a gc, or not a commit)."""
+    after a rebase and a gc, or not a commit). Each commit is taken only as a full object name
+    (`_SHA`): a kept `old` that reads as an option (`--output=FILE`) never reaches git's command line."""
+    if not (_SHA().fullmatch(old) and _SHA().fullmatch(new)):
+        return None
     code, out, _ = spawn(root, "-c", "core.quotePath=false", "diff-tree", "-r", "--no-renames", "--name-only",
                          "-z", old, new, "--", folder).wait()
     return [p for p in out.split("\0") if p] if code == 0 else None
