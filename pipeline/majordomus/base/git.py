@@ -666,7 +666,9 @@ def tracked_under(root: Path, folder: str) -> list[str] | None:
 def commits_since(root: Path, sha: str | None) -> int | None:
     """How many commits HEAD has that `sha` has not (all of HEAD's, when `sha` is None: the
     repository had no commit then), in one git call; None when git cannot say (no HEAD, or `sha`
-    is not in this repository any more)."""
+    is not in this repository any more, or no full object name: `_SHA`)."""
+    if sha and not _SHA().fullmatch(sha):
+        return None
     out = run(root, "rev-list", "--count", f"{sha}..HEAD" if sha else "HEAD", "--", check=False).strip()
     return int(out) if out.isdigit() else None
 
@@ -868,7 +870,11 @@ def touching(root: Path, until: str, since: str | None, paths: tuple[str, ...]) 
 def changed_since(root: Path, sha: str | None) -> list[str]:
     """Every path git says changed since commit `sha`: committed, staged or in the working tree,
     deleted ones included, and every untracked file not ignored (each file of a new folder named
-    on its own). `sha` None (a repository with no commit at the open): every path. One batch."""
+    on its own). `sha` None (a repository with no commit at the open): every path. One batch.
+    GitError when `sha` is no full object name (`_SHA`: a kept value that reads as an option,
+    `--output=FILE`, never reaches git's command line) or not a commit here."""
+    if sha and not _SHA().fullmatch(sha):
+        raise GitError(f"git diff: {sha!r} is no commit's full name")
     tracked = ("diff", "--name-only", "--no-renames", "-z", sha, "--") if sha else ("ls-files", "-z")
     results = run_many(root, tracked, ("ls-files", "--others", "--exclude-standard", "-z"))
     if results[0][0] != 0:
