@@ -302,6 +302,9 @@ def on_path() -> bool:
 
 _SHA = pattern(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # a commit's name, SHA-1 or SHA-256
 _SHA1 = pattern(r"[0-9a-f]{40}")
+# a commit as a record or the ledger cites it, full or abbreviated: only such a name reaches git's
+# command line (a cited `--output=FILE` would have git write FILE)
+_CITED = pattern(r"[0-9a-fA-F]{4,64}")
 
 
 def refs_from_files(root: Path) -> Refs | None:
@@ -929,7 +932,9 @@ def stage(root: Path, added: list[str], removed: list[str]) -> None:
 
 def files_of(root: Path, shas: list[str]) -> dict[str, list[str]]:
     """The paths each commit of `shas` touched (its first parent's diff; renames as the new
-    name), in one `git show`; a sha this clone does not have is left out."""
+    name), in one `git show`; a sha this clone does not have, or no commit's name (`_CITED`), is
+    left out."""
+    shas = [s for s in shas if _CITED().fullmatch(s)]
     if not shas:
         return {}
     out = run(root, "-c", "core.quotePath=false", "show", "--no-renames", "--name-only", "--format=%x00%H",
@@ -980,7 +985,10 @@ def tracked_scopes(root: Path, paths: list[str]) -> set[str]:
 
 def commit_words(root: Path, shas: list[str]) -> dict[str, tuple[str, str]]:
     """Full sha -> (subject, author time as UTC ISO 8601 with Z) of each commit of `shas` this
-    clone has, in one `git log --no-walk`."""
+    clone has (a name that is no commit's, `_CITED`, is left out), in one `git log --no-walk`."""
+    shas = [s for s in shas if _CITED().fullmatch(s)]
+    if not shas:
+        return {}
     out = run(root, "log", "--no-walk=unsorted", "--ignore-missing", "--format=%H%x09%at%x09%s", *shas, "--",
               check=False)
     found: dict[str, tuple[str, str]] = {}
