@@ -104,6 +104,52 @@ def test_the_candidates_reader_imports_only_what_it_uses(repo: Repo) -> None:
     assert not (NOT_A_READERS | SOME_RUNS) & nothing, (NOT_A_READERS | SOME_RUNS) & nothing
 
 
+def _verb_parser(verb: str) -> argparse.ArgumentParser:
+    """The parser of `knowledge VERB`."""
+    (top,) = (a for a in build_parser("knowledge", verb)._actions if isinstance(a, argparse._SubParsersAction))
+    (verbs,) = (a for a in top.choices["knowledge"]._actions if isinstance(a, argparse._SubParsersAction))
+    return verbs.choices[verb]  # type: ignore[no-any-return]
+
+
+def test_a_readers_switches_alone_are_given_what_the_parser_would_give() -> None:
+    """`knowledge candidates --json` and the like skip the parser (`readers.cli.direct`): the
+    arguments given `run` are the parser's, for every reader's verb and its switches (the flags
+    that take no value) in any order; anything else (a value, an abbreviation, a repeat, help, a
+    verb not a capability's, a required parameter) goes to the parser."""
+    from itertools import permutations
+
+    from majordomus.readers.cli import direct
+    from majordomus.readers.knowledge_base import CAPABILITIES
+
+    tried = 0
+    for cap in CAPABILITIES:
+        switches = [o for a in _verb_parser(cap.verb)._actions if isinstance(a, argparse._StoreTrueAction)
+                    for o in a.option_strings]
+        for n in range(len(switches) + 1):
+            for flags in permutations(switches, n):
+                found = direct(cap.verb, list(flags))
+                if any(p.required for p in cap.parameters):
+                    assert found is None
+                    continue
+                assert found is not None and found[0] == cap
+                parsed = vars(build_parser("knowledge", cap.verb).parse_args(["knowledge", cap.verb, *flags]))
+                assert vars(found[1]) == {k: v for k, v in parsed.items()
+                                          if k not in ("command", "verb", "handler", "help_parser")}
+                tried += 1
+    assert tried >= 7  # candidates with 0, 1 and 2 switches in either order, status and search
+    for verb, flags in [("candidates", ["--al"]), ("candidates", ["--json", "--json"]), ("candidates", ["--help"]),
+                        ("candidates", ["-h"]), ("candidates", ["--"]), ("search", ["text"]),
+                        ("search", ["--json", "text"]), ("status", ["--all"]), ("record", ["--json"]),
+                        ("edges", []), ("nothing", [])]:
+        assert direct(verb, flags) is None, (verb, flags)
+
+
+def test_the_candidates_reader_builds_no_parser(repo: Repo) -> None:
+    for args in (("knowledge", "candidates"), ("knowledge", "candidates", "--json", "--all")):
+        assert not {"argparse", "gettext", "locale"} & _imported(repo, *args)
+    assert "argparse" in _imported(repo, "knowledge", "candidates", "--al")  # an abbreviation: the parser's
+
+
 def test_doctor_and_the_context_import_no_dataclasses(repo: Repo) -> None:
     """Doctor's rules and `majordomus context` run on a reader's budget: their records are
     NamedTuples and plain classes, never `dataclasses` (with `inspect`, `dis`, `tokenize`); and

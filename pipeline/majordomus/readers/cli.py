@@ -64,6 +64,29 @@ def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]", only
     e.set_defaults(handler=lambda a: edges(a.type, a.id, a.json))
 
 
+def _switches(cap: Capability) -> tuple[str, ...]:
+    """The flags of a capability's verb that take no value (`add_verbs` declares them)."""
+    return ("--all", "--json") if cap.verb == "candidates" else ("--json",)
+
+
+def direct(verb: str, flags: list[str]) -> tuple[Capability, Any] | None:
+    """The capability of `knowledge VERB FLAGS` and the arguments the parser would give its `run`,
+    when FLAGS are the verb's switches alone, each at most once, and no parameter is required
+    (every parameter None, each switch present or not): `cli/main.py` runs it without argparse,
+    whose import (`gettext`, `locale`, `re`) and parser were a tenth of `knowledge candidates`'
+    instructions (docs/PERFORMANCE.md, issue 31's tenth step). None for anything else (an
+    abbreviation, a value, `--help`): the parser answers it."""
+    cap = next((c for c in CAPABILITIES if c.verb == verb), None)
+    if cap is None or any(p.required for p in cap.parameters) or len(set(flags)) != len(flags) \
+            or not set(flags) <= set(_switches(cap)):
+        return None
+    import types
+
+    args: Any = types.SimpleNamespace(**{p.name: None for p in cap.parameters},
+                                      **{s[2:]: s in flags for s in _switches(cap)})
+    return cap, args
+
+
 def run(cap: Capability, args: argparse.Namespace) -> int:
 
     ws = open_workspace()
