@@ -144,9 +144,17 @@ def test_a_readers_switches_alone_are_given_what_the_parser_would_give() -> None
         assert direct(verb, flags) is None, (verb, flags)
 
 
-def test_the_candidates_reader_builds_no_parser(repo: Repo) -> None:
+def test_the_candidates_reader_builds_no_parser_and_compiles_no_pattern(repo: Repo) -> None:
+    """`knowledge candidates` at rest imports neither argparse (with `gettext` and `locale`) nor
+    `re` (with `enum`) nor `json`'s modules: its modules keep their patterns uncompiled
+    (`lean.pattern`) and decode with `lean.json`, and HEAD's branch is read without a pattern."""
+    write_candidate(repo, "e1a2b3c4-0000-4000-a000-000000000003-0123456789ab", date="2020-01-01")
+    repo.git("add", "--", ".ai")
+    repo.commit("a candidate")
+    repo.mj("decision", "add", "A decision", check=True)
+    assert "0123456789ab" in repo.mj("knowledge", "candidates", check=True).stdout  # the index built
     for args in (("knowledge", "candidates"), ("knowledge", "candidates", "--json", "--all")):
-        assert not {"argparse", "gettext", "locale"} & _imported(repo, *args)
+        assert not {"argparse", "gettext", "locale", "re", "enum", "json"} & _imported(repo, *args), args
     assert "argparse" in _imported(repo, "knowledge", "candidates", "--al")  # an abbreviation: the parser's
 
 
