@@ -325,9 +325,9 @@ def refs_from_files(root: Path) -> Refs | None:
         return None
     try:
         text = read_regular(files.where / "HEAD", 4096).decode("utf-8").removesuffix("\n")
-        if _SHA().fullmatch(text):
+        name = _branch_ref(text + "\n")  # (a branch's text is never a commit's: no pattern compiled for it)
+        if name is None and _SHA().fullmatch(text):
             return Refs(None, Head(None, text), files.trunks())
-        name = _branch_ref(text + "\n")
         if name is None or name == ".invalid":
             return None
         sha = files.commit(f"refs/heads/{name}")
