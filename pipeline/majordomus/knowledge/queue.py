@@ -542,6 +542,27 @@ def whole(ws: Workspace, entry: Waiting | Candidate) -> Candidate:
     return candidate(entry.path, read, entry.branch)
 
 
+def wholes(ws: Workspace, entries: Sequence[Waiting | Candidate]) -> list[Candidate]:
+    """`whole` of each entry, what the index keeps of their files asked for once a folder (the
+    briefing shows a screenful: one query, not one an entry); a folder whose files the index does
+    not all keep, each file read."""
+    names: dict[str, list[str]] = {}
+    for entry in entries:
+        if not isinstance(entry, Candidate):
+            folder, _, name = entry.path.rpartition(os.sep)
+            names.setdefault(folder, []).append(name)
+    kept = {folder: store_index.of(ws).values(Path(folder), "queue", found) for folder, found in names.items()}
+    out = []
+    for entry in entries:
+        if isinstance(entry, Candidate):
+            out.append(entry)
+            continue
+        folder, _, name = entry.path.rpartition(os.sep)
+        values = kept[folder]
+        out.append(candidate(entry.path, values[name] if values is not None else _front(entry.path), entry.branch))
+    return out
+
+
 def placed(ws: Workspace, ledger_branches: dict[str, str | None] | None = None
            ) -> list[tuple[str, str | None, str | None]]:
     """(id, episode, branch) of every candidate: the queue as the start briefing needs it."""
