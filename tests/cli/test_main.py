@@ -111,11 +111,14 @@ def _verb_parser(verb: str) -> argparse.ArgumentParser:
     return verbs.choices[verb]  # type: ignore[no-any-return]
 
 
-def test_a_readers_switches_alone_are_given_what_the_parser_would_give() -> None:
-    """`knowledge candidates --json` and the like skip the parser (`readers.cli.direct`): the
-    arguments given `run` are the parser's, for every reader's verb and its switches (the flags
-    that take no value) in any order; anything else (a value, an abbreviation, a repeat, help, a
-    verb not a capability's, a required parameter) goes to the parser."""
+def test_a_readers_switches_and_value_are_given_what_the_parser_would_give(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`knowledge candidates --json`, `knowledge record ID` and the like skip the parser
+    (`readers.cli.direct`): the arguments given `run` are the parser's, for every reader's verb,
+    its switches (the flags that take no value) in any order and a value at any place among them;
+    a command line the parser refuses is never run without it; anything else (an option's value,
+    an abbreviation, a repeat, help, a value like an option, two values, a verb not a
+    capability's) goes to the parser."""
     from itertools import permutations
 
     from majordomus.readers.cli import direct
@@ -127,21 +130,28 @@ def test_a_readers_switches_alone_are_given_what_the_parser_would_give() -> None
                     for o in a.option_strings]
         for n in range(len(switches) + 1):
             for flags in permutations(switches, n):
-                found = direct(cap.verb, list(flags))
-                if any(p.required for p in cap.parameters):
-                    assert found is None
-                    continue
-                assert found is not None and found[0] == cap
-                parsed = vars(build_parser("knowledge", cap.verb).parse_args(["knowledge", cap.verb, *flags]))
-                assert vars(found[1]) == {k: v for k, v in parsed.items()
-                                          if k not in ("command", "verb", "handler", "help_parser")}
-                tried += 1
-    assert tried >= 7  # candidates with 0, 1 and 2 switches in either order, status and search
-    for verb, flags in [("candidates", ["--al"]), ("candidates", ["--json", "--json"]), ("candidates", ["--help"]),
-                        ("candidates", ["-h"]), ("candidates", ["--"]), ("search", ["text"]),
-                        ("search", ["--json", "text"]), ("status", ["--all"]), ("record", ["--json"]),
-                        ("edges", []), ("nothing", [])]:
-        assert direct(verb, flags) is None, (verb, flags)
+                for value in (None, "batched g\u00eet", "", "json", "1"):
+                    places = [list(flags)] if value is None else \
+                        [[*flags[:i], value, *flags[i:]] for i in range(len(flags) + 1)]
+                    for words in places:
+                        found = direct(cap.verb, words)
+                        try:
+                            parsed = vars(build_parser("knowledge", cap.verb).parse_args(["knowledge", cap.verb, *words]))
+                        except SystemExit:
+                            capsys.readouterr()
+                            assert found is None, (cap.verb, words)
+                            continue
+                        assert found is not None and found[0] == cap, (cap.verb, words)
+                        assert vars(found[1]) == {k: v for k, v in parsed.items()
+                                                  if k not in ("command", "verb", "handler", "help_parser")}
+                        tried += 1
+    assert tried == 33  # candidates and status with their switches, search and record with a value too
+    for verb, words in [("candidates", ["--al"]), ("candidates", ["--json", "--json"]), ("candidates", ["--help"]),
+                        ("candidates", ["-h"]), ("candidates", ["--"]), ("search", ["text", "more"]),
+                        ("search", ["--class", "fact"]), ("search", ["--class=fact"]), ("search", ["-1"]),
+                        ("search", ["--", "-x"]), ("status", ["--all"]), ("record", ["--json"]), ("record", []),
+                        ("record", ["a", "b"]), ("edges", []), ("nothing", [])]:
+        assert direct(verb, words) is None, (verb, words)
 
 
 def test_the_candidates_reader_builds_no_parser_and_compiles_no_pattern(repo: Repo) -> None:
@@ -155,6 +165,7 @@ def test_the_candidates_reader_builds_no_parser_and_compiles_no_pattern(repo: Re
     assert "0123456789ab" in repo.mj("knowledge", "candidates", check=True).stdout  # the index built
     for args in (("knowledge", "candidates"), ("knowledge", "candidates", "--json", "--all")):
         assert not {"argparse", "gettext", "locale", "re", "enum", "json"} & _imported(repo, *args), args
+    assert "argparse" not in _imported(repo, "knowledge", "record", "e1a2b3c4-0000-4000-a000-000000000003-0123456789ab")
     assert "argparse" in _imported(repo, "knowledge", "candidates", "--al")  # an abbreviation: the parser's
 
 

@@ -160,9 +160,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _reader_call(argv: list[str]) -> Callable[[], int] | None:
-    """A reader's `knowledge VERB` with its switches alone (`knowledge candidates --json`), run
-    without building a parser (`readers.cli.direct`); None for anything else."""
-    if len(argv) < 2 or argv[0] != "knowledge" or len(argv) > 4:
+    """A reader's `knowledge VERB` with its switches and value alone (`knowledge candidates
+    --json`, `knowledge record ID`), run without building a parser (`readers.cli.direct`); None
+    for anything else."""
+    if len(argv) < 2 or argv[0] != "knowledge" or len(argv) > 5:
         return None
     from majordomus.cli.commands.knowledge import READERS, VERBS
 
