@@ -2,9 +2,14 @@
 answers what git's own `head` answers."""
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import SCALE
 from majordomus.base import git
 
 
@@ -128,3 +133,17 @@ def test_the_tracked_names_are_gits_bytes_decoded_name_by_name(tmp_path: Path) -
     assert len(expected) == len(names)
     assert git.tracked(root) == expected
     assert git.Listing(root).under("sub") == [n for n in expected if n.startswith("sub/")]
+
+
+_HEAD_PIECES = ["ref: refs/heads/", "ref: refs/heads", "main", "feature/ünï", "\n", " ", "\t", "\r", "\x0b",
+                "\x1c", "\x85", "\xa0", "\u2028", "\u3000", ".invalid", "ref: ", "a"]
+
+
+@settings(max_examples=300 * SCALE)
+@given(parts=st.lists(st.one_of(st.sampled_from(_HEAD_PIECES), st.text(max_size=3)), max_size=5))
+def test_the_branch_is_read_from_heads_text_as_the_pattern_reads_it(parts: list[str]) -> None:
+    """`git._branch_ref` answers what `ref: refs/heads/([^\\s]+)\\n?` matched whole answers, for any
+    text (Unicode whitespace included), without compiling it."""
+    for text in ("".join(parts), "ref: refs/heads/" + "".join(parts)):
+        whole = re.fullmatch(r"ref: refs/heads/([^\s]+)\n?", text)
+        assert git._branch_ref(text) == (whole.group(1) if whole else None), repr(text)

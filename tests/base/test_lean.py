@@ -169,13 +169,17 @@ _VALUES: list[object] = [
     {"id": "a", "tracked": True, "changed": [], "how": {}, "t": (), "matched": ["title"], "n": None,
      "currency": {"state": "current", "changed": [], "how": {}, "commits_since": 0}, "last": 1.5},
     [1, [], {}, (), [2, []], "s", {"k": (), "l": [{}]}, None], [{"k": []}, {}, [{}]],
+    # keys out of order at every level, between nested values, and not text (json converts them after sorting)
+    {"z": 1, "b": [1, {"d": 1, "c": [2, {"y": None, "x": {}}]}], "a": {}, "c": 1, "é": "ü", "B": ()},
+    {10: "a", 9: "b", 1.5: None}, [{"b": 1, "a": {"d": [], "c": 0}}],
 ]
 
 
 @pytest.mark.parametrize("value", _VALUES)
 @pytest.mark.parametrize("kwargs", [{}, {"ensure_ascii": False}, {"ensure_ascii": False, "separators": (",", ":")},
                                     {"sort_keys": True, "default": str}, {"indent": 2}, {"indent": 1},
-                                    {"indent": 0, "ensure_ascii": False}, {"indent": 2, "sort_keys": True}])
+                                    {"indent": 0, "ensure_ascii": False}, {"indent": 2, "sort_keys": True},
+                                    {"indent": 1, "sort_keys": True, "ensure_ascii": False}])
 def test_lean_json_dumps_what_json_dumps(value: object, kwargs: dict[str, object]) -> None:
     import json
 

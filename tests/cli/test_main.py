@@ -104,6 +104,71 @@ def test_the_candidates_reader_imports_only_what_it_uses(repo: Repo) -> None:
     assert not (NOT_A_READERS | SOME_RUNS) & nothing, (NOT_A_READERS | SOME_RUNS) & nothing
 
 
+def _verb_parser(verb: str) -> argparse.ArgumentParser:
+    """The parser of `knowledge VERB`."""
+    (top,) = (a for a in build_parser("knowledge", verb)._actions if isinstance(a, argparse._SubParsersAction))
+    (verbs,) = (a for a in top.choices["knowledge"]._actions if isinstance(a, argparse._SubParsersAction))
+    return verbs.choices[verb]  # type: ignore[no-any-return]
+
+
+def test_a_readers_switches_and_value_are_given_what_the_parser_would_give(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`knowledge candidates --json`, `knowledge record ID` and the like skip the parser
+    (`readers.cli.direct`): the arguments given `run` are the parser's, for every reader's verb,
+    its switches (the flags that take no value) in any order and a value at any place among them;
+    a command line the parser refuses is never run without it; anything else (an option's value,
+    an abbreviation, a repeat, help, a value like an option, two values, a verb not a
+    capability's) goes to the parser."""
+    from itertools import permutations
+
+    from majordomus.readers.cli import direct
+    from majordomus.readers.knowledge_base import CAPABILITIES
+
+    tried = 0
+    for cap in CAPABILITIES:
+        switches = [o for a in _verb_parser(cap.verb)._actions if isinstance(a, argparse._StoreTrueAction)
+                    for o in a.option_strings]
+        for n in range(len(switches) + 1):
+            for flags in permutations(switches, n):
+                for value in (None, "batched g\u00eet", "", "json", "1"):
+                    places = [list(flags)] if value is None else \
+                        [[*flags[:i], value, *flags[i:]] for i in range(len(flags) + 1)]
+                    for words in places:
+                        found = direct(cap.verb, words)
+                        try:
+                            parsed = vars(build_parser("knowledge", cap.verb).parse_args(["knowledge", cap.verb, *words]))
+                        except SystemExit:
+                            capsys.readouterr()
+                            assert found is None, (cap.verb, words)
+                            continue
+                        assert found is not None and found[0] == cap, (cap.verb, words)
+                        assert vars(found[1]) == {k: v for k, v in parsed.items()
+                                                  if k not in ("command", "verb", "handler", "help_parser")}
+                        tried += 1
+    assert tried == 33  # candidates and status with their switches, search and record with a value too
+    for verb, words in [("candidates", ["--al"]), ("candidates", ["--json", "--json"]), ("candidates", ["--help"]),
+                        ("candidates", ["-h"]), ("candidates", ["--"]), ("search", ["text", "more"]),
+                        ("search", ["--class", "fact"]), ("search", ["--class=fact"]), ("search", ["-1"]),
+                        ("search", ["--", "-x"]), ("status", ["--all"]), ("record", ["--json"]), ("record", []),
+                        ("record", ["a", "b"]), ("edges", []), ("nothing", [])]:
+        assert direct(verb, words) is None, (verb, words)
+
+
+def test_the_candidates_reader_builds_no_parser_and_compiles_no_pattern(repo: Repo) -> None:
+    """`knowledge candidates` at rest imports neither argparse (with `gettext` and `locale`) nor
+    `re` (with `enum`) nor `json`'s modules: its modules keep their patterns uncompiled
+    (`lean.pattern`) and decode with `lean.json`, and HEAD's branch is read without a pattern."""
+    write_candidate(repo, "e1a2b3c4-0000-4000-a000-000000000003-0123456789ab", date="2020-01-01")
+    repo.git("add", "--", ".ai")
+    repo.commit("a candidate")
+    repo.mj("decision", "add", "A decision", check=True)
+    assert "0123456789ab" in repo.mj("knowledge", "candidates", check=True).stdout  # the index built
+    for args in (("knowledge", "candidates"), ("knowledge", "candidates", "--json", "--all")):
+        assert not {"argparse", "gettext", "locale", "re", "enum", "json"} & _imported(repo, *args), args
+    assert "argparse" not in _imported(repo, "knowledge", "record", "e1a2b3c4-0000-4000-a000-000000000003-0123456789ab")
+    assert "argparse" in _imported(repo, "knowledge", "candidates", "--al")  # an abbreviation: the parser's
+
+
 def test_doctor_and_the_context_import_no_dataclasses(repo: Repo) -> None:
     """Doctor's rules and `majordomus context` run on a reader's budget: their records are
     NamedTuples and plain classes, never `dataclasses` (with `inspect`, `dis`, `tokenize`); and

@@ -2,7 +2,7 @@
 imports neither `typing` nor `calendar` (with `locale`): its modules take their annotations' names
 under TYPE_CHECKING and their records from base/lean.py, and a ledger stamp is dated without
 `calendar`. Nor `sqlite3`'s package with `datetime`: the knowledge index opens `_sqlite3` itself; nor `shlex`
-(a plain interpreter path is not quoted)."""
+(a plain interpreter path is not quoted); nor `json`'s modules (its modules encode and decode with `lean.json`)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ from pathlib import Path
 from conftest import MAJORDOMUS, Repo
 from lifecycle import start
 
-NOT_ON_THE_END_PATH = {"typing", "calendar", "locale", "sqlite3", "datetime", "shlex"}
+NOT_ON_THE_END_PATH = {"typing", "calendar", "locale", "sqlite3", "datetime", "shlex", "json"}
 
 
 def test_an_end_that_derives_and_composes_imports_neither_typing_nor_calendar(repo: Repo) -> None:

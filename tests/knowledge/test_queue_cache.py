@@ -138,6 +138,9 @@ def test_the_queue_through_its_cache_is_the_queue_of_the_files(
         # None: the index a garbled file made unusable to this process (the briefing reads the files)
         assert briefed is not None or ("garble",) in actions[:n + 1]
         assert briefed is None or [queue.whole(ws, w) for w in briefed] == queue.waiting(ws, ledger_branches={})
+        # and made whole at once, a screenful's front matter asked of the index in one query (`wholes`)
+        assert briefed is None or queue.wholes(ws, briefed) == queue.waiting(ws, ledger_branches={})
+        assert briefed is None or queue.wholes(ws, briefed[1::2]) == queue.waiting(ws, ledger_branches={})[1::2]
         assert briefed is None or [(w.id, w.episode, w.branch, w.when) for w in briefed] == [
             (c.id, c.episode, c.branch, c.when) for c in queue.waiting(ws, ledger_branches={})]
         assert queue.status_names(ws, ws.candidates) == {p.name: records.quick_status(p)

@@ -282,10 +282,11 @@ class Json:
                                                   False, True)(obj, 0))
             except Exception:  # noqa: BLE001, S110 - the real module says why, as it always does
                 pass
-        elif set(kwargs) <= {"indent", "ensure_ascii"} and type(kwargs.get("indent")) is int:
+        elif set(kwargs) <= {"indent", "ensure_ascii", "sort_keys"} and type(kwargs.get("indent")) is int:
             out: list[str] = []
             try:
-                _indent(obj, "", " " * kwargs["indent"], bool(kwargs.get("ensure_ascii", True)), out)
+                _indent(obj, "", " " * kwargs["indent"], bool(kwargs.get("ensure_ascii", True)), out,
+                        bool(kwargs.get("sort_keys", False)))
                 return "".join(out)
             except Exception:  # noqa: BLE001, S110 - the real module says why, as it always does
                 pass
@@ -296,29 +297,30 @@ class Json:
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))  # encoded by C as by Python
 _CONTAINERS = frozenset((dict, list, tuple))  # an empty one is `{}` or `[]` whatever the indent
-_ITEMS: dict[tuple[str, bool], Any] = {}  # by the indent of a container's items and ensure_ascii
+_ITEMS: dict[tuple[str, bool, bool], Any] = {}  # by the indent of a container's items, ensure_ascii, sort_keys
 
 
-def _items(pad: str, ascii_only: bool) -> Any:
+def _items(pad: str, ascii_only: bool, sort: bool = False) -> Any:
     """`_json`'s encoder of a dict or list of scalars whose items are indented by `pad`."""
-    encoder = _ITEMS.get((pad, ascii_only))
+    encoder = _ITEMS.get((pad, ascii_only, sort))
     if encoder is None:
         import _json
 
         text = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
-        encoder = _ITEMS[pad, ascii_only] = _json.make_encoder(None, _unserializable, text, None, ": ", ",\n" + pad,
-                                                               False, False, True)
+        encoder = _ITEMS[pad, ascii_only, sort] = _json.make_encoder(None, _unserializable, text, None, ": ",
+                                                                     ",\n" + pad, sort, False, True)
     return encoder
 
 
-def _indent(value: Any, pad: str, step: str, ascii_only: bool, out: list[str]) -> None:
+def _indent(value: Any, pad: str, step: str, ascii_only: bool, out: list[str], sort: bool = False) -> None:
     """`json.dumps(value, indent=len(step))`'s text: json indents in Python, a generator step a
     value (a queue of 8,000 entries, 100,000 values: ~50 ms); here each run of items that are
     scalars or empty containers (which json writes as `[]` and `{}` at any indent) is one call of
     `_json`'s encoder, its separator the newline and indent of its level: a dict or a list of such
     items alone is one call, a search hit with a list and a dict in it three. A value it does not
     know (a key not a string beside values that are not scalars, a subclass) raises: `dumps` has
-    the real module answer, or raise its own error."""
+    the real module answer, or raise its own error. With `sort`, a dict's items in the order
+    `sort_keys` gives them (`sorted` of its items, as json sorts them)."""
     kind = type(value)
     if kind is dict or kind is list or kind is tuple:
         if not value:
@@ -326,7 +328,7 @@ def _indent(value: Any, pad: str, step: str, ascii_only: bool, out: list[str]) -
             return
         inner = pad + step
         close = "}" if kind is dict else "]"
-        flat = _items(inner, ascii_only)
+        flat = _items(inner, ascii_only, sort)
         if _SCALARS.issuperset(map(type, value.values() if kind is dict else value)):  # keys as json converts them
             out.append(("{" if kind is dict else "[") + "\n" + inner + "".join(flat(value, 0))[1:-1]
                        + "\n" + pad + close)
@@ -337,7 +339,7 @@ def _indent(value: Any, pad: str, step: str, ascii_only: bool, out: list[str]) -
 
             text = _json.encode_basestring_ascii if ascii_only else _json.encode_basestring
             run: dict[str, Any] = {}
-            for key, item in value.items():
+            for key, item in sorted(value.items()) if sort else value.items():
                 if type(key) is not str:  # json's conversion, or its TypeError
                     raise TypeError(type(key).__name__)
                 if type(item) in _SCALARS or (type(item) in _CONTAINERS and not item):
@@ -347,7 +349,7 @@ def _indent(value: Any, pad: str, step: str, ascii_only: bool, out: list[str]) -
                     out.append(sep + "".join(flat(run, 0))[1:-1])
                     sep, run = ",\n" + inner, {}
                 out.append(sep + text(key) + ": ")
-                _indent(item, inner, step, ascii_only, out)
+                _indent(item, inner, step, ascii_only, out, sort)
                 sep = ",\n" + inner
             if run:
                 out.append(sep + "".join(flat(run, 0))[1:-1])
@@ -362,12 +364,12 @@ def _indent(value: Any, pad: str, step: str, ascii_only: bool, out: list[str]) -
                     sep, items = ",\n" + inner, []
                 out.append(sep)
                 sep = ",\n" + inner
-                _indent(item, inner, step, ascii_only, out)
+                _indent(item, inner, step, ascii_only, out, sort)
             if items:
                 out.append(sep + "".join(flat(items, 0))[1:-1])
         out.append("\n" + pad + close)
     elif kind in _SCALARS:
-        out.append("".join(_items(pad, ascii_only)([value], 0))[1:-1])
+        out.append("".join(_items(pad, ascii_only, sort)([value], 0))[1:-1])
     else:
         raise TypeError(kind.__name__)
 

@@ -6,12 +6,10 @@ so that a body may itself carry `---` lines.
 """
 from __future__ import annotations
 
-import json
-import re
-
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 # Characters PyYAML refuses raw, or folds as line breaks, inside a double-quoted scalar.
@@ -136,6 +134,8 @@ def scalar(value: Any) -> str:
         return text
     global _UNSAFE
     if _UNSAFE is None:
+        import re
+
         _UNSAFE = re.compile(_UNSAFE_CLASS)
     return _UNSAFE.sub(lambda m: _escape(m.group(0)), text)
 

@@ -16,7 +16,7 @@ from majordomus.base.output import say
 if TYPE_CHECKING:
     import argparse
     import signal
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from typing import Any
 
     from majordomus.base import git
@@ -146,6 +146,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv == ["--version"]:  # what the parser's own action prints, without importing every command for it
         print(f"majordomus {__version__}")
         return OK
+    direct = _reader_call(argv)
+    if direct is not None:
+        return _handled(direct)
     parser = build_parser(*argv[:2])
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
@@ -153,8 +156,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         target = getattr(args, "help_parser", parser)
         target.print_help(sys.stderr)
         return USAGE
+    return _handled(lambda: handler(args))
+
+
+def _reader_call(argv: list[str]) -> Callable[[], int] | None:
+    """A reader's `knowledge VERB` with its switches and value alone (`knowledge candidates
+    --json`, `knowledge record ID`), run without building a parser (`readers.cli.direct`); None
+    for anything else."""
+    if len(argv) < 2 or argv[0] != "knowledge" or len(argv) > 5:
+        return None
+    from majordomus.cli.commands.knowledge import READERS, VERBS
+
+    if VERBS.get(argv[1]) != READERS:
+        return None
+    from majordomus.readers.cli import direct, run
+
+    found = direct(argv[1], argv[2:])
+    return None if found is None else lambda: run(*found)
+
+
+def _handled(handler: Callable[[], int | None]) -> int:
+    """The command's exit code, with its failures mapped to DESIGN.md §5's codes in one line."""
     try:
-        return int(handler(args) or 0)
+        return int(handler() or 0)
     except FatalError as exc:
         say(f"majordomus: {exc.message}")
         return exc.code

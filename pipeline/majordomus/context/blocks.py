@@ -59,18 +59,22 @@ def clip(text: str, limit: int, whole: str = "") -> str:
 
 class Lines(Sequence[str]):
     """A list's lines, each made when it is read: of thousands of rows the budget shows a few,
-    and the rest are only counted, so their lines are never made."""
+    and the rest are only counted, so their lines are never made. With `many`, a slice's lines
+    are made by one call of it (the rows' values asked for at once), each as `make` makes it."""
 
-    __slots__ = ("rows", "make")
+    __slots__ = ("rows", "make", "many")
 
-    def __init__(self, rows: Sequence[Any], make: Callable[[Any], str]) -> None:
-        self.rows, self.make = rows, make
+    def __init__(self, rows: Sequence[Any], make: Callable[[Any], str],
+                 many: Callable[[Sequence[Any]], list[str]] | None = None) -> None:
+        self.rows, self.make, self.many = rows, make, many
 
     def __len__(self) -> int:
         return len(self.rows)
 
     def __getitem__(self, index: Any) -> Any:  # an int: a line; a slice: a list of them
         if isinstance(index, slice):
+            if self.many is not None:
+                return self.many(self.rows[index])
             return [self.make(row) for row in self.rows[index]]
         return self.make(self.rows[index])
 

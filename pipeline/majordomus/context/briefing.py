@@ -215,8 +215,11 @@ def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]
         count += f"; {len(own)} of them this episode's own, recorded above"
     more = "majordomus knowledge candidates"
 
-    def line(c: Any) -> str:
-        return f"- {_title(candidates.whole(ws, c).title)} ({c.id}{suffix(c)})"
+    def line(c: Any, made: Any = None) -> str:
+        return f"- {_title((made or candidates.whole(ws, c)).title)} ({c.id}{suffix(c)})"
+
+    def lines(shown: Any) -> list[str]:  # the shown entries' front matter from the index at once
+        return [line(c, made) for c, made in zip(shown, candidates.wholes(ws, shown))]
 
     def suffix(c: Any) -> str:
         notes = [] if c.branch == branch else [f"from {_where(c.branch, branch)}"]
@@ -225,7 +228,7 @@ def _candidates(ws: Workspace, branch: str | None, opened: dict[str, str | None]
         return f"; {', '.join(notes)}" if notes else ""
 
     return [Block("Candidates awaiting review", 2, [count],
-                  Lines(placed, line), what="candidates",
+                  Lines(placed, line, lines), what="candidates",
                   more=more),
             Block(None, 2, [], [f"- {_title(candidates.whole(ws, c).title)} ({c.id}; unattributed: "
                                 + (f"this checkout cannot place its episode {c.episode})" if c.episode

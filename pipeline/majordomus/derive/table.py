@@ -15,10 +15,9 @@ clock or random value enters.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 from majordomus.base import fsio, git
 from majordomus.base.credentials import credential_in
 from majordomus.base.ids import sha256_hex

@@ -12,11 +12,13 @@ import os
 import re
 from pathlib import Path
 
+from majordomus.base.lean import pattern
+
 OUTSIDE = "<outside>"
 # an absolute path of two folders or more (`/home/me/x`), or `~/…`, that starts a token: not inside a
 # word, a URL or a relative path, and not one segment (`</script>`, `and /or`, `/tmp`)
 _STOP = r"[^\s`'\"()\[\]{}<>,;|/]"
-_ABSOLUTE = re.compile(rf"(?<![\w/.:~<-])(?:~/{_STOP}*|/{_STOP}+/{_STOP}+)(?:/{_STOP}*)*")
+_ABSOLUTE = pattern(rf"(?<![\w/.:~<-])(?:~/{_STOP}*|/{_STOP}+/{_STOP}+)(?:/{_STOP}*)*")  # (a text with no `/` compiles none)
 _KEPT = ("/dev/null",)  # no one's machine: a shell idiom
 
 
@@ -38,7 +40,7 @@ def scrub(text: str, root: Path | tuple[str, ...]) -> str:
     def outside(match: re.Match[str]) -> str:
         return match.group(0) if match.group(0) in _KEPT else OUTSIDE
 
-    return _ABSOLUTE.sub(outside, text)
+    return _ABSOLUTE().sub(outside, text)
 
 
 def relative_path(path: str, root: Path | tuple[str, ...]) -> str | None:

@@ -5,12 +5,11 @@ open questions are small state files under `.ai/local/state/`; the ledger stays 
 """
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 from majordomus.base import credentials, fsio, git, transcript
 from majordomus.base.credentials import credential_in
 from majordomus.base.transcript import marker_in

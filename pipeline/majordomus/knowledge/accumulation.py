@@ -8,8 +8,6 @@ most, one pass over the ledger lines the caller hands in.
 from __future__ import annotations
 
 import os
-
-import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 
@@ -30,8 +28,8 @@ else:
 
 KEYS = ("knowledge.candidates_max_files", "knowledge.candidate_max_age_minutes")
 STAMP = "%Y-%m-%dT%H:%M:%SZ"  # the ledger's `ts`
-_STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z", re.ASCII)
-_DATE = pattern(r"^date:\s*\"?(\d{4}-\d{2}-\d{2})\"?\s*$", re.M)
+_STAMP = pattern(r"(?a)(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z")
+_DATE = pattern(r"(?m)^date:\s*\"?(\d{4}-\d{2}-\d{2})\"?\s*$")
 
 
 class Age(NamedTuple):  # no dataclass on the reader paths (docs/PERFORMANCE.md, imports)
@@ -44,7 +42,7 @@ def epoch(ts: str, fmt: str = STAMP) -> float | None:
     """Epoch seconds of `ts` read with `fmt`, or None. A ledger stamp of the usual shape is read
     without `strptime` (~10 µs a call, once per candidate in a queue) nor `calendar` (with
     `locale`, ~1.5 ms of a hook's imports); any other, by them."""
-    plain = _STAMP.fullmatch(ts) if fmt == STAMP and isinstance(ts, str) else None
+    plain = _STAMP().fullmatch(ts) if fmt == STAMP and isinstance(ts, str) else None
     if plain is not None:
         y, mo, d, h, mi, s = map(int, plain.groups())
         if y >= 1 and 1 <= mo <= 12 and 1 <= d <= 28 and h <= 23 and mi <= 59 and s <= 59:

@@ -8,13 +8,12 @@ take — and each entry says which source it used (ledger, commit or date).
 """
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Container, Iterable, Sequence
 from pathlib import Path
 
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 from majordomus.knowledge import accumulation, queue
 from majordomus.knowledge.accumulation import Age
 from majordomus.knowledge.queue import Candidate

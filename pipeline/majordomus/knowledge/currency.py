@@ -21,12 +21,10 @@ in (`filecache.home`): a clone knows its own commits, never the inode of this ch
 """
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json, pattern
 from majordomus.base import fsio, git
 from majordomus.knowledge import known
 from majordomus.knowledge.anchored import Walk
@@ -40,7 +38,7 @@ if TYPE_CHECKING:
 
 CACHE = "currency.cache.json"
 _VERSION = 6
-_SHA = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_SHA = pattern(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
 def _load(ws: Workspace, head: str) -> tuple[Walked, bool] | None:
@@ -66,7 +64,7 @@ def _load(ws: Workspace, head: str) -> tuple[Walked, bool] | None:
         # branch deleted and pruned): judged afresh
     if was == head:
         return cached, False
-    if not walks or not _SHA.fullmatch(was):
+    if not walks or not _SHA().fullmatch(was):
         return None
     logged = git.history(ws.root, was, head)  # the new commits alone
     if not logged or was not in {p for c in logged for p in c.parents}:

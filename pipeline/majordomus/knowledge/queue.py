@@ -13,14 +13,12 @@ the record's stat (`store/filecache.py`).
 """
 from __future__ import annotations
 
-import json
 import os
-import re
 from collections.abc import Iterable, Sequence
 from operator import attrgetter
 from pathlib import Path
 
-from majordomus.base.lean import TYPE_CHECKING, pattern
+from majordomus.base.lean import TYPE_CHECKING, json, pattern
 from majordomus.base.fsio import read_regular
 from majordomus.base.ids import ID_PATTERN
 from majordomus.store import records
@@ -34,8 +32,8 @@ if TYPE_CHECKING:
 else:
     from majordomus.base.lean import NamedTuple
 
-_BRANCH = pattern(r"^(?:    )?branch(?:_close)?:[ \t]*(.*)$", re.M)  # each span's, newest last
-_EVIDENCE = pattern(rb"^Evidence: [\w.]+ at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\.[ \t]*$", re.M)
+_BRANCH = pattern(r"(?m)^(?:    )?branch(?:_close)?:[ \t]*(.*)$")  # each span's, newest last
+_EVIDENCE = pattern(rb"(?m)^Evidence: [\w.]+ at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\.[ \t]*$")
 CACHE = "queue.cache.json"
 _VERSION = 5  # of what an entry holds: raise it when the fields read change
 HEAD_LIMIT = 1 << 16  # what is read of a record for its front matter (`records.front`'s bound)
@@ -542,6 +540,27 @@ def whole(ws: Workspace, entry: Waiting | Candidate) -> Candidate:
     kept = store_index.of(ws).values(Path(folder), "queue", [name])
     read = kept[name] if kept is not None else _front(entry.path)
     return candidate(entry.path, read, entry.branch)
+
+
+def wholes(ws: Workspace, entries: Sequence[Waiting | Candidate]) -> list[Candidate]:
+    """`whole` of each entry, what the index keeps of their files asked for once a folder (the
+    briefing shows a screenful: one query, not one an entry); a folder whose files the index does
+    not all keep, each file read."""
+    names: dict[str, list[str]] = {}
+    for entry in entries:
+        if not isinstance(entry, Candidate):
+            folder, _, name = entry.path.rpartition(os.sep)
+            names.setdefault(folder, []).append(name)
+    kept = {folder: store_index.of(ws).values(Path(folder), "queue", found) for folder, found in names.items()}
+    out = []
+    for entry in entries:
+        if isinstance(entry, Candidate):
+            out.append(entry)
+            continue
+        folder, _, name = entry.path.rpartition(os.sep)
+        values = kept[folder]
+        out.append(candidate(entry.path, values[name] if values is not None else _front(entry.path), entry.branch))
+    return out
 
 
 def placed(ws: Workspace, ledger_branches: dict[str, str | None] | None = None

@@ -64,6 +64,39 @@ def add_verbs(verbs: "argparse._SubParsersAction[argparse.ArgumentParser]", only
     e.set_defaults(handler=lambda a: edges(a.type, a.id, a.json))
 
 
+def _switches(cap: Capability) -> tuple[str, ...]:
+    """The flags of a capability's verb that take no value (`add_verbs` declares them)."""
+    return ("--all", "--json") if cap.verb == "candidates" else ("--json",)
+
+
+def direct(verb: str, words: list[str]) -> tuple[Capability, Any] | None:
+    """The capability of `knowledge VERB WORDS` and the arguments the parser would give its `run`,
+    when WORDS are the verb's switches, each at most once, and at most one value for its one
+    positional parameter (not starting with `-`), a required one given (`record ID --json`,
+    `search TEXT`); every other parameter None: `cli/main.py` runs it without argparse, whose
+    import (`gettext`, `locale`, `re`) and parser were a tenth of `knowledge candidates`'
+    instructions (docs/PERFORMANCE.md, issue 31's tenth step). None for anything else (an
+    abbreviation, an option's value, a value like an option, two values, `--help`): the parser
+    answers it."""
+    cap = next((c for c in CAPABILITIES if c.verb == verb), None)
+    if cap is None:
+        return None
+    flags = [w for w in words if w.startswith("-")]
+    values = [w for w in words if not w.startswith("-")]
+    positional = [p for p in cap.parameters if p.positional]
+    if len(set(flags)) != len(flags) or not set(flags) <= set(_switches(cap)) or len(values) > len(positional) \
+            or len(positional) > 1 or any(p.required for p in cap.parameters if not p.positional) \
+            or any(p.required for p in positional) and not values:
+        return None
+    import types
+
+    args: Any = types.SimpleNamespace(**{p.name: None for p in cap.parameters},
+                                      **{s[2:]: s in flags for s in _switches(cap)})
+    for param, value in zip(positional, values):
+        setattr(args, param.name, value)
+    return cap, args
+
+
 def run(cap: Capability, args: argparse.Namespace) -> int:
 
     ws = open_workspace()

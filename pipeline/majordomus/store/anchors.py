@@ -10,13 +10,13 @@ tell whether the record is still current.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
 from majordomus.base.errors import refused
+from majordomus.base.lean import pattern
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]")
+_CONTROL = pattern(r"[\x00-\x1f\x7f\u2028\u2029]")
 
 
 def anchor(root: Path, given: str, *, cwd: Path | None = None, what: str = "--about") -> str:
@@ -25,7 +25,7 @@ def anchor(root: Path, given: str, *, cwd: Path | None = None, what: str = "--ab
     fix = f"name a file inside the repository ({root}), e.g. {what} src/module.py"
     if not isinstance(given, str) or not given.strip():
         raise refused(f"{what} refused: the path is empty; {fix}")
-    if _CONTROL.search(given):
+    if _CONTROL().search(given):
         raise refused(f"{what} {given!r} refused: a path carries no control character; {fix}")
     base = cwd if cwd is not None else Path.cwd()
     full = os.path.normpath(os.path.join(base, given))
@@ -47,5 +47,5 @@ def anchors(root: Path, given: Iterable[str], *, cwd: Path | None = None, what: 
 def admissible(path: object) -> bool:
     """Whether a stored anchor is a path `anchor` could have written (a hand-edited record may
     hold anything; readers skip the rest)."""
-    return (isinstance(path, str) and bool(path) and not path.startswith("/") and not _CONTROL.search(path)
+    return (isinstance(path, str) and bool(path) and not path.startswith("/") and not _CONTROL().search(path)
             and ".." not in path.split("/"))

@@ -29,12 +29,11 @@ changes no output, only time.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable
 
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 from majordomus.store import index as store_index
 from majordomus.store.ledger import Ledger, Line, ReadResult
 

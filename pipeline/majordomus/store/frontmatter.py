@@ -10,10 +10,7 @@ takes the full YAML path. So the result is always what `yamlio.load` would retur
 """
 from __future__ import annotations
 
-import json
-import re
-
-from majordomus.base.lean import TYPE_CHECKING, pattern
+from majordomus.base.lean import TYPE_CHECKING, json, pattern
 
 if TYPE_CHECKING:
     from typing import Any
@@ -103,9 +100,12 @@ def _value(raw: str) -> str | int | None:
     return found
 
 
+_NOT_JSON_ESCAPE = pattern(r'\\(?![\\"/bfnrt]|u(?![dD][89abAB])[0-9a-fA-F]{4})')
+
+
 def _json_escapes_only(raw: str) -> bool:
     """Backslash escapes YAML and JSON read alike (YAML also knows \\x, \\N, \\_, \\e …)."""
-    return re.search(r'\\(?![\\"/bfnrt]|u(?![dD][89abAB])[0-9a-fA-F]{4})', raw) is None
+    return _NOT_JSON_ESCAPE().search(raw) is None
 
 
 def load(text: str) -> dict[str, Any] | None:

@@ -37,7 +37,6 @@ be written (a read-only checkout, a full disk), readers read the files as they d
 """
 from __future__ import annotations
 
-import json
 import os
 import struct
 import sys
@@ -47,7 +46,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from stat import S_ISLNK, S_ISREG
 
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 from majordomus.base import fsio, git
 from majordomus.base.errors import FatalError
 from majordomus.store import filecache, records

@@ -9,20 +9,19 @@ symbolic link, is not followed).
 from __future__ import annotations
 
 import errno
-import json
 import os
-import re
 import stat
 from pathlib import Path
 
 from majordomus.base import fsio, git, yamlio
 from majordomus.base.errors import NOT_INITIALISED, FatalError
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 from majordomus.store import index as store_index
 from majordomus.store import records
 from majordomus.store.workspace import Workspace
 
 if TYPE_CHECKING:  # `typing` is not imported on a reader's path (base/lean.py)
+    import re
     import sqlite3
     from collections.abc import Iterator, Sequence
     from typing import Any, NamedTuple
@@ -126,9 +125,18 @@ def _pathspecs(ws: Workspace, path: Path, text: str) -> dict[str, str]:
             if isinstance(spec, dict) and isinstance(spec.get("pathspec"), str)}
 
 
+def _bare(pathspec: str) -> str:
+    """A pathspec without its magic signature (`:(glob)`, `:(top,icase)`): what `^:\\([^)]*\\)`
+    would leave, without `re` (a reader of the queue matches no pattern)."""
+    end = pathspec.find(")", 2) if pathspec.startswith(":(") else -1
+    return pathspec[end + 1:] if end >= 0 else pathspec
+
+
 def _matcher(pathspec: str) -> re.Pattern[str]:
     """A `:(glob)` pathspec as a regex over repository-relative paths (`*` stays in one folder)."""
-    pattern = re.sub(r"^:\([^)]*\)", "", pathspec)
+    import re
+
+    pattern = _bare(pathspec)
     if not any(c in pattern for c in "*?["):  # a plain pathspec names a file or a folder
         return re.compile(re.escape(pattern.rstrip("/")) + r"(?:/.*)?\Z")
     out = ""
@@ -290,7 +298,7 @@ def _folders(ws: Workspace, specs: dict[str, str]) -> list[Path]:
     pathspec reaches into subfolders (`**`, a folder named whole): git is asked every time."""
     found = []
     for spec in specs.values():
-        pattern = re.sub(r"^:\([^)]*\)", "", spec)
+        pattern = _bare(spec)
         folder, _, name = pattern.rpartition("/")
         if not folder or any(c in folder for c in "*?[") or not any(c in name for c in "*?[") or "**" in name:
             return []

@@ -8,14 +8,13 @@ the ledger objects and commits a record came from). The proto says which field a
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 from pathlib import Path
 
 from majordomus.base import fsio, yamlio
 from majordomus.base.fsio import read_regular
-from majordomus.base.lean import TYPE_CHECKING, pattern
+from majordomus.base.lean import TYPE_CHECKING, json, pattern
 from majordomus.store import allowlist, frontmatter
 
 if TYPE_CHECKING:

@@ -15,11 +15,10 @@ keeps the stamps again. The sources stay the truth: deleting the file changes no
 """
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
-from majordomus.base.lean import TYPE_CHECKING
+from majordomus.base.lean import TYPE_CHECKING, json
 from majordomus.base import fsio, git
 from majordomus.base.output import show
 from majordomus.store import filecache

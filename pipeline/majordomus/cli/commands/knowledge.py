@@ -11,11 +11,11 @@ NAMES = ("knowledge",)
 # Each verb of `knowledge` and the function that declares it: a verb imports the module that
 # declares it and what that imports, not every verb's. In the order `knowledge --help` lists them;
 # tests/cli/test_main.py checks the table against the parser.
-_READERS = "majordomus.readers.cli:add_verbs"  # generated from readers.knowledge_base's CAPABILITIES
+READERS = "majordomus.readers.cli:add_verbs"  # generated from readers.knowledge_base's CAPABILITIES
 _ACTS = "majordomus.cli.commands.review:review_verbs"
 VERBS: dict[str, str] = {
     "derive": "majordomus.cli.commands.derive:derive_verbs",
-    "candidates": _READERS, "record": _READERS, "status": _READERS, "search": _READERS, "edges": _READERS,
+    "candidates": READERS, "record": READERS, "status": READERS, "search": READERS, "edges": READERS,
     "promote": _ACTS, "reject": _ACTS, "reverify": _ACTS, "retire": _ACTS, "dispute": _ACTS, "check": _ACTS,
     "review": "majordomus.cli.commands.reviewing:add_review",  # the walk through the queue at a terminal
     "export": "majordomus.cli.commands.export:export_verbs",
@@ -31,7 +31,7 @@ def add_parsers(sub: Subparsers, verb: str | None = None) -> None:
     wanted = [VERBS[verb]] if verb in VERBS else list(dict.fromkeys(VERBS.values()))
     for where in wanted:
         module, _, declare = where.partition(":")
-        if where == _READERS and verb in VERBS:  # a reader declares its own verb alone
+        if where == READERS and verb in VERBS:  # a reader declares its own verb alone
             getattr(importlib.import_module(module), declare)(verbs, verb)
         else:
             getattr(importlib.import_module(module), declare)(verbs)
