@@ -45,6 +45,8 @@ HOOK_PATHS_LAZY = {
     ("hooks/run.py", "majordomus.session"),  # each boundary its own session module
     ("cli/main.py", "majordomus.base"),
     ("cli/main.py", "majordomus.hooks"),  # the hooks' modules, after their early `git status` started
+    ("cli/main.py", "majordomus.cli.commands.knowledge"),  # a reader's `knowledge VERB`, run without the parser: its verbs
+    ("cli/main.py", "majordomus.readers.cli"),  # and its runner (`_reader_call`)
     ("hooks/run.py", "majordomus.store"),  # the agents' registrations, only for a hook run by another's
     ("store/policy.py", "majordomus.base"),  # the YAML reader, only when the policy cache misses
     ("outbox/staging.py", "majordomus.store"),  # the records' readers, only for a drain  # git, for the start hook's early `git status` alone

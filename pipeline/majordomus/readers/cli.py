@@ -7,6 +7,8 @@ The human renderings are this projection's own; the data they render is the decl
 `knowledge edges` is a command-line reader of the graph, not a declared capability."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from majordomus.base import yamlio
 from majordomus.base.errors import OK
 from majordomus.base.lean import TYPE_CHECKING
@@ -88,9 +90,7 @@ def direct(verb: str, words: list[str]) -> tuple[Capability, Any] | None:
             or len(positional) > 1 or any(p.required for p in cap.parameters if not p.positional) \
             or any(p.required for p in positional) and not values:
         return None
-    import types
-
-    args: Any = types.SimpleNamespace(**{p.name: None for p in cap.parameters},
+    args: Any = SimpleNamespace(**{p.name: None for p in cap.parameters},
                                       **{s[2:]: s in flags for s in _switches(cap)})
     for param, value in zip(positional, values):
         setattr(args, param.name, value)
