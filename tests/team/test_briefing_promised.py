@@ -3,6 +3,7 @@
 does not name it, the record's folder keeps its stamp."""
 from __future__ import annotations
 
+from pathlib import Path
 
 import pytest
 
@@ -14,6 +15,17 @@ from kbstore import KB, build
 def _body(text: str) -> str:
     """A briefing but its heading line (which names the episode)."""
     return text.split("\n", 1)[1]
+
+
+def _edited_in_place(repo: Repo, record: Path, old: str, new: str) -> tuple[str, str]:
+    """`record` rewritten in place (`old` for `new`), then the next start's briefing and the one
+    composed without the prebuilt text (the truth)."""
+    text = record.read_text(encoding="utf-8")
+    with open(record, "r+", encoding="utf-8") as handle:
+        handle.write(text.replace(old, new))
+    through = _start(repo, "e9")
+    (repo.root / ".ai/local/state/briefing.prebuilt.json").unlink(missing_ok=True)
+    return through, _start(repo, "e9")
 
 
 @pytest.mark.parametrize("flag", ["--assume-unchanged", "--skip-worktree"])
@@ -34,12 +46,7 @@ def test_a_record_git_was_told_to_trust_is_briefed_as_it_is(repo: Repo, flag: st
     if flagged_after_a_build:
         assert (repo.root / ".ai/local/state/briefing.prebuilt.json").is_file()
         repo.git("update-index", flag, record.relative_to(repo.root).as_posix())
-    text = record.read_text(encoding="utf-8")
-    with open(record, "r+", encoding="utf-8") as handle:
-        handle.write(text.replace("Tabs are refused by the parser", "Tabs are welcome in the parser"))
-    through = _start(repo, "e9")
-    (repo.root / ".ai/local/state/briefing.prebuilt.json").unlink(missing_ok=True)
-    truth = _start(repo, "e9")
+    through, truth = _edited_in_place(repo, record, "Tabs are refused by the parser", "Tabs are welcome in the parser")
     assert "Tabs are welcome" in truth
     assert through == truth
 
@@ -62,10 +69,5 @@ def test_a_record_git_ignores_is_briefed_as_it_is(repo: Repo) -> None:
         handle.write("c-mine.md\n")
     first = _start(repo, "e7")
     assert _body(_start(repo, "e8")) == _body(first)
-    text = mine.read_text(encoding="utf-8")
-    with open(mine, "r+", encoding="utf-8") as handle:
-        handle.write(text.replace("Spaces are mine alone", "Spaces are yours alone"))
-    through = _start(repo, "e9")
-    (repo.root / ".ai/local/state/briefing.prebuilt.json").unlink(missing_ok=True)
-    truth = _start(repo, "e9")
+    through, truth = _edited_in_place(repo, mine, "Spaces are mine alone", "Spaces are yours alone")
     assert through == truth
