@@ -46,6 +46,16 @@ def _truth(repo: Repo) -> tuple[int, str, str, str]:
     return _doctor(repo)
 
 
+def _judged_as_fresh(repo: Repo, read: Callable[[], object], first: object) -> None:
+    """`read` now (through the kept answers) says what it says with the derived state deleted,
+    and that differs from `first`, what it said before the change under test."""
+    through = read()
+    shutil.rmtree(repo.root / ".ai/local/state")
+    truth = read()
+    assert truth != first
+    assert through == truth
+
+
 def _record(repo: Repo, at: str, newer: str) -> None:
     """The record `r-one`, anchored to `src/a.py` at `at` and reverified at `newer`, committed."""
     anchored(repo, "r-one", ("src/a.py",), at, title="A is one",
@@ -80,11 +90,7 @@ def test_a_fetch_bringing_a_newer_verification_commit_is_judged(
     first = reader(repo)
     assert reader(repo) == first
     repo.git("fetch", "-q", str(other), "side:refs/remotes/other/side")
-    through = reader(repo)
-    shutil.rmtree(repo.root / ".ai/local/state")
-    truth = reader(repo)
-    assert truth != first
-    assert through == truth
+    _judged_as_fresh(repo, lambda: reader(repo), first)
 
 
 def _reverified_on_a_side_branch(repo: Repo) -> str:
@@ -133,11 +139,7 @@ def test_knowledge_stale_and_status_after_a_verification_commit_pruned_away(repo
     first = said()
     assert said() == first
     _prune_the_side_branch(repo)
-    through = said()
-    shutil.rmtree(repo.root / ".ai/local/state")
-    truth = said()
-    assert truth != first
-    assert through == truth
+    _judged_as_fresh(repo, said, first)
 
 
 def _queued(repo: Repo, count: int = 3, ago: int = 3600) -> list[Path]:
@@ -247,11 +249,7 @@ def test_a_replace_ref_under_the_kept_currencies(repo: Repo, packed: bool, reade
         if folder.exists():  # left empty by this git; a clone's fetched replace refs are packed alone
             folder.rmdir()
         assert f" refs/replace/{at}" in (repo.root / ".git/packed-refs").read_text(encoding="ascii")
-    through = reader(repo)
-    shutil.rmtree(repo.root / ".ai/local/state")
-    truth = reader(repo)
-    assert truth != first
-    assert through == truth
+    _judged_as_fresh(repo, lambda: reader(repo), first)
 
 
 def test_the_candidates_waiting_none_overdue_are_counted(repo: Repo) -> None:
