@@ -312,9 +312,14 @@ def on_path() -> bool:
 
 _SHA = pattern(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")  # a commit's name, SHA-1 or SHA-256
 _SHA1 = pattern(r"[0-9a-f]{40}")
-# a commit as a record or the ledger cites it, full or abbreviated: only such a name reaches git's
-# command line (a cited `--output=FILE` would have git write FILE)
-_CITED = pattern(r"[0-9a-fA-F]{4,64}")
+_HEX = frozenset("0123456789abcdefABCDEF")
+
+
+def _cited(name: str) -> bool:
+    """Whether `name` is a commit's as a record or the ledger cites it, full or abbreviated (4 to
+    64 hex digits): only such a name reaches git's command line (a cited `--output=FILE` would
+    have git write FILE). Without a pattern: the readers that ask it import no `re`."""
+    return 4 <= len(name) <= 64 and _HEX.issuperset(name)
 
 
 def refs_from_files(root: Path) -> Refs | None:
@@ -909,7 +914,7 @@ def changed_between(root: Path, old: str, new: str, folder: str) -> list[str] | 
 def subjects(root: Path, shas: list[str]) -> dict[str, str]:
     """Full sha -> subject of each commit `shas` names (full or abbreviated), in one git call; a
     sha naming no commit here is simply absent from the answer."""
-    asked = [s for s in shas if s and all(c in "0123456789abcdefABCDEF" for c in s)]
+    asked = [s for s in shas if _cited(s)]
     if not asked:
         return {}
     out = run(root, "log", "--no-walk=unsorted", "--ignore-missing", "--format=%H%x09%s", *asked,
@@ -941,9 +946,9 @@ def stage(root: Path, added: list[str], removed: list[str]) -> None:
 
 def files_of(root: Path, shas: list[str]) -> dict[str, list[str]]:
     """The paths each commit of `shas` touched (its first parent's diff; renames as the new
-    name), in one `git show`; a sha this clone does not have, or no commit's name (`_CITED`), is
+    name), in one `git show`; a sha this clone does not have, or no commit's name (`_cited`), is
     left out."""
-    shas = [s for s in shas if _CITED().fullmatch(s)]
+    shas = [s for s in shas if _cited(s)]
     if not shas:
         return {}
     out = run(root, "-c", "core.quotePath=false", "show", "--no-renames", "--name-only", "--format=%x00%H",
@@ -994,8 +999,8 @@ def tracked_scopes(root: Path, paths: list[str]) -> set[str]:
 
 def commit_words(root: Path, shas: list[str]) -> dict[str, tuple[str, str]]:
     """Full sha -> (subject, author time as UTC ISO 8601 with Z) of each commit of `shas` this
-    clone has (a name that is no commit's, `_CITED`, is left out), in one `git log --no-walk`."""
-    shas = [s for s in shas if _CITED().fullmatch(s)]
+    clone has (a name that is no commit's, `_cited`, is left out), in one `git log --no-walk`."""
+    shas = [s for s in shas if _cited(s)]
     if not shas:
         return {}
     out = run(root, "log", "--no-walk=unsorted", "--ignore-missing", "--format=%H%x09%at%x09%s", *shas, "--",
@@ -1011,7 +1016,7 @@ def commit_words(root: Path, shas: list[str]) -> dict[str, tuple[str, str]]:
 def commit(root: Path, sha: str) -> dict[str, Any] | None:
     """The commit `sha` names (full or abbreviated), for a person to read: its full sha, author,
     author date, message and the paths it changed, in one git call; None when it names none here."""
-    if not 4 <= len(sha) <= 64 or not all(c in "0123456789abcdefABCDEF" for c in sha):
+    if not _cited(sha):
         return None
     out = run(root, "log", "-1", "--no-walk", "--format=%H%x00%an%x00%aI%x00%B%x00", "--name-only", sha, "--",
               check=False)
