@@ -533,13 +533,8 @@ def briefed(ws: Workspace, ledger_branches: dict[str, str | None] | None = None,
 
 def whole(ws: Workspace, entry: Waiting | Candidate) -> Candidate:
     """The Candidate of a queue's entry: what the index keeps of its file (as `briefed` left it),
-    else the file read."""
-    if isinstance(entry, Candidate):
-        return entry
-    folder, _, name = entry.path.rpartition(os.sep)
-    kept = store_index.of(ws).values(Path(folder), "queue", [name])
-    read = kept[name] if kept is not None else _front(entry.path)
-    return candidate(entry.path, read, entry.branch)
+    else the file read (`wholes` of the one entry)."""
+    return wholes(ws, [entry])[0]
 
 
 def wholes(ws: Workspace, entries: Sequence[Waiting | Candidate]) -> list[Candidate]:
